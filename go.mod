@@ -1,0 +1,3 @@
+module github.com/zkd-io/zkd
+
+go 1.26

@@ -1,0 +1,241 @@
+package jute
+
+import "fmt"
+
+// OpCode is RequestHeader.type, TxnHeader.type and MultiHeader.type.
+type OpCode int32
+
+const (
+	OpNotification         OpCode = 0
+	OpCreate               OpCode = 1
+	OpDelete               OpCode = 2
+	OpExists               OpCode = 3
+	OpGetData              OpCode = 4
+	OpSetData              OpCode = 5
+	OpGetACL               OpCode = 6
+	OpSetACL               OpCode = 7
+	OpGetChildren          OpCode = 8
+	OpSync                 OpCode = 9
+	OpPing                 OpCode = 11
+	OpGetChildren2         OpCode = 12
+	OpCheck                OpCode = 13
+	OpMulti                OpCode = 14
+	OpCreate2              OpCode = 15
+	OpReconfig             OpCode = 16
+	OpCheckWatches         OpCode = 17
+	OpRemoveWatches        OpCode = 18
+	OpCreateContainer      OpCode = 19
+	OpDeleteContainer      OpCode = 20
+	OpCreateTTL            OpCode = 21
+	OpMultiRead            OpCode = 22
+	OpAuth                 OpCode = 100
+	OpSetWatches           OpCode = 101
+	OpSASL                 OpCode = 102
+	OpGetEphemerals        OpCode = 103
+	OpGetAllChildrenNumber OpCode = 104
+	OpSetWatches2          OpCode = 105
+	OpAddWatch             OpCode = 106
+	OpWhoAmI               OpCode = 107
+	OpCreateSession        OpCode = -10
+	OpCloseSession         OpCode = -11
+	OpError                OpCode = -1
+)
+
+var opNames = map[OpCode]string{
+	OpNotification: "notification", OpCreate: "create", OpDelete: "delete", OpExists: "exists",
+	OpGetData: "getData", OpSetData: "setData", OpGetACL: "getACL", OpSetACL: "setACL",
+	OpGetChildren: "getChildren", OpSync: "sync", OpPing: "ping", OpGetChildren2: "getChildren2",
+	OpCheck: "check", OpMulti: "multi", OpCreate2: "create2", OpReconfig: "reconfig",
+	OpCheckWatches: "checkWatches", OpRemoveWatches: "removeWatches",
+	OpCreateContainer: "createContainer", OpDeleteContainer: "deleteContainer",
+	OpCreateTTL: "createTTL", OpMultiRead: "multiRead", OpAuth: "auth", OpSetWatches: "setWatches",
+	OpSASL: "sasl", OpGetEphemerals: "getEphemerals", OpGetAllChildrenNumber: "getAllChildrenNumber",
+	OpSetWatches2: "setWatches2", OpAddWatch: "addWatch", OpWhoAmI: "whoAmI",
+	OpCreateSession: "createSession", OpCloseSession: "closeSession", OpError: "error",
+}
+
+func (o OpCode) String() string {
+	if s, ok := opNames[o]; ok {
+		return s
+	}
+	return fmt.Sprintf("op(%d)", int32(o))
+}
+
+// Special xids.
+const (
+	XidNotification int32 = -1
+	XidPing         int32 = -2
+	XidAuth         int32 = -4
+	XidSetWatches   int32 = -8
+)
+
+// Code is a ZooKeeper error code (ReplyHeader.err). A non-zero Code is an error and can be
+// matched with errors.Is.
+type Code int32
+
+const (
+	OK                          Code = 0
+	ErrSystemError              Code = -1
+	ErrRuntimeInconsistency     Code = -2
+	ErrDataInconsistency        Code = -3
+	ErrConnectionLoss           Code = -4
+	ErrMarshallingError         Code = -5
+	ErrUnimplemented            Code = -6
+	ErrOperationTimeout         Code = -7
+	ErrBadArguments             Code = -8
+	ErrUnknownSession           Code = -12
+	ErrNewConfigNoQuorum        Code = -13
+	ErrReconfigInProgress       Code = -14
+	ErrAPIError                 Code = -100
+	ErrNoNode                   Code = -101
+	ErrNoAuth                   Code = -102
+	ErrBadVersion               Code = -103
+	ErrNoChildrenForEphemerals  Code = -108
+	ErrNodeExists               Code = -110
+	ErrNotEmpty                 Code = -111
+	ErrSessionExpired           Code = -112
+	ErrInvalidCallback          Code = -113
+	ErrInvalidACL               Code = -114
+	ErrAuthFailed               Code = -115
+	ErrSessionMoved             Code = -118
+	ErrNotReadOnly              Code = -119
+	ErrEphemeralOnLocalSession  Code = -120
+	ErrNoWatcher                Code = -121
+	ErrRequestTimeout           Code = -122
+	ErrReconfigDisabled         Code = -123
+	ErrSessionClosedRequireSASL Code = -124
+	ErrQuotaExceeded            Code = -125
+	ErrThrottled                Code = -127
+)
+
+var codeNames = map[Code]string{
+	OK: "ok", ErrSystemError: "system error", ErrRuntimeInconsistency: "runtime inconsistency",
+	ErrDataInconsistency: "data inconsistency", ErrConnectionLoss: "connection loss",
+	ErrMarshallingError: "marshalling error", ErrUnimplemented: "unimplemented",
+	ErrOperationTimeout: "operation timeout", ErrBadArguments: "bad arguments",
+	ErrUnknownSession: "unknown session", ErrNewConfigNoQuorum: "new config has no quorum",
+	ErrReconfigInProgress: "reconfig in progress", ErrAPIError: "api error",
+	ErrNoNode: "node does not exist", ErrNoAuth: "not authenticated", ErrBadVersion: "bad version",
+	ErrNoChildrenForEphemerals: "ephemeral nodes may not have children",
+	ErrNodeExists:              "node already exists", ErrNotEmpty: "node has children",
+	ErrSessionExpired: "session expired", ErrInvalidCallback: "invalid callback",
+	ErrInvalidACL: "invalid ACL", ErrAuthFailed: "authentication failed",
+	ErrSessionMoved: "session moved", ErrNotReadOnly: "not a read-only call",
+	ErrEphemeralOnLocalSession: "ephemeral on local session", ErrNoWatcher: "no such watcher",
+	ErrRequestTimeout: "request timeout", ErrReconfigDisabled: "reconfig disabled",
+	ErrSessionClosedRequireSASL: "session closed: SASL auth required",
+	ErrQuotaExceeded:            "quota exceeded", ErrThrottled: "operation throttled",
+}
+
+func (c Code) Error() string {
+	if s, ok := codeNames[c]; ok {
+		return "zk: " + s
+	}
+	return fmt.Sprintf("zk: error %d", int32(c))
+}
+
+// Err returns nil for OK and c otherwise.
+func (c Code) Err() error {
+	if c == OK {
+		return nil
+	}
+	return c
+}
+
+// EventType is WatcherEvent.type.
+type EventType int32
+
+const (
+	EventNone                   EventType = -1
+	EventNodeCreated            EventType = 1
+	EventNodeDeleted            EventType = 2
+	EventNodeDataChanged        EventType = 3
+	EventNodeChildrenChanged    EventType = 4
+	EventDataWatchRemoved       EventType = 5
+	EventChildWatchRemoved      EventType = 6
+	EventPersistentWatchRemoved EventType = 7
+)
+
+func (t EventType) String() string {
+	switch t {
+	case EventNone:
+		return "None"
+	case EventNodeCreated:
+		return "NodeCreated"
+	case EventNodeDeleted:
+		return "NodeDeleted"
+	case EventNodeDataChanged:
+		return "NodeDataChanged"
+	case EventNodeChildrenChanged:
+		return "NodeChildrenChanged"
+	case EventDataWatchRemoved:
+		return "DataWatchRemoved"
+	case EventChildWatchRemoved:
+		return "ChildWatchRemoved"
+	case EventPersistentWatchRemoved:
+		return "PersistentWatchRemoved"
+	}
+	return fmt.Sprintf("EventType(%d)", int32(t))
+}
+
+// State is WatcherEvent.state (KeeperState).
+type State int32
+
+const (
+	StateDisconnected      State = 0
+	StateSyncConnected     State = 3
+	StateAuthFailed        State = 4
+	StateConnectedReadOnly State = 5
+	StateSaslAuthenticated State = 6
+	StateClosed            State = 7
+	StateExpired           State = -112
+)
+
+// WatcherType is the type field of checkWatches / removeWatches.
+type WatcherType int32
+
+const (
+	WatcherChildren            WatcherType = 1
+	WatcherData                WatcherType = 2
+	WatcherAny                 WatcherType = 3
+	WatcherPersistent          WatcherType = 4
+	WatcherPersistentRecursive WatcherType = 5
+)
+
+// AddWatch modes.
+const (
+	AddWatchPersistent          int32 = 0
+	AddWatchPersistentRecursive int32 = 1
+)
+
+// Create flags (CreateRequest.flags).
+const (
+	FlagPersistent              int32 = 0
+	FlagEphemeral               int32 = 1
+	FlagPersistentSequential    int32 = 2
+	FlagEphemeralSequential     int32 = 3
+	FlagContainer               int32 = 4
+	FlagPersistentWithTTL       int32 = 5
+	FlagPersistentSequentialTTL int32 = 6
+)
+
+// Permission bits.
+const (
+	PermRead   int32 = 1
+	PermWrite  int32 = 2
+	PermCreate int32 = 4
+	PermDelete int32 = 8
+	PermAdmin  int32 = 16
+	PermAll    int32 = 31
+)
+
+// Well-known ACLs.
+var (
+	WorldAnyone   = ID{Scheme: "world", ID: "anyone"}
+	OpenACLUnsafe = []ACL{{Perms: PermAll, ID: WorldAnyone}}
+	CreatorAllACL = []ACL{{Perms: PermAll, ID: ID{Scheme: "auth", ID: ""}}}
+	ReadACLUnsafe = []ACL{{Perms: PermRead, ID: WorldAnyone}}
+)
+
+// MaxTTL is the largest TTL in milliseconds (2^40-1).
+const MaxTTL = int64(1)<<40 - 1

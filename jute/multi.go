@@ -1,0 +1,126 @@
+package jute
+
+import "fmt"
+
+// MultiOp is one operation of a multi or multiRead request. Body is one of *CreateRequest
+// (create, create2, createContainer), *CreateTTLRequest, *DeleteRequest, *SetDataRequest,
+// *CheckVersionRequest, *GetDataRequest or *GetChildrenRequest.
+type MultiOp struct {
+	Type OpCode
+	Body Record
+}
+
+// MultiRequest is the body of multi (14) and multiRead (22).
+type MultiRequest struct {
+	Ops []MultiOp
+}
+
+var multiEnd = MultiHeader{Type: -1, Done: true, Err: -1}
+
+func (r *MultiRequest) Encode(e *Encoder) {
+	for _, op := range r.Ops {
+		h := MultiHeader{Type: op.Type, Done: false, Err: -1}
+		h.Encode(e)
+		op.Body.Encode(e)
+	}
+	multiEnd.Encode(e)
+}
+
+// newMultiOpBody returns an empty request record for a multi op type, or nil if the type
+// may not appear in a multi.
+func newMultiOpBody(t OpCode) Record {
+	switch t {
+	case OpCreate, OpCreate2, OpCreateContainer:
+		return &CreateRequest{}
+	case OpCreateTTL:
+		return &CreateTTLRequest{}
+	case OpDelete, OpCheck:
+		return &PathVersionRequest{}
+	case OpSetData:
+		return &SetDataRequest{}
+	case OpGetData, OpGetChildren:
+		return &PathWatchRequest{}
+	}
+	return nil
+}
+
+func (r *MultiRequest) Decode(d *Decoder) {
+	r.Ops = r.Ops[:0]
+	for d.err == nil {
+		var h MultiHeader
+		h.Decode(d)
+		if d.err != nil || h.Done {
+			return
+		}
+		body := newMultiOpBody(h.Type)
+		if body == nil {
+			d.Fail(fmt.Errorf("jute: op %v not allowed in multi", h.Type))
+			return
+		}
+		body.Decode(d)
+		r.Ops = append(r.Ops, MultiOp{Type: h.Type, Body: body})
+	}
+}
+
+// MultiResult is one result of a multi or multiRead. For a failed op Type is -1 (OpError),
+// Err is the code and Body is nil (an ErrorResponse is written). Otherwise Body is
+// *CreateResponse (type 1), *Create2Response (15), *SetDataResponse (5), *GetDataResponse (4),
+// *GetChildrenResponse (8), or nil (2 delete, 13 check).
+type MultiResult struct {
+	Type OpCode
+	Err  Code
+	Body Record
+}
+
+type MultiResponse struct {
+	Results []MultiResult
+}
+
+func (r *MultiResponse) Encode(e *Encoder) {
+	for _, res := range r.Results {
+		h := MultiHeader{Type: res.Type, Done: false, Err: res.Err}
+		h.Encode(e)
+		if res.Type == OpError {
+			e.Int(int32(res.Err))
+			continue
+		}
+		if res.Body != nil {
+			res.Body.Encode(e)
+		}
+	}
+	multiEnd.Encode(e)
+}
+
+func (r *MultiResponse) Decode(d *Decoder) {
+	r.Results = r.Results[:0]
+	for d.err == nil {
+		var h MultiHeader
+		h.Decode(d)
+		if d.err != nil || h.Done {
+			return
+		}
+		res := MultiResult{Type: h.Type, Err: h.Err}
+		switch h.Type {
+		case OpError:
+			res.Err = Code(d.Int())
+		case OpCreate:
+			res.Body = &CreateResponse{}
+		case OpCreate2, OpCreateContainer, OpCreateTTL:
+			res.Body = &Create2Response{}
+		case OpSetData:
+			res.Body = &SetDataResponse{}
+		case OpGetData:
+			res.Body = &GetDataResponse{}
+		case OpGetChildren:
+			res.Body = &GetChildrenResponse{}
+		case OpDelete, OpCheck:
+		default:
+			d.Fail(fmt.Errorf("jute: unknown multi result type %v", h.Type))
+			return
+		}
+		if res.Body != nil {
+			res.Body.Decode(d)
+		}
+		r.Results = append(r.Results, res)
+	}
+}

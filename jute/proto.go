@@ -1,0 +1,440 @@
+package jute
+
+// ConnectRequest opens or resumes a session. HasReadOnly records whether the readOnly byte
+// was present (old clients send 44 bytes); the response mirrors it.
+type ConnectRequest struct {
+	ProtocolVersion int32
+	LastZxidSeen    int64
+	TimeOut         int32
+	SessionID       int64
+	Passwd          []byte
+	ReadOnly        bool
+	HasReadOnly     bool
+}
+
+func (r *ConnectRequest) Encode(e *Encoder) {
+	e.Int(r.ProtocolVersion)
+	e.Long(r.LastZxidSeen)
+	e.Int(r.TimeOut)
+	e.Long(r.SessionID)
+	e.Buffer(r.Passwd)
+	if r.HasReadOnly {
+		e.Bool(r.ReadOnly)
+	}
+}
+
+func (r *ConnectRequest) Decode(d *Decoder) {
+	r.ProtocolVersion = d.Int()
+	r.LastZxidSeen = d.Long()
+	r.TimeOut = d.Int()
+	r.SessionID = d.Long()
+	r.Passwd = d.Buffer()
+	r.HasReadOnly = d.err == nil && d.Remaining() > 0
+	if r.HasReadOnly {
+		r.ReadOnly = d.Bool()
+	}
+}
+
+// ConnectResponse answers a ConnectRequest.
+type ConnectResponse struct {
+	ProtocolVersion int32
+	TimeOut         int32
+	SessionID       int64
+	Passwd          []byte
+	ReadOnly        bool
+	HasReadOnly     bool
+}
+
+func (r *ConnectResponse) Encode(e *Encoder) {
+	e.Int(r.ProtocolVersion)
+	e.Int(r.TimeOut)
+	e.Long(r.SessionID)
+	e.Buffer(r.Passwd)
+	if r.HasReadOnly {
+		e.Bool(r.ReadOnly)
+	}
+}
+
+func (r *ConnectResponse) Decode(d *Decoder) {
+	r.ProtocolVersion = d.Int()
+	r.TimeOut = d.Int()
+	r.SessionID = d.Long()
+	r.Passwd = d.Buffer()
+	r.HasReadOnly = d.err == nil && d.Remaining() > 0
+	if r.HasReadOnly {
+		r.ReadOnly = d.Bool()
+	}
+}
+
+type RequestHeader struct {
+	Xid  int32
+	Type OpCode
+}
+
+func (r *RequestHeader) Encode(e *Encoder) { e.Int(r.Xid); e.Int(int32(r.Type)) }
+func (r *RequestHeader) Decode(d *Decoder) { r.Xid = d.Int(); r.Type = OpCode(d.Int()) }
+
+type ReplyHeader struct {
+	Xid  int32
+	Zxid int64
+	Err  Code
+}
+
+// ReplyHeaderSize is the encoded size of ReplyHeader.
+const ReplyHeaderSize = 16
+
+func (r *ReplyHeader) Encode(e *Encoder) { e.Int(r.Xid); e.Long(r.Zxid); e.Int(int32(r.Err)) }
+func (r *ReplyHeader) Decode(d *Decoder) {
+	r.Xid = d.Int()
+	r.Zxid = d.Long()
+	r.Err = Code(d.Int())
+}
+
+type MultiHeader struct {
+	Type OpCode
+	Done bool
+	Err  Code
+}
+
+func (r *MultiHeader) Encode(e *Encoder) { e.Int(int32(r.Type)); e.Bool(r.Done); e.Int(int32(r.Err)) }
+func (r *MultiHeader) Decode(d *Decoder) {
+	r.Type = OpCode(d.Int())
+	r.Done = d.Bool()
+	r.Err = Code(d.Int())
+}
+
+type AuthPacket struct {
+	Type   int32
+	Scheme string
+	Auth   []byte
+}
+
+func (r *AuthPacket) Encode(e *Encoder) { e.Int(r.Type); e.String(r.Scheme); e.Buffer(r.Auth) }
+func (r *AuthPacket) Decode(d *Decoder) {
+	r.Type = d.Int()
+	r.Scheme = d.String()
+	r.Auth = d.Buffer()
+}
+
+// SetWatches is both SetWatches (101) and SetWatches2 (105); the persistent lists are
+// encoded only when V2 is set.
+type SetWatches struct {
+	RelativeZxid               int64
+	DataWatches                []string
+	ExistWatches               []string
+	ChildWatches               []string
+	PersistentWatches          []string
+	PersistentRecursiveWatches []string
+	V2                         bool
+}
+
+func (r *SetWatches) Encode(e *Encoder) {
+	e.Long(r.RelativeZxid)
+	e.Strings(r.DataWatches)
+	e.Strings(r.ExistWatches)
+	e.Strings(r.ChildWatches)
+	if r.V2 {
+		e.Strings(r.PersistentWatches)
+		e.Strings(r.PersistentRecursiveWatches)
+	}
+}
+
+func (r *SetWatches) Decode(d *Decoder) {
+	r.RelativeZxid = d.Long()
+	r.DataWatches = d.Strings()
+	r.ExistWatches = d.Strings()
+	r.ChildWatches = d.Strings()
+	if r.V2 {
+		r.PersistentWatches = d.Strings()
+		r.PersistentRecursiveWatches = d.Strings()
+	}
+}
+
+// CreateRequest serves create, create2 and createContainer.
+type CreateRequest struct {
+	Path  string
+	Data  []byte
+	ACL   []ACL
+	Flags int32
+}
+
+func (r *CreateRequest) Encode(e *Encoder) {
+	e.String(r.Path)
+	e.Buffer(r.Data)
+	EncodeACLs(e, r.ACL)
+	e.Int(r.Flags)
+}
+
+func (r *CreateRequest) Decode(d *Decoder) {
+	r.Path = d.String()
+	r.Data = d.Buffer()
+	r.ACL = DecodeACLs(d)
+	r.Flags = d.Int()
+}
+
+type CreateTTLRequest struct {
+	Path  string
+	Data  []byte
+	ACL   []ACL
+	Flags int32
+	TTL   int64
+}
+
+func (r *CreateTTLRequest) Encode(e *Encoder) {
+	e.String(r.Path)
+	e.Buffer(r.Data)
+	EncodeACLs(e, r.ACL)
+	e.Int(r.Flags)
+	e.Long(r.TTL)
+}
+
+func (r *CreateTTLRequest) Decode(d *Decoder) {
+	r.Path = d.String()
+	r.Data = d.Buffer()
+	r.ACL = DecodeACLs(d)
+	r.Flags = d.Int()
+	r.TTL = d.Long()
+}
+
+// PathVersionRequest is DeleteRequest and CheckVersionRequest.
+type PathVersionRequest struct {
+	Path    string
+	Version int32
+}
+
+func (r *PathVersionRequest) Encode(e *Encoder) { e.String(r.Path); e.Int(r.Version) }
+func (r *PathVersionRequest) Decode(d *Decoder) { r.Path = d.String(); r.Version = d.Int() }
+
+type (
+	DeleteRequest       = PathVersionRequest
+	CheckVersionRequest = PathVersionRequest
+)
+
+// PathWatchRequest is GetDataRequest, ExistsRequest, GetChildrenRequest, GetChildren2Request.
+type PathWatchRequest struct {
+	Path  string
+	Watch bool
+}
+
+func (r *PathWatchRequest) Encode(e *Encoder) { e.String(r.Path); e.Bool(r.Watch) }
+func (r *PathWatchRequest) Decode(d *Decoder) { r.Path = d.String(); r.Watch = d.Bool() }
+
+type (
+	GetDataRequest      = PathWatchRequest
+	ExistsRequest       = PathWatchRequest
+	GetChildrenRequest  = PathWatchRequest
+	GetChildren2Request = PathWatchRequest
+)
+
+type SetDataRequest struct {
+	Path    string
+	Data    []byte
+	Version int32
+}
+
+func (r *SetDataRequest) Encode(e *Encoder) { e.String(r.Path); e.Buffer(r.Data); e.Int(r.Version) }
+func (r *SetDataRequest) Decode(d *Decoder) {
+	r.Path = d.String()
+	r.Data = d.Buffer()
+	r.Version = d.Int()
+}
+
+// PathRequest is GetACLRequest, SyncRequest, GetAllChildrenNumberRequest,
+// GetEphemeralsRequest, CreateResponse and SyncResponse.
+type PathRequest struct {
+	Path string
+}
+
+func (r *PathRequest) Encode(e *Encoder) { e.String(r.Path) }
+func (r *PathRequest) Decode(d *Decoder) { r.Path = d.String() }
+
+type (
+	GetACLRequest               = PathRequest
+	SyncRequest                 = PathRequest
+	SyncResponse                = PathRequest
+	GetAllChildrenNumberRequest = PathRequest
+	GetEphemeralsRequest        = PathRequest
+	CreateResponse              = PathRequest
+	DeleteContainerRequest      = PathRequest
+)
+
+type SetACLRequest struct {
+	Path    string
+	ACL     []ACL
+	Version int32
+}
+
+func (r *SetACLRequest) Encode(e *Encoder) { e.String(r.Path); EncodeACLs(e, r.ACL); e.Int(r.Version) }
+func (r *SetACLRequest) Decode(d *Decoder) {
+	r.Path = d.String()
+	r.ACL = DecodeACLs(d)
+	r.Version = d.Int()
+}
+
+type ReconfigRequest struct {
+	JoiningServers string
+	LeavingServers string
+	NewMembers     string
+	CurConfigID    int64
+}
+
+func (r *ReconfigRequest) Encode(e *Encoder) {
+	e.String(r.JoiningServers)
+	e.String(r.LeavingServers)
+	e.String(r.NewMembers)
+	e.Long(r.CurConfigID)
+}
+
+func (r *ReconfigRequest) Decode(d *Decoder) {
+	r.JoiningServers = d.String()
+	r.LeavingServers = d.String()
+	r.NewMembers = d.String()
+	r.CurConfigID = d.Long()
+}
+
+type AddWatchRequest struct {
+	Path string
+	Mode int32
+}
+
+func (r *AddWatchRequest) Encode(e *Encoder) { e.String(r.Path); e.Int(r.Mode) }
+func (r *AddWatchRequest) Decode(d *Decoder) { r.Path = d.String(); r.Mode = d.Int() }
+
+// WatchesRequest is CheckWatchesRequest and RemoveWatchesRequest.
+type WatchesRequest struct {
+	Path string
+	Type WatcherType
+}
+
+func (r *WatchesRequest) Encode(e *Encoder) { e.String(r.Path); e.Int(int32(r.Type)) }
+func (r *WatchesRequest) Decode(d *Decoder) { r.Path = d.String(); r.Type = WatcherType(d.Int()) }
+
+// SASLToken is GetSASLRequest, SetSASLRequest and SetSASLResponse.
+type SASLToken struct {
+	Token []byte
+}
+
+func (r *SASLToken) Encode(e *Encoder) { e.Buffer(r.Token) }
+func (r *SASLToken) Decode(d *Decoder) { r.Token = d.Buffer() }
+
+type Create2Response struct {
+	Path string
+	Stat Stat
+}
+
+func (r *Create2Response) Encode(e *Encoder) { e.String(r.Path); r.Stat.Encode(e) }
+func (r *Create2Response) Decode(d *Decoder) { r.Path = d.String(); r.Stat.Decode(d) }
+
+// StatResponse is ExistsResponse, SetDataResponse and SetACLResponse.
+type StatResponse struct {
+	Stat Stat
+}
+
+func (r *StatResponse) Encode(e *Encoder) { r.Stat.Encode(e) }
+func (r *StatResponse) Decode(d *Decoder) { r.Stat.Decode(d) }
+
+type (
+	ExistsResponse  = StatResponse
+	SetDataResponse = StatResponse
+	SetACLResponse  = StatResponse
+)
+
+type GetDataResponse struct {
+	Data []byte
+	Stat Stat
+}
+
+func (r *GetDataResponse) Encode(e *Encoder) { e.Buffer(r.Data); r.Stat.Encode(e) }
+func (r *GetDataResponse) Decode(d *Decoder) { r.Data = d.Buffer(); r.Stat.Decode(d) }
+
+// StringsResponse is GetChildrenResponse and GetEphemeralsResponse.
+type StringsResponse struct {
+	Strings []string
+}
+
+func (r *StringsResponse) Encode(e *Encoder) { e.Strings(r.Strings) }
+func (r *StringsResponse) Decode(d *Decoder) { r.Strings = d.Strings() }
+
+type (
+	GetChildrenResponse   = StringsResponse
+	GetEphemeralsResponse = StringsResponse
+)
+
+type GetChildren2Response struct {
+	Children []string
+	Stat     Stat
+}
+
+func (r *GetChildren2Response) Encode(e *Encoder) { e.Strings(r.Children); r.Stat.Encode(e) }
+func (r *GetChildren2Response) Decode(d *Decoder) { r.Children = d.Strings(); r.Stat.Decode(d) }
+
+type GetACLResponse struct {
+	ACL  []ACL
+	Stat Stat
+}
+
+func (r *GetACLResponse) Encode(e *Encoder) { EncodeACLs(e, r.ACL); r.Stat.Encode(e) }
+func (r *GetACLResponse) Decode(d *Decoder) { r.ACL = DecodeACLs(d); r.Stat.Decode(d) }
+
+// IntResponse is GetAllChildrenNumberResponse and ErrorResponse.
+type IntResponse struct {
+	N int32
+}
+
+func (r *IntResponse) Encode(e *Encoder) { e.Int(r.N) }
+func (r *IntResponse) Decode(d *Decoder) { r.N = d.Int() }
+
+type (
+	GetAllChildrenNumberResponse = IntResponse
+	ErrorResponse                = IntResponse
+)
+
+type WhoAmIResponse struct {
+	ClientInfo []ClientInfo
+}
+
+func (r *WhoAmIResponse) Encode(e *Encoder) {
+	if r.ClientInfo == nil {
+		e.Int(-1)
+		return
+	}
+	e.Int(int32(len(r.ClientInfo)))
+	for i := range r.ClientInfo {
+		r.ClientInfo[i].Encode(e)
+	}
+}
+
+func (r *WhoAmIResponse) Decode(d *Decoder) {
+	n := d.vectorLen(8)
+	if n < 0 {
+		r.ClientInfo = nil
+		return
+	}
+	r.ClientInfo = make([]ClientInfo, n)
+	for i := 0; i < n && d.err == nil; i++ {
+		r.ClientInfo[i].Decode(d)
+	}
+}
+
+type WatcherEvent struct {
+	Type  EventType
+	State State
+	Path  string
+}
+
+func (r *WatcherEvent) Encode(e *Encoder) {
+	e.Int(int32(r.Type))
+	e.Int(int32(r.State))
+	e.String(r.Path)
+}
+func (r *WatcherEvent) Decode(d *Decoder) {
+	r.Type = EventType(d.Int())
+	r.State = State(d.Int())
+	r.Path = d.String()
+}
+
+// Empty is a record with no fields (replies with no body).
+type Empty struct{}
+
+func (Empty) Encode(*Encoder) {}
+func (Empty) Decode(*Decoder) {}
