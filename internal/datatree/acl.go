@@ -1,0 +1,107 @@
+package datatree
+
+import (
+	"github.com/zkd-io/zkd/jute"
+)
+
+// OpenACLKey is the ACL key ZooKeeper uses for its built-in nodes: world:anyone ALL,
+// never stored in the ACL table.
+const OpenACLKey int64 = -1
+
+// aclCache interns ACL lists under int64 keys, as ZooKeeper's ReferenceCountedACLCache
+// does: the keys are what nodes and snapshots store.
+type aclCache struct {
+	byKey   map[int64][]jute.ACL
+	byValue map[string]int64
+	refs    map[int64]int64
+	next    int64
+	// pinned defers removal of unreferenced lists while a snapshot walk may still emit
+	// nodes whose key must appear in the snapshot's ACL table.
+	pinned int
+}
+
+func newACLCache() *aclCache {
+	return &aclCache{byKey: map[int64][]jute.ACL{}, byValue: map[string]int64{}, refs: map[int64]int64{}}
+}
+
+func aclString(acls []jute.ACL) string {
+	e := jute.Encoder{}
+	jute.EncodeACLs(&e, acls)
+	return string(e.Buf)
+}
+
+// intern returns the key for acls, adding a reference.
+func (c *aclCache) intern(acls []jute.ACL) int64 {
+	if acls == nil {
+		return OpenACLKey
+	}
+	s := aclString(acls)
+	k, ok := c.byValue[s]
+	if !ok {
+		c.next++
+		k = c.next
+		c.byValue[s] = k
+		c.byKey[k] = acls
+	}
+	c.refs[k]++
+	return k
+}
+
+func (c *aclCache) get(k int64) []jute.ACL {
+	if k == OpenACLKey {
+		return jute.OpenACLUnsafe
+	}
+	return c.byKey[k]
+}
+
+func (c *aclCache) addRef(k int64) {
+	if k != OpenACLKey {
+		c.refs[k]++
+	}
+}
+
+func (c *aclCache) release(k int64) {
+	if k == OpenACLKey {
+		return
+	}
+	c.refs[k]--
+	if c.refs[k] <= 0 && c.pinned == 0 {
+		c.drop(k)
+	}
+}
+
+func (c *aclCache) drop(k int64) {
+	if acls, ok := c.byKey[k]; ok {
+		delete(c.byValue, aclString(acls))
+	}
+	delete(c.byKey, k)
+	delete(c.refs, k)
+}
+
+// load restores a key from a snapshot without references.
+func (c *aclCache) load(k int64, acls []jute.ACL) {
+	c.byKey[k] = acls
+	c.byValue[aclString(acls)] = k
+	if k > c.next {
+		c.next = k
+	}
+}
+
+func (c *aclCache) unpin() {
+	c.pinned--
+	if c.pinned == 0 {
+		for k, n := range c.refs {
+			if n <= 0 {
+				c.drop(k)
+			}
+		}
+	}
+}
+
+func (c *aclCache) snapshot() map[int64][]jute.ACL {
+	m := make(map[int64][]jute.ACL, len(c.byKey))
+	for k, v := range c.byKey {
+		m[k] = v
+	}
+	return m
+}

@@ -1,0 +1,257 @@
+package datatree
+
+import (
+	"fmt"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+// OpResult is the outcome of one applied operation.
+type OpResult struct {
+	Type jute.OpCode
+	Err  jute.Code
+	Path string
+	Stat jute.Stat
+}
+
+// Result is the outcome of applying one txn. For a multi, Multi holds one result per
+// sub-txn and Err is the first failure. Events lists the changes in order, for watches.
+type Result struct {
+	OpResult
+	Multi  []OpResult
+	Events []Event
+}
+
+// Apply applies one logged transaction. It never fails as a whole: a txn that does not fit
+// the tree (as happens when replaying onto a fuzzy snapshot) reports its error code in the
+// result and changes nothing.
+func (t *Tree) Apply(hdr *jute.TxnHeader, body jute.Record) Result {
+	var r Result
+	r.Type = hdr.Type
+	if hdr.Type == jute.OpMulti {
+		t.applyMulti(hdr, body.(*jute.MultiTxn), &r)
+	} else {
+		r.OpResult = t.applyOne(hdr, hdr.Type, body, &r.Events)
+	}
+	if hdr.Zxid > t.lastZxid {
+		t.lastZxid = hdr.Zxid
+	}
+	return r
+}
+
+func (t *Tree) applyMulti(hdr *jute.TxnHeader, m *jute.MultiTxn, r *Result) {
+	failed := false
+	for _, s := range m.Txns {
+		if s.Type == jute.OpError {
+			failed = true
+			break
+		}
+	}
+	r.Multi = make([]OpResult, 0, len(m.Txns))
+	for _, s := range m.Txns {
+		var res OpResult
+		if failed {
+			// Nothing of a failed multi is applied; only the results are produced.
+			res.Type = jute.OpError
+			if s.Type == jute.OpError {
+				var et jute.ErrorTxn
+				if err := jute.Unmarshal(s.Data, &et); err == nil {
+					res.Err = et.Err
+				} else {
+					res.Err = jute.ErrRuntimeInconsistency
+				}
+			}
+		} else {
+			body := jute.NewTxnBody(s.Type)
+			if body == nil || jute.Unmarshal(s.Data, body) != nil {
+				res = OpResult{Type: jute.OpError, Err: jute.ErrMarshallingError}
+			} else {
+				res = t.applyOne(hdr, s.Type, body, &r.Events)
+			}
+		}
+		if res.Err != jute.OK && r.Err == jute.OK {
+			r.Err = res.Err
+		}
+		r.Multi = append(r.Multi, res)
+	}
+}
+
+func (t *Tree) applyOne(hdr *jute.TxnHeader, typ jute.OpCode, body jute.Record, ev *[]Event) OpResult {
+	res := OpResult{Type: typ}
+	switch b := body.(type) {
+	case *jute.CreateTxn:
+		owner := int64(0)
+		if b.Ephemeral {
+			owner = hdr.ClientID
+		}
+		pcv := b.ParentCVersion
+		if b.V0 {
+			pcv = -1
+		}
+		res.Path = b.Path
+		res.Stat, res.Err = t.create(b.Path, b.Data, b.ACL, owner, pcv, hdr.Zxid, hdr.Time, ev)
+	case *jute.CreateContainerTxn:
+		res.Path = b.Path
+		res.Stat, res.Err = t.create(b.Path, b.Data, b.ACL, ContainerOwner, b.ParentCVersion, hdr.Zxid, hdr.Time, ev)
+	case *jute.CreateTTLTxn:
+		res.Path = b.Path
+		res.Stat, res.Err = t.create(b.Path, b.Data, b.ACL, TTLOwner(b.TTL), b.ParentCVersion, hdr.Zxid, hdr.Time, ev)
+	case *jute.DeleteTxn:
+		res.Path = b.Path
+		res.Err = t.delete(b.Path, hdr.Zxid, ev)
+	case *jute.SetDataTxn:
+		res.Path = b.Path
+		res.Stat, res.Err = t.setData(b.Path, b.Data, b.Version, hdr.Zxid, hdr.Time, ev)
+	case *jute.SetACLTxn:
+		res.Path = b.Path
+		res.Stat, res.Err = t.setACL(b.Path, b.ACL, b.Version)
+	case *jute.CloseSessionTxn:
+		t.killSession(hdr.ClientID, hdr.Zxid, b, ev)
+	case *jute.ErrorTxn:
+		res.Err = b.Err
+	case *jute.CreateSessionTxn, *jute.CheckVersionTxn:
+		// Sessions live outside the tree; a check changes nothing.
+	default:
+		panic(fmt.Sprintf("datatree: unexpected txn %T", body))
+	}
+	return res
+}
+
+func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, parentCVersion int32, zxid, time int64, ev *[]Event) (jute.Stat, jute.Code) {
+	parentPath := Parent(path)
+	parent := t.nodes[parentPath]
+	if parent == nil || parentPath == "" {
+		return jute.Stat{}, jute.ErrNoNode
+	}
+	name := Base(path)
+	if parent.HasChild(name) {
+		return jute.Stat{}, jute.ErrNodeExists
+	}
+	t.beginChange(parentPath, parent)
+	if parentCVersion == -1 {
+		parentCVersion = parent.Stat.Cversion + 1
+	}
+	// Replaying onto a fuzzy snapshot may see a create the snapshot already outran.
+	if parentCVersion > parent.Stat.Cversion {
+		parent.Stat.Cversion = parentCVersion
+		parent.Stat.Pzxid = zxid
+	}
+	n := &Node{
+		Data: data,
+		ACL:  t.acls.intern(acl),
+		Stat: jute.StatPersisted{
+			Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
+			Ctime: time, Mtime: time,
+			EphemeralOwner: owner,
+		},
+	}
+	parent.addChild(name)
+	t.endChange(parentPath, parent)
+	t.nodes[path] = n
+	t.digest += nodeDigest(path, n)
+	t.dataSize += int64(len(path) + len(data))
+	t.track(path, owner)
+	*ev = append(*ev, Event{jute.EventNodeCreated, path}, Event{jute.EventNodeChildrenChanged, parentPath})
+	return t.StatOf(n), jute.OK
+}
+
+func (t *Tree) track(path string, owner int64) {
+	switch {
+	case owner == 0:
+	case owner == ContainerOwner:
+		t.containers[path] = struct{}{}
+	case owner < 0 && owner&ttlMask == ttlMask && t.ExtendedTypes:
+		t.ttls[path] = struct{}{}
+	default:
+		set := t.ephemerals[owner]
+		if set == nil {
+			set = make(map[string]struct{})
+			t.ephemerals[owner] = set
+		}
+		set[path] = struct{}{}
+	}
+}
+
+func (t *Tree) untrack(path string, owner int64) {
+	switch {
+	case owner == 0:
+	case owner == ContainerOwner:
+		delete(t.containers, path)
+	default:
+		delete(t.ttls, path)
+		if set := t.ephemerals[owner]; set != nil {
+			delete(set, path)
+			if len(set) == 0 {
+				delete(t.ephemerals, owner)
+			}
+		}
+	}
+}
+
+func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
+	n := t.nodes[path]
+	if n == nil || path == "/" {
+		return jute.ErrNoNode
+	}
+	parentPath := Parent(path)
+	parent := t.nodes[parentPath]
+	if parent == nil {
+		return jute.ErrNoNode
+	}
+	t.digest -= nodeDigest(path, n)
+	delete(t.nodes, path)
+	t.acls.release(n.ACL)
+	t.dataSize -= int64(len(path) + len(n.Data))
+	t.untrack(path, n.Stat.EphemeralOwner)
+	t.beginChange(parentPath, parent)
+	parent.removeChild(Base(path))
+	// Only forward: a replayed delete must not undo a later create's pzxid.
+	if zxid > parent.Stat.Pzxid {
+		parent.Stat.Pzxid = zxid
+	}
+	t.endChange(parentPath, parent)
+	*ev = append(*ev, Event{jute.EventNodeDeleted, path}, Event{jute.EventNodeChildrenChanged, parentPath})
+	return jute.OK
+}
+
+func (t *Tree) setData(path string, data []byte, version int32, zxid, time int64, ev *[]Event) (jute.Stat, jute.Code) {
+	n := t.nodes[path]
+	if n == nil {
+		return jute.Stat{}, jute.ErrNoNode
+	}
+	t.beginChange(path, n)
+	t.dataSize += int64(len(data) - len(n.Data))
+	n.Data = data
+	n.Stat.Version = version
+	n.Stat.Mzxid = zxid
+	n.Stat.Mtime = time
+	t.endChange(path, n)
+	*ev = append(*ev, Event{jute.EventNodeDataChanged, path})
+	return t.StatOf(n), jute.OK
+}
+
+func (t *Tree) setACL(path string, acl []jute.ACL, version int32) (jute.Stat, jute.Code) {
+	n := t.nodes[path]
+	if n == nil {
+		return jute.Stat{}, jute.ErrNoNode
+	}
+	t.beginChange(path, n)
+	old := n.ACL
+	n.ACL = t.acls.intern(acl)
+	t.acls.release(old)
+	n.Stat.Aversion = version
+	t.endChange(path, n)
+	return t.StatOf(n), jute.OK
+}
+
+// killSession deletes the paths a closeSession txn lists, then any other ephemeral the
+// session still owns, as ZooKeeper does.
+func (t *Tree) killSession(session, zxid int64, b *jute.CloseSessionTxn, ev *[]Event) {
+	for _, p := range b.Paths2Delete {
+		t.delete(p, zxid, ev)
+	}
+	for _, p := range t.Ephemerals(session) {
+		t.delete(p, zxid, ev)
+	}
+	delete(t.ephemerals, session)
+}
