@@ -1,0 +1,242 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+)
+
+// buildZkd compiles this command once per test binary.
+var (
+	buildOnce sync.Once
+	binPath   string
+	buildErr  error
+)
+
+func zkdBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		dir, err := os.MkdirTemp("", "zkd-bin")
+		if err != nil {
+			buildErr = err
+			return
+		}
+		binPath = filepath.Join(dir, "zkd")
+		out, err := exec.Command("go", "build", "-race", "-o", binPath, ".").CombinedOutput()
+		if err != nil {
+			buildErr = fmt.Errorf("go build: %v\n%s", err, out)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+func freePort(t *testing.T) int {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().(*net.TCPAddr).Port
+}
+
+type proc struct {
+	cmd  *exec.Cmd
+	addr string
+	logs *strings.Builder
+	done chan struct{}
+}
+
+// startZkd starts the zkd binary on dataDir and waits until it answers ruok.
+func startZkd(t *testing.T, dataDir string, port int, extra ...string) *proc {
+	t.Helper()
+	addr := fmt.Sprintf("127.0.0.1:%d", port)
+	args := append([]string{"--addr", addr, "--data-dir", dataDir, "--log-level", "warn"}, extra...)
+	cmd := exec.Command(zkdBinary(t), args...)
+	var logs strings.Builder
+	var mu sync.Mutex
+	pr, pw := io.Pipe()
+	cmd.Stderr = pw
+	cmd.Stdout = pw
+	go func() {
+		s := bufio.NewScanner(pr)
+		for s.Scan() {
+			mu.Lock()
+			logs.WriteString(s.Text() + "\n")
+			mu.Unlock()
+		}
+	}()
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	p := &proc{cmd: cmd, addr: addr, logs: &logs, done: make(chan struct{})}
+	go func() { cmd.Wait(); pw.Close(); close(p.done) }()
+	t.Cleanup(func() { p.kill() })
+	deadline := time.Now().Add(60 * time.Second)
+	for {
+		if fourLetter(addr, "ruok") == "imok" {
+			return p
+		}
+		select {
+		case <-p.done:
+			t.Fatalf("zkd exited during start-up:\n%s", logs.String())
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("zkd did not start within 60s:\n%s", logs.String())
+		}
+		time.Sleep(50 * time.Millisecond)
+	}
+}
+
+func (p *proc) kill() {
+	select {
+	case <-p.done:
+		return
+	default:
+	}
+	p.cmd.Process.Signal(syscall.SIGKILL)
+	<-p.done
+}
+
+func (p *proc) stop(t *testing.T) {
+	p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+	case <-time.After(60 * time.Second):
+		t.Fatalf("zkd did not stop on SIGTERM")
+	}
+	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+		t.Fatalf("zkd exited with %d after SIGTERM:\n%s", code, p.logs.String())
+	}
+}
+
+func fourLetter(addr, cmd string) string {
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return ""
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(5 * time.Second))
+	c.Write([]byte(cmd))
+	b, _ := io.ReadAll(c)
+	return string(b)
+}
+
+func connectZK(t *testing.T, addr string) *zk.Conn {
+	t.Helper()
+	c, ev, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogger(log.New(io.Discard, "", 0)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(c.Close)
+	deadline := time.After(30 * time.Second)
+	for {
+		select {
+		case e := <-ev:
+			if e.State == zk.StateHasSession {
+				return c
+			}
+		case <-deadline:
+			t.Fatal("no session")
+		}
+	}
+}
+
+// TestCrashKeepsAcknowledgedWrites kills zkd with SIGKILL in the middle of a write load and
+// checks that after a restart every acknowledged write is there and nothing else is.
+func TestCrashKeepsAcknowledgedWrites(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	port := freePort(t)
+	p := startZkd(t, dir, port)
+	const writers = 4
+	var mu sync.Mutex
+	acked := map[string]string{}
+	attempted := map[string]string{}
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	for w := 0; w < writers; w++ {
+		c := connectZK(t, p.addr)
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				path := fmt.Sprintf("/w%d-%d", w, i)
+				data := fmt.Sprintf("v%d", i)
+				mu.Lock()
+				attempted[path] = data
+				mu.Unlock()
+				if _, err := c.Create(path, []byte(data), 0, zk.WorldACL(zk.PermAll)); err != nil {
+					return
+				}
+				mu.Lock()
+				acked[path] = data
+				mu.Unlock()
+			}
+		}(w)
+	}
+	waitFor := time.Now().Add(60 * time.Second)
+	for {
+		mu.Lock()
+		n := len(acked)
+		mu.Unlock()
+		if n >= 400 || time.Now().After(waitFor) {
+			break
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
+	p.kill()
+	close(stop)
+	wg.Wait()
+	mu.Lock()
+	defer mu.Unlock()
+	if len(acked) == 0 {
+		t.Fatal("no write was acknowledged before the kill")
+	}
+
+	p2 := startZkd(t, dir, port)
+	c := connectZK(t, p2.addr)
+	for path, data := range acked {
+		got, _, err := c.Get(path)
+		if err != nil || string(got) != data {
+			t.Fatalf("acknowledged %s=%q lost after crash: %q %v", path, data, got, err)
+		}
+	}
+	kids, _, err := c.Children("/")
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, k := range kids {
+		if k == "zookeeper" {
+			continue
+		}
+		if _, ok := attempted["/"+k]; !ok {
+			t.Fatalf("node /%s appeared that no client wrote", k)
+		}
+	}
+	t.Logf("%d acknowledged writes survived; %d nodes present", len(acked), len(kids)-1)
+	p2.stop(t)
+}

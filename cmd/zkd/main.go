@@ -1,0 +1,156 @@
+// Command zkd runs a ZooKeeper-compatible server.
+//
+//	zkd                       serve on 127.0.0.1:2181 with data in ./zkd-data
+//	zkd --config zoo.cfg      read an Apache ZooKeeper config file; flags override it
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"log/slog"
+	"net"
+	"os"
+	"os/signal"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/config"
+	"github.com/zkd-io/zkd/server"
+)
+
+func main() {
+	if err := run(os.Args[1:]); err != nil {
+		fmt.Fprintln(os.Stderr, "zkd:", err)
+		os.Exit(1)
+	}
+}
+
+func run(args []string) error {
+	fset := flag.NewFlagSet("zkd", flag.ContinueOnError)
+	cfgPath := fset.String("config", "", "zoo.cfg to read (Apache ZooKeeper format)")
+	addr := fset.String("addr", "", "client address host:port (overrides clientPortAddress and clientPort)")
+	port := fset.Int("port", 0, "client port (overrides clientPort)")
+	dataDir := fset.String("data-dir", "", "data directory (overrides dataDir)")
+	dataLogDir := fset.String("data-log-dir", "", "txn log directory (overrides dataLogDir)")
+	tick := fset.Int("tick-time", 0, "tickTime in ms (overrides tickTime)")
+	extended := fset.Bool("extended-types", false, "enable TTL nodes (zookeeper.extendedTypesEnabled)")
+	containerCheck := fset.Duration("container-check-interval", 0, "how often to remove empty containers and expired TTL nodes (znode.container.checkIntervalMs)")
+	logLevel := fset.String("log-level", "info", "debug, info, warn or error")
+	if err := fset.Parse(args); err != nil {
+		return err
+	}
+	if fset.NArg() == 1 && *cfgPath == "" && strings.HasSuffix(fset.Arg(0), ".cfg") {
+		// zkServer.sh style: the config file as the only argument.
+		*cfgPath = fset.Arg(0)
+	} else if fset.NArg() > 0 {
+		return fmt.Errorf("unexpected arguments %q", fset.Args())
+	}
+	var level slog.Level
+	if err := level.UnmarshalText([]byte(*logLevel)); err != nil {
+		return fmt.Errorf("--log-level: %w", err)
+	}
+	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
+
+	cfg := config.Defaults()
+	if *cfgPath != "" {
+		var err error
+		if cfg, err = config.Load(*cfgPath); err != nil {
+			return err
+		}
+		for _, k := range cfg.Unknown {
+			logger.Warn("ignoring unknown config key", "key", k)
+		}
+	}
+	set := map[string]bool{}
+	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["port"] {
+		cfg.ClientPort = *port
+	}
+	if set["addr"] {
+		host, p, err := net.SplitHostPort(*addr)
+		if err != nil {
+			return fmt.Errorf("--addr: %w", err)
+		}
+		if cfg.ClientPort, err = strconv.Atoi(p); err != nil {
+			return fmt.Errorf("--addr: bad port %q", p)
+		}
+		cfg.ClientPortAddress = host
+	}
+	if set["data-dir"] {
+		if cfg.DataLogDir == cfg.DataDir {
+			cfg.DataLogDir = *dataDir
+		}
+		cfg.DataDir = *dataDir
+	}
+	if set["data-log-dir"] {
+		cfg.DataLogDir = *dataLogDir
+	}
+	if set["tick-time"] {
+		cfg.TickTime = *tick
+	}
+	if set["extended-types"] {
+		cfg.ExtendedTypesEnabled = *extended
+	}
+	if set["container-check-interval"] {
+		cfg.ContainerCheckIntervalMs = int(containerCheck.Milliseconds())
+	}
+	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if len(cfg.Servers) > 1 {
+		logger.Warn("server.N lines found: ensemble mode is not implemented yet; serving standalone")
+	}
+
+	srv, err := server.New(serverConfig(cfg, logger))
+	if err != nil {
+		return err
+	}
+	if err := srv.Start(); err != nil {
+		srv.Close()
+		return err
+	}
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGTERM, syscall.SIGINT)
+	defer stop()
+	select {
+	case <-ctx.Done():
+		logger.Info("shutting down")
+	case err = <-srv.Fatal():
+	}
+	if cerr := srv.Close(); cerr != nil {
+		err = errors.Join(err, cerr)
+	}
+	return err
+}
+
+func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
+	host := cfg.ClientPortAddress
+	sc := server.Config{
+		ListenAddr:             net.JoinHostPort(host, strconv.Itoa(cfg.ClientPort)),
+		DataDir:                cfg.DataDir,
+		DataLogDir:             cfg.DataLogDir,
+		TickTime:               cfg.TickTime,
+		MinSessionTimeout:      cfg.MinSessionTimeout,
+		MaxSessionTimeout:      cfg.MaxSessionTimeout,
+		MaxClientCnxns:         cfg.MaxClientCnxns,
+		SnapCount:              cfg.SnapCount,
+		PreAllocSize:           cfg.PreAllocSize,
+		ForceSync:              cfg.ForceSync,
+		JuteMaxBuffer:          cfg.JuteMaxBuffer,
+		ExtendedTypes:          cfg.ExtendedTypesEnabled,
+		SuperDigest:            cfg.SuperDigest,
+		GlobalOutstandingLimit: cfg.GlobalOutstandingLimit,
+		ContainerCheckInterval: time.Duration(cfg.ContainerCheckIntervalMs) * time.Millisecond,
+		SnapRetainCount:        cfg.SnapRetainCount,
+		PurgeInterval:          time.Duration(cfg.PurgeInterval) * time.Hour,
+		FourLetterWhitelist:    cfg.FourLetterWhitelist,
+		Logger:                 logger,
+	}
+	sc.ConfText = func(dataSize, logSize int64) string {
+		return cfg.Conf(config.ConfInfo{DataDirSize: dataSize, DataLogSize: logSize})
+	}
+	return sc
+}

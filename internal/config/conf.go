@@ -1,0 +1,64 @@
+package config
+
+import (
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// KV is one key=value line.
+type KV struct{ Key, Value string }
+
+// ConfInfo is the run-time state that the `conf` four-letter word prints among the settings.
+type ConfInfo struct {
+	// SnapDir and LogDir are the directories the server really uses. When empty they are
+	// derived like ZooKeeper does: the absolute DataDir (DataLogDir) plus "version-2".
+	SnapDir, LogDir          string
+	DataDirSize, DataLogSize int64 // bytes of the files in SnapDir and LogDir
+	ServerID                 int64 // 0 for a standalone server
+}
+
+// Pairs returns the lines of a standalone ZooKeeper 3.8 `conf` answer, in its order.
+func (c *Config) Pairs(info ConfInfo) []KV {
+	if info.SnapDir == "" {
+		info.SnapDir = versionDir(c.DataDir)
+	}
+	if info.LogDir == "" {
+		info.LogDir = versionDir(c.DataLogDir)
+	}
+	itoa := strconv.Itoa
+	return []KV{
+		{"clientPort", itoa(c.ClientPort)},
+		{"secureClientPort", "-1"}, // zkd has no TLS port
+		{"dataDir", info.SnapDir},
+		{"dataDirSize", strconv.FormatInt(info.DataDirSize, 10)},
+		{"dataLogDir", info.LogDir},
+		{"dataLogSize", strconv.FormatInt(info.DataLogSize, 10)},
+		{"tickTime", itoa(c.TickTime)},
+		{"maxClientCnxns", itoa(c.MaxClientCnxns)},
+		{"minSessionTimeout", itoa(c.MinSessionTimeout)},
+		{"maxSessionTimeout", itoa(c.MaxSessionTimeout)},
+		{"clientPortListenBacklog", itoa(c.ClientPortListenBacklog)},
+		{"serverId", strconv.FormatInt(info.ServerID, 10)},
+	}
+}
+
+// Conf is the text of the `conf` four-letter word: Pairs as "key=value\n" lines.
+func (c *Config) Conf(info ConfInfo) string {
+	var b strings.Builder
+	for _, kv := range c.Pairs(info) {
+		b.WriteString(kv.Key)
+		b.WriteByte('=')
+		b.WriteString(kv.Value)
+		b.WriteByte('\n')
+	}
+	return b.String()
+}
+
+// versionDir is where ZooKeeper keeps its files under a data directory.
+func versionDir(dir string) string {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	return filepath.Join(dir, "version-2")
+}

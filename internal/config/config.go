@@ -1,0 +1,596 @@
+// Package config owns zkd's settings: reading a zoo.cfg the way Apache ZooKeeper 3.8 reads it
+// (java.util.Properties syntax, ZooKeeper's key names, defaults and checks), the defaults of
+// zkd's no-argument mode, validation, and the rendering of the settings for the `conf`
+// four-letter word.
+//
+// A Config holds effective values: after Parse or Defaults, settings that ZooKeeper derives from
+// others (session timeout bounds from tickTime, dataLogDir from dataDir) are already filled in.
+// Code that changes TickTime or DataDir afterwards must update the derived fields itself.
+package config
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"maps"
+	"os"
+	"slices"
+	"strconv"
+	"strings"
+)
+
+// ErrInvalid matches (with errors.Is) every error about a bad setting.
+var ErrInvalid = errors.New("config: invalid setting")
+
+// KeyError reports a bad value for one key.
+type KeyError struct {
+	File  string // "" when not read from a file
+	Line  int    // 0 when not known (values checked by Validate)
+	Key   string
+	Value string
+	Err   error
+}
+
+func (e *KeyError) Error() string {
+	where := ""
+	switch {
+	case e.File != "" && e.Line > 0:
+		where = fmt.Sprintf("%s:%d: ", e.File, e.Line)
+	case e.File != "":
+		where = e.File + ": "
+	case e.Line > 0:
+		where = fmt.Sprintf("line %d: ", e.Line)
+	}
+	return fmt.Sprintf("config: %s%s=%q: %v", where, e.Key, e.Value, e.Err)
+}
+
+func (e *KeyError) Unwrap() error { return e.Err }
+
+// Is makes every KeyError match ErrInvalid.
+func (e *KeyError) Is(target error) bool { return target == ErrInvalid }
+
+// ServerSpec is one `server.N=host:quorumPort:electionPort[:participant|observer][;[clientHost:]clientPort]` line.
+type ServerSpec struct {
+	ID           int
+	Host         string
+	QuorumPort   int
+	ElectionPort int
+	Observer     bool
+	ClientHost   string // "" when the line gives no client address (or only a port)
+	ClientPort   int    // 0 when the line has no client part
+}
+
+// String renders the spec in zoo.cfg syntax (the value of the server.N key).
+func (s ServerSpec) String() string {
+	role := "participant"
+	if s.Observer {
+		role = "observer"
+	}
+	out := fmt.Sprintf("%s:%d:%d:%s", bracketHost(s.Host), s.QuorumPort, s.ElectionPort, role)
+	switch {
+	case s.ClientPort != 0 && s.ClientHost != "":
+		out += fmt.Sprintf(";%s:%d", bracketHost(s.ClientHost), s.ClientPort)
+	case s.ClientPort != 0:
+		out += fmt.Sprintf(";%d", s.ClientPort)
+	}
+	return out
+}
+
+func bracketHost(h string) string {
+	if strings.Contains(h, ":") {
+		return "[" + h + "]"
+	}
+	return h
+}
+
+// Config is the set of ZooKeeper settings zkd understands. Times are in milliseconds unless a
+// field says otherwise.
+type Config struct {
+	TickTime          int
+	InitLimit         int // in ticks
+	SyncLimit         int // in ticks
+	DataDir           string
+	DataLogDir        string // equals DataDir unless zoo.cfg sets dataLogDir
+	ClientPort        int
+	ClientPortAddress string // "" = all interfaces
+	// MaxClientCnxns limits connections per client IP; <= 0 means no limit.
+	MaxClientCnxns          int
+	MinSessionTimeout       int
+	MaxSessionTimeout       int
+	ClientPortListenBacklog int // -1 = the OS default
+
+	SnapRetainCount int   // autopurge.snapRetainCount, at least 3
+	PurgeInterval   int   // autopurge.purgeInterval, in hours; 0 = no purging
+	SnapCount       int   // transactions between snapshots (ZooKeeper randomises around it)
+	PreAllocSize    int64 // bytes; zoo.cfg gives KiB
+	ForceSync       bool  // fsync the log; zoo.cfg "no" turns it off
+	JuteMaxBuffer   int   // largest accepted frame length
+
+	// FourLetterWhitelist is the enabled four-letter words. It always contains "srvr"; ["*"]
+	// means all of them. Use FourLetterAllowed rather than reading it.
+	FourLetterWhitelist []string
+
+	ExtendedTypesEnabled     bool   // TTL nodes
+	SuperDigest              string // "super:<base64 sha1>", "" = no super user
+	GlobalOutstandingLimit   int
+	ContainerCheckIntervalMs int
+
+	Servers map[int]ServerSpec // ensemble members; empty for standalone
+
+	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
+	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
+	Unknown []string
+}
+
+// Defaults returns the settings of zkd's no-argument mode: a loopback-only server on port 2181
+// keeping its data in ./zkd-data. (A zoo.cfg that omits a key gets ZooKeeper's default for it
+// instead; for tickTime that is 3000, and dataDir and clientPort have none.)
+func Defaults() *Config {
+	c := fileDefaults()
+	c.TickTime = 2000
+	c.InitLimit, c.SyncLimit = 10, 5
+	c.DataDir, c.DataLogDir = "./zkd-data", "./zkd-data"
+	c.ClientPort = 2181
+	c.ClientPortAddress = "127.0.0.1"
+	c.MinSessionTimeout, c.MaxSessionTimeout = 2*c.TickTime, 20*c.TickTime
+	return c
+}
+
+// fileDefaults is what ZooKeeper assumes for keys a zoo.cfg leaves out. -1 and "" mark values
+// derived from other keys after parsing.
+func fileDefaults() *Config {
+	return &Config{
+		TickTime:                 3000,
+		MaxClientCnxns:           60,
+		MinSessionTimeout:        -1,
+		MaxSessionTimeout:        -1,
+		ClientPortListenBacklog:  -1,
+		SnapRetainCount:          minSnapRetainCount,
+		SnapCount:                100000,
+		PreAllocSize:             65536 * 1024,
+		ForceSync:                true,
+		JuteMaxBuffer:            0xfffff,
+		FourLetterWhitelist:      []string{"srvr"},
+		GlobalOutstandingLimit:   1000,
+		ContainerCheckIntervalMs: 60000,
+	}
+}
+
+const (
+	minSnapRetainCount = 3 // ZooKeeper raises smaller autopurge.snapRetainCount values to this
+	minSnapCount       = 2 // ZooKeeper raises smaller snapCount values to this
+)
+
+// Load reads and validates the zoo.cfg at path.
+func Load(path string) (*Config, error) {
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("config: %w", err)
+	}
+	return parse(data, path)
+}
+
+// Parse reads and validates a zoo.cfg. Keys it leaves out get ZooKeeper's defaults, not those of
+// Defaults. All bad values are reported, joined; each matches ErrInvalid.
+func Parse(r io.Reader) (*Config, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("config: reading: %w", err)
+	}
+	return parse(data, "")
+}
+
+func parse(data []byte, file string) (*Config, error) {
+	props, err := parseProperties(data)
+	if err != nil {
+		if file != "" {
+			return nil, fmt.Errorf("%w: %s: %v", ErrInvalid, file, err)
+		}
+		return nil, fmt.Errorf("%w: %v", ErrInvalid, err)
+	}
+	// Properties is a map: a repeated key keeps only its last value, wherever it was.
+	last := make(map[string]int, len(props))
+	for i, p := range props {
+		last[p.Key] = i
+	}
+	c := fileDefaults()
+	var errs []error
+	for i, p := range props {
+		if last[p.Key] != i {
+			continue
+		}
+		err := c.set(p.Key, p.Value)
+		if errors.Is(err, errUnknownKey) {
+			c.Unknown = append(c.Unknown, p.Key)
+			continue
+		}
+		if err != nil {
+			errs = append(errs, &KeyError{File: file, Line: p.Line, Key: p.Key, Value: p.Value, Err: err})
+		}
+	}
+	if len(errs) > 0 {
+		return nil, errors.Join(errs...)
+	}
+	c.resolve()
+	if err := c.Validate(); err != nil {
+		if file != "" {
+			err = addFile(err, file)
+		}
+		return nil, err
+	}
+	return c, nil
+}
+
+func addFile(err error, file string) error {
+	joined, ok := err.(interface{ Unwrap() []error })
+	if !ok {
+		return err
+	}
+	for _, e := range joined.Unwrap() {
+		var ke *KeyError
+		if errors.As(e, &ke) {
+			ke.File = file
+		}
+	}
+	return err
+}
+
+// resolve fills in the values ZooKeeper derives from other keys.
+func (c *Config) resolve() {
+	if c.DataLogDir == "" {
+		c.DataLogDir = c.DataDir
+	}
+	if c.MinSessionTimeout == -1 {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if c.MaxSessionTimeout == -1 {
+		c.MaxSessionTimeout = 20 * c.TickTime
+	}
+	c.SnapRetainCount = max(c.SnapRetainCount, minSnapRetainCount)
+	c.PurgeInterval = max(c.PurgeInterval, 0)
+	c.SnapCount = max(c.SnapCount, minSnapCount)
+}
+
+var errUnknownKey = errors.New("unknown key")
+
+// set applies one zoo.cfg entry.
+func (c *Config) set(key, v string) error {
+	if id, ok := strings.CutPrefix(key, "server."); ok {
+		s, err := parseServer(id, v)
+		if err != nil {
+			return err
+		}
+		if c.Servers == nil {
+			c.Servers = make(map[int]ServerSpec)
+		}
+		c.Servers[s.ID] = s
+		return nil
+	}
+	var err error
+	switch canonicalKey(key) {
+	case "tickTime":
+		c.TickTime, err = javaParseInt(v)
+	case "initLimit":
+		c.InitLimit, err = javaParseInt(v)
+	case "syncLimit":
+		c.SyncLimit, err = javaParseInt(v)
+	case "dataDir":
+		c.DataDir = v
+	case "dataLogDir":
+		c.DataLogDir = v
+	case "clientPort":
+		c.ClientPort, err = javaParseInt(v)
+	case "clientPortAddress":
+		c.ClientPortAddress = v
+	case "maxClientCnxns":
+		c.MaxClientCnxns, err = javaParseInt(v)
+	case "minSessionTimeout":
+		c.MinSessionTimeout, err = javaParseInt(v)
+	case "maxSessionTimeout":
+		c.MaxSessionTimeout, err = javaParseInt(v)
+	case "clientPortListenBacklog":
+		c.ClientPortListenBacklog, err = javaParseInt(v)
+	case "autopurge.snapRetainCount":
+		c.SnapRetainCount, err = javaParseInt(v)
+	case "autopurge.purgeInterval":
+		c.PurgeInterval, err = javaParseInt(v)
+	// The keys below are system properties in ZooKeeper, read with Integer.getInteger (which
+	// takes hex and octal too) or compared as strings.
+	case "snapCount":
+		c.SnapCount, err = javaDecodeInt(v)
+	case "preAllocSize":
+		var kib int64
+		kib, err = strconv.ParseInt(v, 10, 64)
+		if err == nil && (kib < 0 || kib > 1<<40) {
+			err = errors.New("must be between 0 and 2^40 KiB")
+		}
+		c.PreAllocSize = kib * 1024
+	case "forceSync":
+		switch v {
+		case "yes":
+			c.ForceSync = true
+		case "no":
+			c.ForceSync = false
+		default:
+			err = errors.New(`must be "yes" or "no"`)
+		}
+	case "jute.maxbuffer":
+		c.JuteMaxBuffer, err = javaDecodeInt(v)
+	case "4lw.commands.whitelist":
+		c.FourLetterWhitelist = parseWhitelist(v)
+	case "extendedTypesEnabled":
+		c.ExtendedTypesEnabled, err = parseBool(v)
+	case "DigestAuthenticationProvider.superDigest":
+		c.SuperDigest = v
+	case "globalOutstandingLimit":
+		c.GlobalOutstandingLimit, err = javaDecodeInt(v)
+	case "znode.container.checkIntervalMs":
+		c.ContainerCheckIntervalMs, err = javaDecodeInt(v)
+	default:
+		return errUnknownKey
+	}
+	return err
+}
+
+// sysPropKeys are keys that ZooKeeper reads as "zookeeper."-prefixed system properties. In a
+// zoo.cfg the bare name is the one that works with ZooKeeper (it adds the prefix), but people
+// also write the prefixed name; zkd takes both.
+var sysPropKeys = map[string]bool{
+	"snapCount": true, "preAllocSize": true, "forceSync": true, "jute.maxbuffer": true,
+	"4lw.commands.whitelist": true, "extendedTypesEnabled": true,
+	"DigestAuthenticationProvider.superDigest": true, "globalOutstandingLimit": true,
+	"znode.container.checkIntervalMs": true,
+}
+
+func canonicalKey(key string) string {
+	if bare, ok := strings.CutPrefix(key, "zookeeper."); ok && sysPropKeys[bare] {
+		return bare
+	}
+	return key
+}
+
+// parseWhitelist follows ZooKeeper: comma-separated, trimmed, "*" enables everything, and
+// "srvr" is always enabled.
+func parseWhitelist(v string) []string {
+	list := []string{}
+	for cmd := range strings.SplitSeq(v, ",") {
+		cmd = javaTrim(cmd)
+		if cmd == "*" {
+			return []string{"*"}
+		}
+		if cmd != "" && !slices.Contains(list, cmd) {
+			list = append(list, cmd)
+		}
+	}
+	if !slices.Contains(list, "srvr") {
+		list = append(list, "srvr")
+	}
+	return list
+}
+
+// FourLetterAllowed reports whether the whitelist enables cmd. It does not know which commands
+// exist: "*" allows any name.
+func (c *Config) FourLetterAllowed(cmd string) bool {
+	return cmd == "srvr" || slices.Contains(c.FourLetterWhitelist, "*") || slices.Contains(c.FourLetterWhitelist, cmd)
+}
+
+// javaParseInt is Integer.parseInt: optional sign, decimal digits, 32-bit range.
+func javaParseInt(v string) (int, error) {
+	n, err := strconv.ParseInt(v, 10, 32)
+	if err != nil {
+		return 0, numError(err)
+	}
+	return int(n), nil
+}
+
+// javaDecodeInt is Integer.decode: optional sign, then 0x/0X/# for hex, a leading 0 for octal,
+// decimal otherwise; 32-bit range.
+func javaDecodeInt(v string) (int, error) {
+	s, neg := v, false
+	if len(s) > 0 && (s[0] == '-' || s[0] == '+') {
+		neg, s = s[0] == '-', s[1:]
+	}
+	base := 10
+	switch {
+	case strings.HasPrefix(s, "0x"), strings.HasPrefix(s, "0X"):
+		base, s = 16, s[2:]
+	case strings.HasPrefix(s, "#"):
+		base, s = 16, s[1:]
+	case len(s) > 1 && s[0] == '0':
+		base, s = 8, s[1:]
+	}
+	if s == "" || s[0] == '-' || s[0] == '+' {
+		return 0, errors.New("not an integer")
+	}
+	n, err := strconv.ParseUint(s, base, 32)
+	if err != nil {
+		return 0, numError(err)
+	}
+	if neg {
+		if n > 1<<31 {
+			return 0, errors.New("out of the 32-bit integer range")
+		}
+		return -int(n), nil
+	}
+	if n > 1<<31-1 {
+		return 0, errors.New("out of the 32-bit integer range")
+	}
+	return int(n), nil
+}
+
+func numError(err error) error {
+	if errors.Is(err, strconv.ErrRange) {
+		return errors.New("out of the 32-bit integer range")
+	}
+	return errors.New("not an integer")
+}
+
+func parseBool(v string) (bool, error) {
+	switch strings.ToLower(v) {
+	case "true":
+		return true, nil
+	case "false":
+		return false, nil
+	}
+	return false, errors.New(`must be "true" or "false"`)
+}
+
+// Validate checks the rules ZooKeeper enforces at start-up, plus the ranges zkd needs. It
+// reports every violation, joined; each matches ErrInvalid.
+func (c *Config) Validate() error {
+	var errs []error
+	bad := func(key string, value any, format string, args ...any) {
+		errs = append(errs, &KeyError{Key: key, Value: fmt.Sprint(value), Err: fmt.Errorf(format, args...)})
+	}
+	if c.TickTime <= 0 {
+		bad("tickTime", c.TickTime, "must be positive (tickTime is not set)")
+	}
+	if c.DataDir == "" {
+		bad("dataDir", c.DataDir, "dataDir is not set")
+	}
+	switch {
+	case c.ClientPort < 0 || c.ClientPort > 65535:
+		bad("clientPort", c.ClientPort, "port out of range")
+	case c.ClientPort == 0 && c.ClientPortAddress != "":
+		bad("clientPortAddress", c.ClientPortAddress, "clientPortAddress is set but clientPort is not set")
+	case c.ClientPort == 0 && len(c.Servers) == 0:
+		bad("clientPort", c.ClientPort, "clientPort is not set")
+	}
+	if c.MinSessionTimeout < 0 {
+		bad("minSessionTimeout", c.MinSessionTimeout, "must not be negative")
+	}
+	if c.MaxSessionTimeout < 0 {
+		bad("maxSessionTimeout", c.MaxSessionTimeout, "must not be negative")
+	}
+	if c.MinSessionTimeout > c.MaxSessionTimeout {
+		bad("minSessionTimeout", c.MinSessionTimeout,
+			"minSessionTimeout must not be larger than maxSessionTimeout (%d)", c.MaxSessionTimeout)
+	}
+	if c.InitLimit < 0 {
+		bad("initLimit", c.InitLimit, "must not be negative")
+	}
+	if c.SyncLimit < 0 {
+		bad("syncLimit", c.SyncLimit, "must not be negative")
+	}
+	if len(c.Servers) > 0 {
+		if c.InitLimit == 0 {
+			bad("initLimit", c.InitLimit, "initLimit is not set")
+		}
+		if c.SyncLimit == 0 {
+			bad("syncLimit", c.SyncLimit, "syncLimit is not set")
+		}
+	}
+	if c.SnapRetainCount < minSnapRetainCount {
+		bad("autopurge.snapRetainCount", c.SnapRetainCount, "must be at least %d", minSnapRetainCount)
+	}
+	if c.PurgeInterval < 0 {
+		bad("autopurge.purgeInterval", c.PurgeInterval, "must not be negative")
+	}
+	if c.SnapCount < minSnapCount {
+		bad("snapCount", c.SnapCount, "must be at least %d", minSnapCount)
+	}
+	if c.PreAllocSize < 0 {
+		bad("preAllocSize", c.PreAllocSize/1024, "must not be negative")
+	}
+	if c.JuteMaxBuffer <= 0 {
+		bad("jute.maxbuffer", c.JuteMaxBuffer, "must be positive")
+	}
+	if c.GlobalOutstandingLimit <= 0 {
+		bad("globalOutstandingLimit", c.GlobalOutstandingLimit, "must be positive")
+	}
+	if c.ContainerCheckIntervalMs <= 0 {
+		bad("znode.container.checkIntervalMs", c.ContainerCheckIntervalMs, "must be positive")
+	}
+	if len(c.FourLetterWhitelist) == 0 {
+		bad("4lw.commands.whitelist", "", `must contain at least "srvr"`)
+	}
+	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
+		s := c.Servers[id]
+		key := fmt.Sprintf("server.%d", id)
+		if err := s.validate(); err != nil {
+			bad(key, s, "%v", err)
+		} else if s.ID != id {
+			bad(key, s, "listed under id %d but has ID %d", id, s.ID)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// String renders the config as a zoo.cfg that Parse reads back to an equal Config (Unknown
+// aside). Prefixed names are not used, so ZooKeeper reads it the same way.
+func (c *Config) String() string {
+	var b strings.Builder
+	kv := func(k string, v any) { fmt.Fprintf(&b, "%s=%s\n", k, escapeValue(fmt.Sprint(v))) }
+	kv("tickTime", c.TickTime)
+	kv("initLimit", c.InitLimit)
+	kv("syncLimit", c.SyncLimit)
+	kv("dataDir", c.DataDir)
+	kv("dataLogDir", c.DataLogDir)
+	if c.ClientPort != 0 {
+		kv("clientPort", c.ClientPort)
+	}
+	if c.ClientPortAddress != "" {
+		kv("clientPortAddress", c.ClientPortAddress)
+	}
+	kv("maxClientCnxns", c.MaxClientCnxns)
+	kv("minSessionTimeout", c.MinSessionTimeout)
+	kv("maxSessionTimeout", c.MaxSessionTimeout)
+	kv("clientPortListenBacklog", c.ClientPortListenBacklog)
+	kv("autopurge.snapRetainCount", c.SnapRetainCount)
+	kv("autopurge.purgeInterval", c.PurgeInterval)
+	kv("snapCount", c.SnapCount)
+	kv("preAllocSize", c.PreAllocSize/1024)
+	if c.ForceSync {
+		kv("forceSync", "yes")
+	} else {
+		kv("forceSync", "no")
+	}
+	kv("jute.maxbuffer", c.JuteMaxBuffer)
+	kv("4lw.commands.whitelist", strings.Join(c.FourLetterWhitelist, ","))
+	kv("extendedTypesEnabled", c.ExtendedTypesEnabled)
+	if c.SuperDigest != "" {
+		kv("DigestAuthenticationProvider.superDigest", c.SuperDigest)
+	}
+	kv("globalOutstandingLimit", c.GlobalOutstandingLimit)
+	kv("znode.container.checkIntervalMs", c.ContainerCheckIntervalMs)
+	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
+		kv(fmt.Sprintf("server.%d", id), c.Servers[id])
+	}
+	return b.String()
+}
+
+// escapeValue writes v so that parseProperties (and Java) read it back unchanged: backslashes
+// and control characters are escaped and anything outside printable ASCII is written as
+// \uXXXX. (Leading and trailing whitespace cannot survive: ZooKeeper trims values.)
+func escapeValue(v string) string {
+	var b strings.Builder
+	for _, r := range v {
+		switch {
+		case r == '\\':
+			b.WriteString(`\\`)
+		case r == '\t':
+			b.WriteString(`\t`)
+		case r == '\n':
+			b.WriteString(`\n`)
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r == '\f':
+			b.WriteString(`\f`)
+		case r < 0x20 || r > 0x7e:
+			for _, u := range utf16Units(r) {
+				fmt.Fprintf(&b, `\u%04X`, u)
+			}
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+func utf16Units(r rune) []rune {
+	if r < 0x10000 {
+		return []rune{r}
+	}
+	r -= 0x10000
+	return []rune{0xD800 + r>>10, 0xDC00 + r&0x3FF}
+}

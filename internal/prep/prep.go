@@ -1,0 +1,567 @@
+// Package prep turns client write requests into idempotent transactions, as ZooKeeper's
+// PrepRequestProcessor does: it validates paths, checks ACLs and versions, picks sequential
+// names, and decides every value the txn carries, so applying the txn needs no decisions.
+// Writes are pipelined: a request is prepared before earlier txns are durable and applied,
+// so prep keeps an overlay of outstanding changes on top of the tree. It is a pure state
+// machine; the owner of the tree calls it from one goroutine.
+package prep
+
+import (
+	"fmt"
+	"sort"
+
+	"github.com/zkd-io/zkd/internal/auth"
+	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/jute"
+)
+
+// record is ZooKeeper's ChangeRecord: what prep believes about a path once every
+// outstanding txn is applied. exists=false marks a pending delete.
+type record struct {
+	zxid       int64
+	exists     bool
+	stat       jute.StatPersisted
+	childCount int
+	acl        []jute.ACL
+}
+
+type pending struct {
+	zxid int64
+	path string
+}
+
+// Preparer holds the overlay of outstanding changes.
+type Preparer struct {
+	Tree *datatree.Tree
+	// ExtendedTypes allows TTL nodes (zookeeper.extendedTypesEnabled).
+	ExtendedTypes bool
+	// SkipACL disables ACL checks (zookeeper.skipACL).
+	SkipACL bool
+
+	overlay map[string]*record
+	order   []pending
+}
+
+// New returns a preparer over tree.
+func New(tree *datatree.Tree) *Preparer {
+	return &Preparer{Tree: tree, overlay: make(map[string]*record)}
+}
+
+// Request is a client write as prep sees it. Body is nil when the request could not be
+// decoded; AuthIDs are the connection's identities.
+type Request struct {
+	SessionID int64
+	Cxid      int32
+	Type      jute.OpCode
+	Body      jute.Record
+	AuthIDs   []jute.ID
+}
+
+// IsWrite reports whether an opcode goes through prep and the log.
+func IsWrite(op jute.OpCode) bool {
+	switch op {
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL,
+		jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpMulti, jute.OpCloseSession,
+		jute.OpReconfig:
+		return true
+	}
+	return false
+}
+
+// Pending reports whether any txn is prepared but not yet applied.
+func (p *Preparer) Pending() int { return len(p.order) }
+
+// Applied tells prep that every txn up to zxid is now in the tree.
+func (p *Preparer) Applied(zxid int64) {
+	i := 0
+	for ; i < len(p.order) && p.order[i].zxid <= zxid; i++ {
+		pe := p.order[i]
+		if r := p.overlay[pe.path]; r != nil && r.zxid == pe.zxid {
+			delete(p.overlay, pe.path)
+		}
+	}
+	if i > 0 {
+		p.order = append(p.order[:0], p.order[i:]...)
+	}
+}
+
+// Reset drops the overlay (after the pipeline is discarded, e.g. on leader change).
+func (p *Preparer) Reset() {
+	p.overlay = make(map[string]*record)
+	p.order = p.order[:0]
+}
+
+func (p *Preparer) get(path string) (*record, error) {
+	if r, ok := p.overlay[path]; ok {
+		if !r.exists {
+			return nil, jute.ErrNoNode
+		}
+		return r, nil
+	}
+	n := p.Tree.Get(path)
+	if n == nil {
+		return nil, jute.ErrNoNode
+	}
+	return &record{zxid: -1, exists: true, stat: n.Stat, childCount: n.NumChildren(), acl: p.Tree.ACL(n.ACL)}, nil
+}
+
+// txnState collects the changes of one txn so a failing multi can drop them.
+type txnState struct {
+	zxid    int64
+	time    int64
+	changes map[string]*record
+	order   []string
+}
+
+func (s *txnState) put(path string, r *record) {
+	r.zxid = s.zxid
+	if _, ok := s.changes[path]; !ok {
+		s.order = append(s.order, path)
+	}
+	s.changes[path] = r
+}
+
+func (p *Preparer) lookup(s *txnState, path string) (*record, error) {
+	if r, ok := s.changes[path]; ok {
+		if !r.exists {
+			return nil, jute.ErrNoNode
+		}
+		return r, nil
+	}
+	return p.get(path)
+}
+
+func (p *Preparer) commit(s *txnState) {
+	for _, path := range s.order {
+		p.overlay[path] = s.changes[path]
+		p.order = append(p.order, pending{s.zxid, path})
+	}
+}
+
+func (p *Preparer) newState(zxid, time int64) *txnState {
+	return &txnState{zxid: zxid, time: time, changes: make(map[string]*record)}
+}
+
+// Prepare turns a write request into its txn. A request that fails becomes an error txn
+// (or, for multi, a MultiTxn of error sub-txns): failed writes still consume their zxid.
+func (p *Preparer) Prepare(r *Request, zxid, timeMs int64) *jute.LoggedTxn {
+	t := &jute.LoggedTxn{Header: jute.TxnHeader{ClientID: r.SessionID, Cxid: r.Cxid, Zxid: zxid, Time: timeMs, Type: r.Type}}
+	s := p.newState(zxid, timeMs)
+	if r.Body == nil {
+		return errorTxn(t, jute.ErrMarshallingError)
+	}
+	if r.Type == jute.OpMulti {
+		t.Body = p.prepareMulti(r, s)
+		return t
+	}
+	body, err := p.prepareOp(r, r.Type, r.Body, s)
+	if err != nil {
+		return errorTxn(t, codeOf(err))
+	}
+	t.Body = body
+	p.commit(s)
+	return t
+}
+
+func errorTxn(t *jute.LoggedTxn, c jute.Code) *jute.LoggedTxn {
+	t.Header.Type = jute.OpError
+	t.Body = &jute.ErrorTxn{Err: c}
+	return t
+}
+
+func codeOf(err error) jute.Code {
+	if c, ok := err.(jute.Code); ok {
+		return c
+	}
+	return jute.ErrSystemError
+}
+
+func (p *Preparer) prepareMulti(r *Request, s *txnState) jute.Record {
+	m := r.Body.(*jute.MultiRequest)
+	txns := make([]jute.Txn, 0, len(m.Ops))
+	var failed error
+	for _, op := range m.Ops {
+		if failed != nil {
+			txns = append(txns, jute.Txn{Type: jute.OpError, Data: jute.Marshal(&jute.ErrorTxn{Err: jute.ErrRuntimeInconsistency})})
+			continue
+		}
+		var body jute.Record
+		var err error
+		switch op.Type {
+		case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL,
+			jute.OpDelete, jute.OpSetData, jute.OpCheck:
+			body, err = p.prepareOp(r, op.Type, op.Body, s)
+		default:
+			err = jute.ErrBadArguments
+		}
+		if err != nil {
+			failed = err
+			txns = append(txns, jute.Txn{Type: jute.OpError, Data: jute.Marshal(&jute.ErrorTxn{Err: codeOf(err)})})
+			continue
+		}
+		txns = append(txns, jute.Txn{Type: op.Type, Data: jute.Marshal(body)})
+	}
+	if failed == nil {
+		p.commit(s)
+	}
+	return &jute.MultiTxn{Txns: txns}
+}
+
+func (p *Preparer) checkACL(r *Request, acl []jute.ACL, perm int32) error {
+	if p.SkipACL || auth.Check(acl, perm, r.AuthIDs) {
+		return nil
+	}
+	return jute.ErrNoAuth
+}
+
+// checkVersion returns the version after a change, failing if the expected one does not match.
+func checkVersion(current, expected int32) (int32, error) {
+	if expected != -1 && expected != current {
+		return 0, jute.ErrBadVersion
+	}
+	return current + 1, nil
+}
+
+func parentForWrite(path string) (string, error) {
+	i := lastSlash(path)
+	if i < 0 || hasNUL(path) {
+		return "", jute.ErrBadArguments
+	}
+	if i == 0 {
+		return "/", nil
+	}
+	return path[:i], nil
+}
+
+func lastSlash(s string) int {
+	for i := len(s) - 1; i >= 0; i-- {
+		if s[i] == '/' {
+			return i
+		}
+	}
+	return -1
+}
+
+func hasNUL(s string) bool {
+	for i := 0; i < len(s); i++ {
+		if s[i] == 0 {
+			return true
+		}
+	}
+	return false
+}
+
+func isSpecial(path string) bool {
+	switch path {
+	case "/", datatree.ZookeeperPath, datatree.QuotaPath, datatree.ConfigPath:
+		return true
+	}
+	return false
+}
+
+func (p *Preparer) prepareOp(r *Request, typ jute.OpCode, body jute.Record, s *txnState) (jute.Record, error) {
+	switch typ {
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer:
+		b, ok := body.(*jute.CreateRequest)
+		if !ok {
+			return nil, jute.ErrMarshallingError
+		}
+		return p.create(r, typ, b.Path, b.Data, b.ACL, b.Flags, -1, s)
+	case jute.OpCreateTTL:
+		b, ok := body.(*jute.CreateTTLRequest)
+		if !ok {
+			return nil, jute.ErrMarshallingError
+		}
+		return p.create(r, typ, b.Path, b.Data, b.ACL, b.Flags, b.TTL, s)
+	case jute.OpDelete:
+		b, ok := body.(*jute.DeleteRequest)
+		if !ok {
+			return nil, jute.ErrMarshallingError
+		}
+		return p.delete(r, b, s)
+	case jute.OpSetData:
+		b, ok := body.(*jute.SetDataRequest)
+		if !ok {
+			return nil, jute.ErrMarshallingError
+		}
+		return p.setData(r, b, s)
+	case jute.OpSetACL:
+		b, ok := body.(*jute.SetACLRequest)
+		if !ok {
+			return nil, jute.ErrMarshallingError
+		}
+		return p.setACL(r, b, s)
+	case jute.OpCheck:
+		b, ok := body.(*jute.CheckVersionRequest)
+		if !ok {
+			return nil, jute.ErrMarshallingError
+		}
+		if !datatree.ValidatePath(b.Path) {
+			return nil, jute.ErrBadArguments
+		}
+		n, err := p.lookup(s, b.Path)
+		if err != nil {
+			return nil, err
+		}
+		if err := p.checkACL(r, n.acl, jute.PermRead); err != nil {
+			return nil, err
+		}
+		v, err := checkVersion(n.stat.Version, b.Version)
+		if err != nil {
+			return nil, err
+		}
+		return &jute.CheckVersionTxn{Path: b.Path, Version: v}, nil
+	case jute.OpReconfig:
+		// Standalone servers answer reconfig with UNIMPLEMENTED, as ZooKeeper does.
+		return nil, jute.ErrUnimplemented
+	}
+	return nil, jute.ErrUnimplemented
+}
+
+// createMode decodes create flags.
+type createMode struct {
+	ephemeral, sequential, container, ttl bool
+}
+
+func modeOf(flags int32) (createMode, bool) {
+	switch flags {
+	case jute.FlagPersistent:
+		return createMode{}, true
+	case jute.FlagEphemeral:
+		return createMode{ephemeral: true}, true
+	case jute.FlagPersistentSequential:
+		return createMode{sequential: true}, true
+	case jute.FlagEphemeralSequential:
+		return createMode{ephemeral: true, sequential: true}, true
+	case jute.FlagContainer:
+		return createMode{container: true}, true
+	case jute.FlagPersistentWithTTL:
+		return createMode{ttl: true}, true
+	case jute.FlagPersistentSequentialTTL:
+		return createMode{ttl: true, sequential: true}, true
+	}
+	return createMode{}, false
+}
+
+func (p *Preparer) create(r *Request, typ jute.OpCode, path string, data []byte, acl []jute.ACL, flags int32, ttl int64, s *txnState) (jute.Record, error) {
+	mode, ok := modeOf(flags)
+	if !ok {
+		return nil, jute.ErrBadArguments
+	}
+	if mode.ttl && !p.ExtendedTypes {
+		return nil, jute.ErrUnimplemented
+	}
+	if mode.ttl {
+		if ttl <= 0 || ttl > jute.MaxTTL {
+			return nil, jute.ErrBadArguments
+		}
+	} else if ttl >= 0 {
+		return nil, jute.ErrBadArguments
+	}
+	parentPath, err := parentForWrite(path)
+	if err != nil {
+		return nil, err
+	}
+	fixed, err := auth.FixupACL(acl, r.AuthIDs)
+	if err != nil {
+		return nil, jute.ErrInvalidACL
+	}
+	parent, err := p.lookup(s, parentPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkACL(r, parent.acl, jute.PermCreate); err != nil {
+		return nil, err
+	}
+	if mode.sequential {
+		path = fmt.Sprintf("%s%010d", path, parent.stat.Cversion)
+	}
+	if !datatree.ValidatePath(path) {
+		return nil, jute.ErrBadArguments
+	}
+	if path == "/" {
+		return nil, jute.ErrNodeExists
+	}
+	if _, err := p.lookup(s, path); err == nil {
+		return nil, jute.ErrNodeExists
+	}
+	if o := parent.stat.EphemeralOwner; o != 0 && o != datatree.ContainerOwner {
+		if _, isTTL := p.Tree.IsTTL(o); !isTTL {
+			return nil, jute.ErrNoChildrenForEphemerals
+		}
+	}
+	newCversion := parent.stat.Cversion + 1
+	var owner int64
+	var txn jute.Record
+	switch {
+	case typ == jute.OpCreateContainer:
+		txn = &jute.CreateContainerTxn{Path: path, Data: data, ACL: fixed, ParentCVersion: newCversion}
+		owner = datatree.ContainerOwner
+	case typ == jute.OpCreateTTL:
+		txn = &jute.CreateTTLTxn{Path: path, Data: data, ACL: fixed, ParentCVersion: newCversion, TTL: ttl}
+		owner = datatree.TTLOwner(ttl)
+	default:
+		txn = &jute.CreateTxn{Path: path, Data: data, ACL: fixed, Ephemeral: mode.ephemeral, ParentCVersion: newCversion}
+		if mode.ephemeral {
+			owner = r.SessionID
+		}
+	}
+	np := *parent
+	np.childCount++
+	np.stat.Cversion = newCversion
+	np.stat.Pzxid = s.zxid
+	s.put(parentPath, &np)
+	s.put(path, &record{exists: true, acl: fixed, stat: jute.StatPersisted{
+		Czxid: s.zxid, Mzxid: s.zxid, Pzxid: s.zxid, Ctime: s.time, Mtime: s.time, EphemeralOwner: owner,
+	}})
+	return txn, nil
+}
+
+func (p *Preparer) delete(r *Request, b *jute.DeleteRequest, s *txnState) (jute.Record, error) {
+	if isSpecial(b.Path) {
+		return nil, jute.ErrBadArguments
+	}
+	parentPath, err := parentForWrite(b.Path)
+	if err != nil {
+		return nil, err
+	}
+	parent, err := p.lookup(s, parentPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkACL(r, parent.acl, jute.PermDelete); err != nil {
+		return nil, err
+	}
+	n, err := p.lookup(s, b.Path)
+	if err != nil {
+		return nil, err
+	}
+	if _, err := checkVersion(n.stat.Version, b.Version); err != nil {
+		return nil, err
+	}
+	if n.childCount > 0 {
+		return nil, jute.ErrNotEmpty
+	}
+	p.markDeleted(s, parentPath, parent, b.Path)
+	return &jute.DeleteTxn{Path: b.Path}, nil
+}
+
+func (p *Preparer) markDeleted(s *txnState, parentPath string, parent *record, path string) {
+	np := *parent
+	np.childCount--
+	np.stat.Pzxid = s.zxid
+	s.put(parentPath, &np)
+	s.put(path, &record{exists: false})
+}
+
+func (p *Preparer) setData(r *Request, b *jute.SetDataRequest, s *txnState) (jute.Record, error) {
+	if !datatree.ValidatePath(b.Path) {
+		return nil, jute.ErrBadArguments
+	}
+	n, err := p.lookup(s, b.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkACL(r, n.acl, jute.PermWrite); err != nil {
+		return nil, err
+	}
+	v, err := checkVersion(n.stat.Version, b.Version)
+	if err != nil {
+		return nil, err
+	}
+	nn := *n
+	nn.stat.Version = v
+	nn.stat.Mzxid = s.zxid
+	nn.stat.Mtime = s.time
+	s.put(b.Path, &nn)
+	return &jute.SetDataTxn{Path: b.Path, Data: b.Data, Version: v}, nil
+}
+
+func (p *Preparer) setACL(r *Request, b *jute.SetACLRequest, s *txnState) (jute.Record, error) {
+	if !datatree.ValidatePath(b.Path) {
+		return nil, jute.ErrBadArguments
+	}
+	fixed, err := auth.FixupACL(b.ACL, r.AuthIDs)
+	if err != nil {
+		return nil, jute.ErrInvalidACL
+	}
+	n, err := p.lookup(s, b.Path)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkACL(r, n.acl, jute.PermAdmin); err != nil {
+		return nil, err
+	}
+	v, err := checkVersion(n.stat.Aversion, b.Version)
+	if err != nil {
+		return nil, err
+	}
+	nn := *n
+	nn.stat.Aversion = v
+	nn.acl = fixed
+	s.put(b.Path, &nn)
+	return &jute.SetACLTxn{Path: b.Path, ACL: fixed, Version: v}, nil
+}
+
+// CreateSession returns the txn that opens a session.
+func (p *Preparer) CreateSession(session int64, timeout int32, zxid, timeMs int64) *jute.LoggedTxn {
+	return &jute.LoggedTxn{
+		Header: jute.TxnHeader{ClientID: session, Zxid: zxid, Time: timeMs, Type: jute.OpCreateSession},
+		Body:   &jute.CreateSessionTxn{TimeOut: timeout},
+	}
+}
+
+// CloseSession returns the txn that closes a session and deletes its ephemerals, counting
+// the ephemerals that outstanding txns create or delete.
+func (p *Preparer) CloseSession(session int64, cxid int32, zxid, timeMs int64) *jute.LoggedTxn {
+	es := make(map[string]struct{})
+	for _, path := range p.Tree.Ephemerals(session) {
+		es[path] = struct{}{}
+	}
+	for path, rec := range p.overlay {
+		switch {
+		case !rec.exists:
+			delete(es, path)
+		case rec.stat.EphemeralOwner == session:
+			es[path] = struct{}{}
+		}
+	}
+	paths := make([]string, 0, len(es))
+	for path := range es {
+		paths = append(paths, path)
+	}
+	sort.Strings(paths)
+	s := p.newState(zxid, timeMs)
+	for _, path := range paths {
+		parentPath := datatree.Parent(path)
+		if parent, err := p.lookup(s, parentPath); err == nil {
+			p.markDeleted(s, parentPath, parent, path)
+		}
+	}
+	p.commit(s)
+	return &jute.LoggedTxn{
+		Header: jute.TxnHeader{ClientID: session, Cxid: cxid, Zxid: zxid, Time: timeMs, Type: jute.OpCloseSession},
+		Body:   &jute.CloseSessionTxn{Paths2Delete: paths},
+	}
+}
+
+// DeleteContainer returns the server-made txn that removes an expired container or TTL
+// node, or nil if the node no longer qualifies once outstanding changes are counted.
+func (p *Preparer) DeleteContainer(path string, zxid, timeMs int64) *jute.LoggedTxn {
+	s := p.newState(zxid, timeMs)
+	n, err := p.lookup(s, path)
+	if err != nil || n.childCount > 0 {
+		return nil
+	}
+	parentPath := datatree.Parent(path)
+	parent, err := p.lookup(s, parentPath)
+	if err != nil {
+		return nil
+	}
+	p.markDeleted(s, parentPath, parent, path)
+	p.commit(s)
+	return &jute.LoggedTxn{
+		Header: jute.TxnHeader{Zxid: zxid, Time: timeMs, Type: jute.OpDeleteContainer},
+		Body:   &jute.DeleteTxn{Path: path},
+	}
+}

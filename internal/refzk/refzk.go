@@ -1,0 +1,385 @@
+// Package refzk runs Apache ZooKeeper 3.8 (Debian's packages) as a reference server for
+// integration and differential tests. It owns the reference server's process: its zoo.cfg, its
+// class path and logging, its port, waiting until it serves, and killing it when the test ends.
+//
+// Tests skip when the reference server is not installed (see Available), unless the
+// environment variable ZKD_REFZK_REQUIRED is set to a non-empty value, in which case they fail.
+// ZKD_REFZK_CLASSPATH replaces the Debian class path, for ZooKeeper installed elsewhere.
+package refzk
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"runtime"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+)
+
+const (
+	// EnvRequired makes StartStandalone fail instead of skip when ZooKeeper is missing.
+	EnvRequired = "ZKD_REFZK_REQUIRED"
+	// EnvClassPath, when set, is used as the Java class path instead of Debian's jars.
+	EnvClassPath = "ZKD_REFZK_CLASSPATH"
+
+	mainClass = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
+	javaDir   = "/usr/share/java"
+)
+
+// debianJars is the class path for Debian's ZooKeeper. zookeeper.jar's manifest pulls in the
+// rest (netty, jackson, metrics, ...). Putting every jar of /usr/share/java on the path instead
+// would bring several competing SLF4J bindings on machines with other Java packages; this list
+// chooses log4j 1.2, which Debian's ZooKeeper is built against.
+var debianJars = []string{"zookeeper.jar", "zookeeper-jute.jar", "slf4j-api.jar", "slf4j-log4j12.jar", "log4j-1.2.jar"}
+
+// log4jConfig sends the server's log to stdout, which the harness writes to server.log.
+const log4jConfig = `log4j.rootLogger=INFO, CONSOLE
+log4j.appender.CONSOLE=org.apache.log4j.ConsoleAppender
+log4j.appender.CONSOLE.layout=org.apache.log4j.PatternLayout
+log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} %-5p [%t:%C{1}@%L] - %m%n
+`
+
+// DefaultJavaOpts are the JVM flags used when Options.JavaOpts is nil: a bounded heap and a
+// single-threaded collector suit a small shared CI machine; no hsperfdata files are left behind
+// by killed JVMs.
+var DefaultJavaOpts = []string{"-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:-UsePerfData"}
+
+var available = sync.OnceValues(func() (bool, string) {
+	if _, err := exec.LookPath("java"); err != nil {
+		return false, "no java in PATH (apt-get install default-jre-headless)"
+	}
+	if os.Getenv(EnvClassPath) != "" {
+		return true, ""
+	}
+	for _, jar := range debianJars {
+		if _, err := os.Stat(filepath.Join(javaDir, jar)); err != nil {
+			return false, fmt.Sprintf("%s is missing (apt-get install zookeeper)", filepath.Join(javaDir, jar))
+		}
+	}
+	return true, ""
+})
+
+// Available reports whether the reference ZooKeeper can be started here, and if not, why.
+func Available() (ok bool, why string) { return available() }
+
+// Options configures a reference server. The zero value is a fresh standalone server.
+type Options struct {
+	// TickTime is written to zoo.cfg; 0 means 2000.
+	TickTime int
+	// Config lines are appended to the generated zoo.cfg and override its settings (the last
+	// occurrence of a key wins), except clientPort, clientPortAddress and dataDir, which the
+	// harness relies on.
+	Config []string
+	// SystemProperties are Java system properties, as "-Dname=value" or "name=value", e.g.
+	// "-Dznode.container.checkIntervalMs=1000".
+	SystemProperties []string
+	// JavaOpts are other JVM flags, e.g. "-Xmx1g". nil means DefaultJavaOpts.
+	JavaOpts []string
+	// DataDir is the data directory; it may hold the files of an earlier run (ZooKeeper's or
+	// zkd's). "" means a fresh directory inside the test's temporary directory. The harness
+	// never deletes a DataDir it was given.
+	DataDir string
+	// StartTimeout bounds the wait until the server serves; 0 means 60 s.
+	StartTimeout time.Duration
+}
+
+// Server is a running reference ZooKeeper.
+type Server struct {
+	t        testing.TB
+	addr     string
+	dataDir  string
+	cfgPath  string
+	logPath  string
+	pid      int
+	portLock io.Closer
+
+	done    chan struct{} // closed once the process has exited and been reaped
+	waitErr error         // valid after done is closed
+
+	mu     sync.Mutex
+	exited bool // set right after reaping; no signal may be sent after that
+}
+
+// StartStandalone starts a standalone Apache ZooKeeper on 127.0.0.1 and returns once it serves
+// requests. The server is killed when the test ends. It skips the test when Available reports
+// false (fails with ZKD_REFZK_REQUIRED set), and fails it when the server does not start.
+func StartStandalone(t testing.TB, opts Options) *Server {
+	t.Helper()
+	if ok, why := Available(); !ok {
+		if os.Getenv(EnvRequired) != "" {
+			t.Fatalf("refzk: reference ZooKeeper required (%s set) but not available: %s", EnvRequired, why)
+		}
+		t.Skipf("refzk: reference ZooKeeper not available: %s", why)
+	}
+	dir := t.TempDir()
+	// A port can still be taken between choosing it and the JVM binding it; try a few.
+	for attempt := 1; ; attempt++ {
+		s, err := start(t, dir, opts)
+		if err == nil {
+			return s
+		}
+		if attempt < 3 && errors.Is(err, errPortInUse) {
+			t.Logf("refzk: %v; retrying", err)
+			continue
+		}
+		t.Fatalf("refzk: %v", err)
+	}
+}
+
+var errPortInUse = errors.New("port already in use")
+
+// start launches one server in dir and waits until it serves. On error the process is gone.
+func start(t testing.TB, dir string, opts Options) (*Server, error) {
+	port, portLock, err := reservePort()
+	if err != nil {
+		return nil, err
+	}
+	s := &Server{
+		t:        t,
+		addr:     net.JoinHostPort("127.0.0.1", strconv.Itoa(port)),
+		dataDir:  opts.DataDir,
+		cfgPath:  filepath.Join(dir, "zoo.cfg"),
+		logPath:  filepath.Join(dir, "server.log"),
+		portLock: portLock,
+		done:     make(chan struct{}),
+	}
+	if s.dataDir == "" {
+		s.dataDir = filepath.Join(dir, "data")
+	}
+	if err := s.writeFiles(dir, port, opts); err != nil {
+		portLock.Close()
+		return nil, err
+	}
+	logFile, err := os.Create(s.logPath)
+	if err != nil {
+		portLock.Close()
+		return nil, fmt.Errorf("creating server log: %w", err)
+	}
+	defer logFile.Close() // the child has its own copy
+
+	cmd := exec.Command("java", s.javaArgs(dir, opts)...)
+	cmd.Dir = dir
+	cmd.Stdout, cmd.Stderr = logFile, logFile
+	cmd.SysProcAttr = sysProcAttr()
+	started := make(chan error, 1)
+	go func() {
+		// The parent-death signal (see sysProcAttr) is tied to the thread that forks, so keep
+		// this goroutine on its thread until the JVM has exited.
+		runtime.LockOSThread()
+		if err := cmd.Start(); err != nil {
+			started <- err
+			return
+		}
+		s.pid = cmd.Process.Pid
+		started <- nil
+		err := cmd.Wait()
+		s.mu.Lock()
+		s.exited = true
+		s.mu.Unlock()
+		s.waitErr = err
+		close(s.done)
+		s.portLock.Close()
+	}()
+	if err := <-started; err != nil {
+		portLock.Close()
+		return nil, fmt.Errorf("starting java: %w", err)
+	}
+	t.Cleanup(s.Kill)
+
+	timeout := opts.StartTimeout
+	if timeout == 0 {
+		timeout = 60 * time.Second
+	}
+	if err := s.waitServing(timeout); err != nil {
+		s.Kill()
+		tail := s.logTail()
+		if bytes.Contains(tail, []byte("Address already in use")) {
+			err = fmt.Errorf("%s: %w", s.addr, errPortInUse)
+		}
+		return nil, fmt.Errorf("%w\n--- %s (tail) ---\n%s", err, s.logPath, tail)
+	}
+	return s, nil
+}
+
+func (s *Server) writeFiles(dir string, port int, opts Options) error {
+	if err := os.MkdirAll(s.dataDir, 0o755); err != nil {
+		return fmt.Errorf("creating data dir: %w", err)
+	}
+	tick := opts.TickTime
+	if tick == 0 {
+		tick = 2000
+	}
+	cfg := []string{
+		"tickTime=" + strconv.Itoa(tick),
+		"initLimit=10",
+		"syncLimit=5",
+		"dataDir=" + escapeProperty(s.dataDir),
+		"clientPort=" + strconv.Itoa(port),
+		"clientPortAddress=127.0.0.1",
+		"admin.enableServer=false", // its Jetty would want port 8080 in every server
+		"maxClientCnxns=0",
+		"4lw.commands.whitelist=*",
+	}
+	cfg = append(cfg, opts.Config...)
+	if err := os.WriteFile(s.cfgPath, []byte(strings.Join(cfg, "\n")+"\n"), 0o644); err != nil {
+		return fmt.Errorf("writing zoo.cfg: %w", err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "log4j.properties"), []byte(log4jConfig), 0o644); err != nil {
+		return fmt.Errorf("writing log4j.properties: %w", err)
+	}
+	return nil
+}
+
+func (s *Server) javaArgs(dir string, opts Options) []string {
+	javaOpts := opts.JavaOpts
+	if javaOpts == nil {
+		javaOpts = DefaultJavaOpts
+	}
+	args := append([]string(nil), javaOpts...)
+	for _, p := range opts.SystemProperties {
+		if !strings.HasPrefix(p, "-D") {
+			p = "-D" + p
+		}
+		args = append(args, p)
+	}
+	// The directory with log4j.properties goes first so log4j finds it as a resource.
+	cp := []string{dir}
+	if env := os.Getenv(EnvClassPath); env != "" {
+		cp = append(cp, env)
+	} else {
+		for _, jar := range debianJars {
+			cp = append(cp, filepath.Join(javaDir, jar))
+		}
+	}
+	return append(args, "-cp", strings.Join(cp, string(os.PathListSeparator)), mainClass, s.cfgPath)
+}
+
+// escapeProperty protects the backslashes of a path from java.util.Properties.
+func escapeProperty(v string) string { return strings.ReplaceAll(v, `\`, `\\`) }
+
+var modeLine = regexp.MustCompile(`(?m)^Mode: \S+`)
+
+// waitServing polls srvr until it prints a Mode line: ruok answers before the database is
+// loaded, srvr's Mode line only once requests are served.
+func (s *Server) waitServing(timeout time.Duration) error {
+	deadline := time.NewTimer(timeout)
+	defer deadline.Stop()
+	poll := time.NewTicker(100 * time.Millisecond)
+	defer poll.Stop()
+	for {
+		if out, err := s.Command("srvr"); err == nil && modeLine.MatchString(out) {
+			select {
+			case <-s.done: // someone else answered on our port
+			default:
+				return nil
+			}
+		}
+		select {
+		case <-s.done:
+			return fmt.Errorf("server exited before serving: %v", s.waitErr)
+		case <-deadline.C:
+			return fmt.Errorf("server not serving on %s after %v", s.addr, timeout)
+		case <-poll.C:
+		}
+	}
+}
+
+// Addr is the client address, "127.0.0.1:port".
+func (s *Server) Addr() string { return s.addr }
+
+// DataDir is the server's data directory (ZooKeeper keeps its files in DataDir/version-2).
+func (s *Server) DataDir() string { return s.dataDir }
+
+// ConfigPath is the zoo.cfg the server was started with.
+func (s *Server) ConfigPath() string { return s.cfgPath }
+
+// LogPath is the file with the server's log and the JVM's output.
+func (s *Server) LogPath() string { return s.logPath }
+
+// PID is the JVM's process id; it is also the id of the JVM's process group.
+func (s *Server) PID() int { return s.pid }
+
+// Command sends a four-letter word and returns the whole answer.
+func (s *Server) Command(cmd string) (string, error) {
+	conn, err := net.DialTimeout("tcp", s.addr, 5*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(10 * time.Second)); err != nil {
+		return "", err
+	}
+	if _, err := io.WriteString(conn, cmd); err != nil {
+		return "", err
+	}
+	out, err := io.ReadAll(conn)
+	return string(out), err
+}
+
+// Stop ends the server cleanly (SIGTERM to its process group) and waits for it; after 30 s it
+// is killed. Calling Stop or Kill again does nothing.
+func (s *Server) Stop() {
+	s.t.Helper()
+	if !s.signal(syscall.SIGTERM) {
+		return
+	}
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		s.t.Logf("refzk: %s did not stop within 30s of SIGTERM; killing it", s.addr)
+		s.Kill()
+	}
+}
+
+// Kill ends the server with SIGKILL to its process group and waits for it.
+func (s *Server) Kill() {
+	s.t.Helper()
+	if !s.signal(syscall.SIGKILL) {
+		return
+	}
+	select {
+	case <-s.done:
+	case <-time.After(30 * time.Second):
+		s.t.Errorf("refzk: java (pid %d) still running 30s after SIGKILL", s.pid)
+	}
+}
+
+// signal sends sig to the server's process group, unless the process is already reaped (its
+// pid could then belong to someone else). It reports whether it signalled.
+func (s *Server) signal(sig syscall.Signal) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.exited {
+		return false
+	}
+	if err := syscall.Kill(-s.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
+		s.t.Errorf("refzk: kill -%d -%d: %v", sig, s.pid, err)
+	}
+	return true
+}
+
+// logTail returns the end of the server log.
+func (s *Server) logTail() []byte {
+	b, err := os.ReadFile(s.logPath)
+	if err != nil {
+		return []byte(err.Error())
+	}
+	const max = 6000
+	if len(b) > max {
+		b = b[len(b)-max:]
+		if i := bytes.IndexByte(b, '\n'); i >= 0 {
+			b = b[i+1:]
+		}
+	}
+	return b
+}

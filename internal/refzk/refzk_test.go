@@ -1,0 +1,159 @@
+package refzk
+
+import (
+	"encoding/binary"
+	"errors"
+	"io"
+	"net"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strconv"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+func skipUnlessAvailable(t *testing.T) {
+	t.Helper()
+	if ok, why := Available(); !ok {
+		t.Skipf("reference ZooKeeper not available: %s", why)
+	}
+}
+
+func TestStandaloneServesAndStops(t *testing.T) {
+	t.Parallel()
+	tmp := t.TempDir()
+	s := StartStandalone(t, Options{
+		TickTime:         1000,
+		Config:           []string{"maxClientCnxns=7"},
+		SystemProperties: []string{"-Djava.io.tmpdir=" + tmp, "zookeeper.extendedTypesEnabled=true"},
+		JavaOpts:         []string{"-Xmx200m", "-XX:-UsePerfData"},
+	})
+
+	srvr, err := s.Command("srvr")
+	if err != nil || !strings.Contains(srvr, "\nMode: standalone\n") {
+		t.Fatalf("srvr = %q, %v; want a Mode: standalone line", srvr, err)
+	}
+	if !strings.HasPrefix(srvr, "Zookeeper version: 3.") {
+		t.Errorf("srvr does not come from Apache ZooKeeper: %q", srvr)
+	}
+
+	conf, err := s.Command("conf")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, port, _ := net.SplitHostPort(s.Addr())
+	for _, want := range []string{
+		"clientPort=" + port + "\n",
+		"dataDir=" + filepath.Join(s.DataDir(), "version-2") + "\n",
+		"tickTime=1000\n",
+		"maxClientCnxns=7\n", // the extra line overrides the harness's maxClientCnxns=0
+	} {
+		if !strings.Contains(conf, want) {
+			t.Errorf("conf answer lacks %q:\n%s", want, conf)
+		}
+	}
+	if envi, err := s.Command("envi"); err != nil || !strings.Contains(envi, "java.io.tmpdir="+tmp+"\n") {
+		t.Errorf("system property not passed: envi = %q, %v", envi, err)
+	}
+	cmdline, err := os.ReadFile(filepath.Join("/proc", strconv.Itoa(s.PID()), "cmdline"))
+	if err == nil && !strings.Contains(string(cmdline), "\x00-Xmx200m\x00") {
+		t.Errorf("JavaOpts not passed: cmdline %q", cmdline)
+	}
+
+	s.Stop()
+	// The whole process group is gone (and the JVM reaped, so its pid is not signalled again).
+	if err := syscall.Kill(-s.PID(), 0); !errors.Is(err, syscall.ESRCH) {
+		t.Errorf("kill(-%d, 0) after Stop = %v, want ESRCH", s.PID(), err)
+	}
+	if _, err := s.Command("srvr"); err == nil {
+		t.Error("server still answers after Stop")
+	}
+	s.Stop() // no-op
+	s.Kill() // no-op
+}
+
+// A data directory written by one server is read by the next: the harness must hand the given
+// DataDir to ZooKeeper rather than a fresh one.
+func TestReopenDataDir(t *testing.T) {
+	t.Parallel()
+	dataDir := filepath.Join(t.TempDir(), "shared")
+	s := StartStandalone(t, Options{DataDir: dataDir})
+	if s.DataDir() != dataDir {
+		t.Fatalf("DataDir() = %q, want %q", s.DataDir(), dataDir)
+	}
+	if z := srvrZxid(t, s); z != "0x0" {
+		t.Fatalf("fresh server has zxid %s", z)
+	}
+	openSession(t, s.Addr()) // createSession is a transaction: zxid 1
+	s.Kill()
+	if logs, _ := filepath.Glob(filepath.Join(dataDir, "version-2", "log.*")); len(logs) == 0 {
+		t.Fatalf("no transaction log in %s/version-2", dataDir)
+	}
+
+	s2 := StartStandalone(t, Options{DataDir: dataDir})
+	if z := srvrZxid(t, s2); z == "0x0" {
+		t.Errorf("restarted server has zxid 0x0: the data dir was not reused")
+	}
+}
+
+// On a failed start the error carries the server log, and no process is left.
+func TestStartFailureReportsLog(t *testing.T) {
+	skipUnlessAvailable(t)
+	t.Parallel()
+	dir := t.TempDir()
+	_, err := start(t, dir, Options{Config: []string{"tickTime=abc"}})
+	if err == nil {
+		t.Fatal("start succeeded with tickTime=abc")
+	}
+	// ZooKeeper logs the parse failure before exiting.
+	if !strings.Contains(err.Error(), "server exited before serving") || !strings.Contains(err.Error(), `For input string: "abc"`) {
+		t.Errorf("error does not explain the failure:\n%v", err)
+	}
+}
+
+var zxidLine = regexp.MustCompile(`(?m)^Zxid: (0x[0-9a-f]+)$`)
+
+func srvrZxid(t *testing.T, s *Server) string {
+	t.Helper()
+	out, err := s.Command("srvr")
+	m := zxidLine.FindStringSubmatch(out)
+	if err != nil || m == nil {
+		t.Fatalf("srvr = %q, %v", out, err)
+	}
+	return m[1]
+}
+
+// openSession performs a client handshake, which commits a createSession transaction.
+func openSession(t *testing.T, addr string) {
+	t.Helper()
+	conn, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer conn.Close()
+	if err := conn.SetDeadline(time.Now().Add(30 * time.Second)); err != nil {
+		t.Fatal(err)
+	}
+	body := jute.Marshal(&jute.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16), HasReadOnly: true})
+	frame := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+	if _, err := conn.Write(append(frame, body...)); err != nil {
+		t.Fatal(err)
+	}
+	var n [4]byte
+	if _, err := io.ReadFull(conn, n[:]); err != nil {
+		t.Fatal(err)
+	}
+	reply := make([]byte, binary.BigEndian.Uint32(n[:]))
+	if _, err := io.ReadFull(conn, reply); err != nil {
+		t.Fatal(err)
+	}
+	var resp jute.ConnectResponse
+	if err := jute.Unmarshal(reply, &resp); err != nil || resp.SessionID == 0 {
+		t.Fatalf("ConnectResponse %+v, %v", resp, err)
+	}
+}

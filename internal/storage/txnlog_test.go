@@ -1,0 +1,741 @@
+package storage
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"math/rand/v2"
+	"os"
+	"regexp"
+	"strconv"
+	"testing"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+const vdir = "/data/version-2"
+
+var quiet = slog.New(slog.DiscardHandler)
+
+// mkTxn builds txn bytes: a TxnHeader for zxid and n payload bytes derived from zxid and
+// salt, so entries from different histories differ.
+func mkTxn(zxid int64, n int, salt byte) []byte {
+	h := jute.TxnHeader{ClientID: 0x100, Cxid: int32(zxid), Zxid: zxid, Time: 1700000000000 + zxid, Type: jute.OpSetData}
+	b := jute.Marshal(&h)
+	for i := 0; i < n; i++ {
+		b = append(b, byte(zxid*31+int64(i))^salt)
+	}
+	return b
+}
+
+type entry struct {
+	zxid int64
+	txn  []byte
+}
+
+func readAll(t *testing.T, fsys FS, dir string, from int64) ([]entry, int64, error) {
+	t.Helper()
+	var out []entry
+	last, err := ReadLog(fsys, dir, from, func(z int64, txn []byte) error {
+		out = append(out, entry{z, append([]byte(nil), txn...)})
+		return nil
+	})
+	return out, last, err
+}
+
+func openLog(t *testing.T, fsys FS, pre int64) *Log {
+	t.Helper()
+	l, err := OpenLog(fsys, vdir, LogOptions{PreAllocSize: pre, ForceSync: true, Logger: quiet})
+	if err != nil {
+		t.Fatalf("OpenLog: %v", err)
+	}
+	return l
+}
+
+func appendAll(t *testing.T, l *Log, es []entry) {
+	t.Helper()
+	for _, e := range es {
+		if err := l.Append(e.zxid, e.txn); err != nil {
+			t.Fatalf("Append(%#x): %v", e.zxid, err)
+		}
+	}
+}
+
+func mkEntries(from, to int64, salt byte) []entry {
+	var es []entry
+	for z := from; z <= to; z++ {
+		es = append(es, entry{z, mkTxn(z, int(z%7)*9, salt)})
+	}
+	return es
+}
+
+func sameEntries(t *testing.T, got, want []entry) {
+	t.Helper()
+	if len(got) != len(want) {
+		t.Fatalf("got %d entries, want %d", len(got), len(want))
+	}
+	for i := range got {
+		if got[i].zxid != want[i].zxid || !bytes.Equal(got[i].txn, want[i].txn) {
+			t.Fatalf("entry %d: got zxid %#x (%d bytes), want %#x (%d bytes)", i,
+				got[i].zxid, len(got[i].txn), want[i].zxid, len(want[i].txn))
+		}
+	}
+}
+
+func logNames(t *testing.T, fsys FS) []string {
+	t.Helper()
+	files, err := listLogs(fsys, vdir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for _, f := range files {
+		names = append(names, f.name)
+	}
+	return names
+}
+
+func TestNames(t *testing.T) {
+	if got := LogName(0x3c); got != "log.3c" {
+		t.Errorf("LogName = %q", got)
+	}
+	if got := SnapName(0x100000000); got != "snapshot.100000000" {
+		t.Errorf("SnapName = %q", got)
+	}
+	for _, tc := range []struct {
+		name string
+		zxid int64
+		ok   bool
+	}{
+		{"log.1", 1, true}, {"log.3C", 0x3c, true}, {"log.", 0, false}, {"log.0x1", 0, false},
+		{"log.-1", 0, false}, {"log.1.tmp", 0, false}, {"snapshot.1", 0, false},
+		{"log.ffffffffffffffff", 0, false}, {"log.7fffffffffffffff", 1<<63 - 1, true},
+	} {
+		z, ok := ParseLogName(tc.name)
+		if z != tc.zxid || ok != tc.ok {
+			t.Errorf("ParseLogName(%q) = %#x, %v", tc.name, z, ok)
+		}
+	}
+	for _, tc := range []struct {
+		name, suffix string
+		zxid         int64
+		ok           bool
+	}{
+		{"snapshot.3c", "", 0x3c, true}, {"snapshot.3c.gz", ".gz", 0x3c, true},
+		{"snapshot.3c.snappy", ".snappy", 0x3c, true}, {"snapshot.3c.tmp", "", 0, false},
+		{"tmp.snapshot.3c", "", 0, false}, {"snapshot.", "", 0, false},
+	} {
+		z, suf, ok := ParseSnapName(tc.name)
+		if z != tc.zxid || ok != tc.ok || suf != tc.suffix {
+			t.Errorf("ParseSnapName(%q) = %#x, %q, %v", tc.name, z, suf, ok)
+		}
+	}
+}
+
+func TestLogRoundTripAcrossRolls(t *testing.T) {
+	m := NewMemFS()
+	l := openLog(t, m, 256)
+	all := mkEntries(1, 100, 0)
+	for i, e := range all {
+		appendAll(t, l, []entry{e})
+		if i%7 == 6 {
+			if err := l.Sync(); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if e.zxid == 30 || e.zxid == 61 {
+			if err := l.Roll(); err != nil {
+				t.Fatal(err)
+			}
+		}
+	}
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if got, want := fmt.Sprint(logNames(t, m)), "[log.1 log.1f log.3e]"; got != want {
+		t.Fatalf("files %s, want %s", got, want)
+	}
+	got, last, err := readAll(t, m, vdir, 0)
+	if err != nil || last != 100 {
+		t.Fatalf("ReadLog: last %#x, %v", last, err)
+	}
+	sameEntries(t, got, all)
+
+	// Starting points: inside a file, at a file boundary, at the end.
+	for _, from := range []int64{0, 1, 29, 30, 31, 45, 61, 62, 99, 100, 500} {
+		got, last, err := readAll(t, m, vdir, from)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := all[min(from, 100):]
+		sameEntries(t, got, want)
+		if last != max(from, 100) {
+			t.Errorf("from %d: last %d", from, last)
+		}
+	}
+
+	// Reopen and continue: the next append starts a new file, as ZooKeeper does.
+	l = openLog(t, m, 256)
+	if l.LastZxid() != 100 {
+		t.Fatalf("LastZxid after reopen = %#x", l.LastZxid())
+	}
+	more := mkEntries(101, 110, 0)
+	appendAll(t, l, more)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err = readAll(t, m, vdir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEntries(t, got, append(all, more...))
+	if n := len(logNames(t, m)); n != 4 {
+		t.Errorf("%d files after reopen, want 4", n)
+	}
+}
+
+func TestLogAppendChecks(t *testing.T) {
+	l := openLog(t, NewMemFS(), 0)
+	defer l.Close()
+	if err := l.Append(5, mkTxn(5, 0, 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := l.Append(5, mkTxn(5, 0, 0)); !errors.Is(err, ErrZxidOrder) {
+		t.Errorf("repeated zxid: %v", err)
+	}
+	if err := l.Append(7, mkTxn(6, 0, 0)); !errors.Is(err, ErrBadTxn) {
+		t.Errorf("mismatched header: %v", err)
+	}
+	if err := l.Append(7, []byte{1, 2, 3}); !errors.Is(err, ErrBadTxn) {
+		t.Errorf("short txn: %v", err)
+	}
+}
+
+// The golden log is decoded entry by entry, and writing the same txns reproduces its bytes
+// and its preallocated size.
+func TestGoldenLog(t *testing.T) {
+	head, err := os.ReadFile("testdata/log.1.head")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ann, err := os.ReadFile("testdata/06-txnlog.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	type want struct{ off, zxid int64 }
+	var wants []want
+	re := regexp.MustCompile(`(?m)^### entry \d+ at file offset 0x([0-9a-f]+): zxid=0x([0-9a-f]+)`)
+	for _, mm := range re.FindAllSubmatch(ann, -1) {
+		off, _ := strconv.ParseInt(string(mm[1]), 16, 64)
+		z, _ := strconv.ParseInt(string(mm[2]), 16, 64)
+		wants = append(wants, want{off, z})
+	}
+	if len(wants) != 60 {
+		t.Fatalf("annotation lists %d entries, want 60", len(wants))
+	}
+
+	m := NewMemFS()
+	m.MkdirAll(vdir, 0o755)
+	m.WriteFile(vdir+"/log.1", head)
+	var got []want
+	var txns []entry
+	res, err := scanLog(m, vdir+"/log.1", func(z int64, txn []byte, off int64) error {
+		got = append(got, want{off, z})
+		txns = append(txns, entry{z, append([]byte(nil), txn...)})
+		return nil
+	})
+	if err != nil || res.stop != stopEnd || res.why != "zero length" {
+		t.Fatalf("scan: %+v %v", res, err)
+	}
+	if fmt.Sprint(got) != fmt.Sprint(wants) {
+		t.Fatalf("entries\n got %v\nwant %v", got, wants)
+	}
+	entries, last, err := readAll(t, m, vdir, 0)
+	if err != nil || last != 0x3c || len(entries) != 60 {
+		t.Fatalf("ReadLog: %d entries, last %#x, %v", len(entries), last, err)
+	}
+	var hdr jute.TxnHeader
+	if _, err := jute.UnmarshalPrefix(entries[0].txn, &hdr); err != nil || hdr.Type != jute.OpCreateSession || hdr.ClientID != 0x100000a4ed70000 {
+		t.Errorf("first txn header %+v, %v", hdr, err)
+	}
+
+	// Re-encode on a real file system, where 64 MiB of preallocation is a sparse file.
+	dir := t.TempDir()
+	l, err := OpenLog(OSFS{}, dir, LogOptions{ForceSync: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll(t, l, txns)
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	out, err := os.ReadFile(dir + "/log.1")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(out) != 67108880 {
+		t.Errorf("file size %d, want 67108880 (16 + 64 MiB)", len(out))
+	}
+	if !bytes.Equal(out[:len(head)], head) {
+		t.Errorf("re-encoded log differs from golden head")
+	}
+}
+
+func TestPreallocation(t *testing.T) {
+	m := NewMemFS()
+	l := openLog(t, m, 1024)
+	size := func() int64 {
+		s, err := m.Stat(vdir + "/log.1")
+		if err != nil {
+			t.Fatal(err)
+		}
+		return s
+	}
+	appendAll(t, l, []entry{{1, mkTxn(1, 10, 0)}})
+	l.Sync()
+	if s := size(); s != 16+1024 {
+		t.Errorf("first size %d, want %d", s, 16+1024)
+	}
+	// Data far from the end: no growth. Within 4 KiB of it: one more step.
+	l.Close()
+	m = NewMemFS()
+	l = openLog(t, m, 8192)
+	z := int64(1)
+	for ; l.CurrentSize() < 8192+16-padSlack; z++ {
+		if z > 1 {
+			if s := size(); s != 16+8192 {
+				t.Fatalf("zxid %d at %d: size %d, want %d", z, l.CurrentSize(), s, 16+8192)
+			}
+		}
+		appendAll(t, l, []entry{{z, mkTxn(z, 100, 0)}})
+		l.Sync()
+	}
+	appendAll(t, l, []entry{{z, mkTxn(z, 100, 0)}})
+	l.Sync()
+	if s := size(); s != 16+2*8192 {
+		t.Fatalf("after crossing the slack: size %d, want %d", s, 16+2*8192)
+	}
+	for z++; z < 200; z++ {
+		appendAll(t, l, []entry{{z, mkTxn(z, 100, 0)}})
+		l.Sync()
+		if s := size(); s < l.CurrentSize() {
+			t.Fatalf("zxid %d: size %d below data %d", z, s, l.CurrentSize())
+		}
+	}
+	l.Close()
+	got, _, err := readAll(t, m, vdir, 0)
+	if err != nil || len(got) != 199 {
+		t.Fatalf("%d entries, %v", len(got), err)
+	}
+	if got, want := padTo(16, 16, 64<<20), int64(16+64<<20); got != want {
+		t.Errorf("padTo fresh file = %d, want %d", got, want)
+	}
+	if got, want := padTo(5000, 1040, 1024), int64(5120); got != want {
+		t.Errorf("padTo past end = %d, want %d", got, want)
+	}
+}
+
+func TestGroupCommitOneFsync(t *testing.T) {
+	m := NewMemFS()
+	l := openLog(t, m, 0)
+	defer l.Close()
+	appendAll(t, l, mkEntries(1, 5, 0))
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	before := m.Syncs()
+	appendAll(t, l, mkEntries(6, 500, 0))
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.Syncs() - before; n != 1 {
+		t.Errorf("%d fsyncs for one group commit, want 1", n)
+	}
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	if n := m.Syncs() - before; n != 1 {
+		t.Errorf("Sync with nothing new fsynced again")
+	}
+}
+
+func TestAppendDoesNotAllocate(t *testing.T) {
+	l := openLog(t, NewMemFS(), 0)
+	defer l.Close()
+	txn := mkTxn(1, 200, 0)
+	z := int64(1)
+	next := func() {
+		// Reuse one buffer: only the zxid in the header changes.
+		for i := 0; i < 8; i++ {
+			txn[12+i] = byte(z >> (56 - 8*i))
+		}
+		if err := l.Append(z, txn); err != nil {
+			t.Fatal(err)
+		}
+		z++
+	}
+	for i := 0; i < 20000; i++ { // grow the buffer past the flush threshold once
+		next()
+	}
+	if a := testing.AllocsPerRun(5000, next); a != 0 {
+		t.Errorf("Append allocates %.2f times per entry", a)
+	}
+}
+
+// crashCase appends synced and unsynced entries, crashes, reopens and checks that what
+// survives is a prefix of what was appended, no shorter than what was synced, then that
+// appends continue after it.
+func TestCrashKeepsSyncedPrefix(t *testing.T) {
+	for seed := uint64(0); seed < 200; seed++ {
+		t.Run(fmt.Sprint(seed), func(t *testing.T) {
+			rng := rand.New(rand.NewPCG(seed, 7))
+			m := NewMemFS()
+			var all []entry
+			synced := 0
+			z := int64(0)
+			for gen := 0; gen < 3; gen++ {
+				l := openLog(t, m, 512)
+				if l.LastZxid() != z {
+					t.Fatalf("gen %d: LastZxid %#x, want %#x", gen, l.LastZxid(), z)
+				}
+				for b := rng.IntN(6); b >= 0; b-- {
+					n := 1 + rng.IntN(10)
+					batch := mkEntries(z+1, z+int64(n), byte(gen))
+					appendAll(t, l, batch)
+					all = append(all, batch...)
+					z += int64(n)
+					if rng.IntN(4) == 0 {
+						if err := l.Roll(); err != nil {
+							t.Fatal(err)
+						}
+					} else if err := l.Sync(); err != nil {
+						t.Fatal(err)
+					}
+					synced = len(all)
+				}
+				// Unsynced tail: some written to the file, some only buffered.
+				batch := mkEntries(z+1, z+int64(1+rng.IntN(10)), byte(gen))
+				appendAll(t, l, batch[:len(batch)/2])
+				l.mu.Lock()
+				l.flush()
+				l.mu.Unlock()
+				appendAll(t, l, batch[len(batch)/2:])
+				all = append(all, batch...)
+				if rng.IntN(2) == 0 {
+					m.CrashTorn(rng)
+				} else {
+					m.Crash()
+				}
+				got, last, err := readAll(t, m, vdir, 0)
+				if err != nil {
+					// Torn garbage before recovery may look like corruption.
+					if !errors.Is(err, ErrCorruptLog) {
+						t.Fatal(err)
+					}
+				}
+				l2 := openLog(t, m, 512)
+				got, last, err = readAll(t, m, vdir, 0)
+				if err != nil {
+					t.Fatalf("gen %d: after recovery: %v", gen, err)
+				}
+				if len(got) < synced || len(got) > len(all) {
+					t.Fatalf("gen %d: %d entries survive, synced %d, appended %d", gen, len(got), synced, len(all))
+				}
+				sameEntries(t, got, all[:len(got)])
+				if last != l2.LastZxid() || (len(got) > 0 && last != got[len(got)-1].zxid) {
+					t.Fatalf("gen %d: ReadLog last %#x, LastZxid %#x", gen, last, l2.LastZxid())
+				}
+				all = all[:len(got)]
+				synced = len(all)
+				z = l2.LastZxid()
+				l2.Close()
+			}
+		})
+	}
+}
+
+// A torn last entry, cut at every byte, recovers to the entry before it, with or without
+// preallocated zeros after the cut, and appends continue readably.
+func TestTornTailEveryOffset(t *testing.T) {
+	m := NewMemFS()
+	l := openLog(t, m, -1)
+	es := mkEntries(1, 5, 0)
+	appendAll(t, l, es)
+	l.Close()
+	full, _ := m.ReadFile(vdir + "/log.1")
+	lastOff := int64(len(full)) - int64(entryOverhead+len(es[4].txn))
+	for cut := lastOff; cut < int64(len(full)); cut++ {
+		for _, pad := range []int{0, 300} {
+			m := NewMemFS()
+			m.MkdirAll(vdir, 0o755)
+			content := append(append([]byte(nil), full[:cut]...), make([]byte, pad)...)
+			m.WriteFile(vdir+"/log.1", content)
+			l := openLog(t, m, -1)
+			if l.LastZxid() != 4 {
+				t.Fatalf("cut %d pad %d: LastZxid %d", cut, pad, l.LastZxid())
+			}
+			next := entry{5, mkTxn(5, 3, 0x55)}
+			appendAll(t, l, []entry{next})
+			if err := l.Close(); err != nil {
+				t.Fatal(err)
+			}
+			got, _, err := readAll(t, m, vdir, 0)
+			if err != nil {
+				t.Fatalf("cut %d pad %d: %v", cut, pad, err)
+			}
+			sameEntries(t, got, append(append([]entry(nil), es[:4]...), next))
+		}
+	}
+}
+
+// A flipped byte anywhere in an entry cuts the log back to the entry before it; later files
+// go too, and new appends continue after the cut.
+func TestFlippedByteTruncates(t *testing.T) {
+	build := func() (*MemFS, []entry) {
+		m := NewMemFS()
+		l := openLog(t, m, 128)
+		es := mkEntries(1, 30, 0)
+		appendAll(t, l, es[:10])
+		l.Roll()
+		appendAll(t, l, es[10:20])
+		l.Roll()
+		appendAll(t, l, es[20:])
+		l.Close()
+		return m, es
+	}
+	m, es := build()
+	full, _ := m.ReadFile(vdir + "/log.b")
+	// Offsets of entries 11..20 in log.b.
+	off := int64(fileHeaderSize)
+	var offs []int64
+	for _, e := range es[10:20] {
+		offs = append(offs, off)
+		off += int64(entryOverhead + len(e.txn))
+	}
+	_ = full
+	for k := 3; k < 10; k += 3 { // entry zxid 11+k is damaged
+		e := es[10+k]
+		for pos := int64(0); pos < int64(entryOverhead+len(e.txn)); pos++ {
+			m, es := build()
+			if err := m.Corrupt(vdir+"/log.b", offs[k]+pos); err != nil {
+				t.Fatal(err)
+			}
+			inBody := pos >= 12 && pos < 12+int64(len(e.txn))
+			if inBody {
+				_, _, err := readAll(t, m, vdir, 0)
+				if !errors.Is(err, ErrCorruptLog) {
+					t.Fatalf("k %d pos %d: ReadLog before recovery: %v", k, pos, err)
+				}
+			}
+			l := openLog(t, m, 128)
+			wantLast := e.zxid - 1
+			if !inBody {
+				// Damage to the framing can read as a torn entry, which ends only its
+				// file; later files stay.
+				if l.LastZxid() != wantLast && l.LastZxid() != 30 {
+					t.Fatalf("k %d pos %d: LastZxid %d", k, pos, l.LastZxid())
+				}
+				l.Close()
+				continue
+			}
+			if l.LastZxid() != wantLast {
+				t.Fatalf("k %d pos %d: LastZxid %d, want %d", k, pos, l.LastZxid(), wantLast)
+			}
+			if names := fmt.Sprint(logNames(t, m)); names != "[log.1 log.b]" {
+				t.Fatalf("files after recovery: %s", names)
+			}
+			next := mkEntries(wantLast+1, wantLast+3, 0x77)
+			appendAll(t, l, next)
+			l.Close()
+			got, _, err := readAll(t, m, vdir, 0)
+			if err != nil {
+				t.Fatal(err)
+			}
+			sameEntries(t, got, append(append([]entry(nil), es[:wantLast]...), next...))
+		}
+	}
+}
+
+// Framing damage in the only file always cuts back to the entry before it.
+func TestFlippedFramingSingleFile(t *testing.T) {
+	m0 := NewMemFS()
+	l := openLog(t, m0, -1)
+	es := mkEntries(1, 6, 0)
+	appendAll(t, l, es)
+	l.Close()
+	full, _ := m0.ReadFile(vdir + "/log.1")
+	start := int64(fileHeaderSize)
+	for _, e := range es[:3] {
+		start += int64(entryOverhead + len(e.txn))
+	}
+	n := int64(entryOverhead + len(es[3].txn))
+	for pos := start; pos < start+n; pos++ {
+		m := NewMemFS()
+		m.MkdirAll(vdir, 0o755)
+		m.WriteFile(vdir+"/log.1", full)
+		m.Corrupt(vdir+"/log.1", pos)
+		l := openLog(t, m, -1)
+		if l.LastZxid() != 3 {
+			t.Fatalf("flip at %d: LastZxid %d", pos, l.LastZxid())
+		}
+		l.Close()
+	}
+	// A damaged header removes the file and everything after it.
+	m := NewMemFS()
+	m.MkdirAll(vdir, 0o755)
+	m.WriteFile(vdir+"/log.1", full)
+	m.Corrupt(vdir+"/log.1", 1)
+	l = openLog(t, m, -1)
+	if l.LastZxid() != 0 || len(logNames(t, m)) != 0 {
+		t.Fatalf("bad header: LastZxid %d, files %v", l.LastZxid(), logNames(t, m))
+	}
+}
+
+func TestTruncateAfter(t *testing.T) {
+	m := NewMemFS()
+	l := openLog(t, m, 128)
+	es := mkEntries(1, 30, 0)
+	appendAll(t, l, es[:10])
+	l.Roll()
+	appendAll(t, l, es[10:20])
+	l.Roll()
+	appendAll(t, l, es[20:27])
+	l.Sync()
+	appendAll(t, l, es[27:]) // buffered only
+	if err := l.TruncateAfter(15); err != nil {
+		t.Fatal(err)
+	}
+	if l.LastZxid() != 15 {
+		t.Fatalf("LastZxid %d", l.LastZxid())
+	}
+	if names := fmt.Sprint(logNames(t, m)); names != "[log.1 log.b]" {
+		t.Fatalf("files %s", names)
+	}
+	next := mkEntries(16, 18, 0x99)
+	appendAll(t, l, next)
+	if err := l.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	want := append(append([]entry(nil), es[:15]...), next...)
+	got, _, err := readAll(t, m, vdir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEntries(t, got, want)
+
+	// The truncation is durable: the forgotten history does not come back.
+	m.Crash()
+	l2 := openLog(t, m, 128)
+	got, _, err = readAll(t, m, vdir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEntries(t, got, want)
+
+	if err := l2.TruncateAfter(0); err != nil {
+		t.Fatal(err)
+	}
+	if l2.LastZxid() != 0 || len(logNames(t, m)) != 0 {
+		t.Fatalf("TruncateAfter(0): LastZxid %d, files %v", l2.LastZxid(), logNames(t, m))
+	}
+	if err := l2.TruncateAfter(0); err != nil {
+		t.Fatal(err)
+	}
+	l2.Close()
+}
+
+func TestLogFailuresAreSticky(t *testing.T) {
+	boom := errors.New("boom")
+	for _, which := range []string{"write", "sync"} {
+		m := NewMemFS()
+		l := openLog(t, m, 0)
+		appendAll(t, l, mkEntries(1, 3, 0))
+		if err := l.Sync(); err != nil {
+			t.Fatal(err)
+		}
+		appendAll(t, l, mkEntries(4, 5, 0))
+		if which == "write" {
+			m.FailNextWrite(boom)
+		} else {
+			m.FailNextSync(boom)
+		}
+		if err := l.Sync(); !errors.Is(err, boom) {
+			t.Fatalf("%s: Sync = %v", which, err)
+		}
+		if err := l.Append(6, mkTxn(6, 0, 0)); err == nil {
+			t.Fatalf("%s: Append after failure succeeded", which)
+		}
+		if err := l.Sync(); err == nil {
+			t.Fatalf("%s: Sync after failure succeeded", which)
+		}
+		l.Close()
+		m.Crash()
+		l = openLog(t, m, 0)
+		got, _, err := readAll(t, m, vdir, 0)
+		if err != nil || len(got) != 3 {
+			t.Fatalf("%s: after crash %d entries, %v", which, len(got), err)
+		}
+		l.Close()
+	}
+}
+
+func TestReadLogCallbackError(t *testing.T) {
+	m := NewMemFS()
+	l := openLog(t, m, 0)
+	appendAll(t, l, mkEntries(1, 10, 0))
+	l.Close()
+	stop := errors.New("stop")
+	n := 0
+	_, err := ReadLog(m, vdir, 0, func(z int64, _ []byte) error {
+		n++
+		if z == 4 {
+			return stop
+		}
+		return nil
+	})
+	if !errors.Is(err, stop) || n != 4 {
+		t.Fatalf("err %v after %d entries", err, n)
+	}
+	if _, err := ReadLog(m, "/nope", 0, nil); err != nil {
+		t.Fatalf("missing dir: %v", err)
+	}
+}
+
+func TestOSFSLogCrashFree(t *testing.T) {
+	dir := t.TempDir() + "/version-2"
+	l, err := OpenLog(OSFS{}, dir, LogOptions{PreAllocSize: 4096, ForceSync: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	es := mkEntries(1, 50, 0)
+	appendAll(t, l, es[:25])
+	l.Roll()
+	appendAll(t, l, es[25:])
+	if err := l.Close(); err != nil {
+		t.Fatal(err)
+	}
+	got, _, err := readAll(t, OSFS{}, dir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEntries(t, got, es)
+	// Tear the tail on disk.
+	f, _ := os.OpenFile(dir+"/log.1a", os.O_RDWR, 0)
+	st, _ := f.Stat()
+	f.Truncate(st.Size())
+	f.Seek(0, io.SeekStart)
+	raw, _ := io.ReadAll(f)
+	end := bytes.LastIndexByte(raw, 'B')
+	f.Truncate(int64(end - 3))
+	f.Close()
+	l, err = OpenLog(OSFS{}, dir, LogOptions{Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if l.LastZxid() != 49 {
+		t.Fatalf("LastZxid %d", l.LastZxid())
+	}
+	l.Close()
+}

@@ -1,0 +1,5 @@
+package server
+
+import "sync/atomic"
+
+type atomicInt64 = atomic.Int64

@@ -1,0 +1,294 @@
+package server
+
+import (
+	"bufio"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/watch"
+	"github.com/zkd-io/zkd/jute"
+)
+
+// outMsg is one frame queued for a connection. Encoding happens on the connection's writer
+// goroutine, so the core never spends time on it; bodies are immutable once queued.
+type outMsg struct {
+	hdr  jute.ReplyHeader
+	body jute.Record
+	raw  []byte // pre-encoded frame body (no length prefix), used instead of hdr+body
+	// rawText is written as is, without a length prefix (four-letter-word answers).
+	rawText []byte
+}
+
+func (m *outMsg) size() int {
+	n := 64 + len(m.raw) + len(m.rawText)
+	switch b := m.body.(type) {
+	case *jute.GetDataResponse:
+		n += len(b.Data)
+	case *jute.GetChildrenResponse:
+		for _, s := range b.Strings {
+			n += 4 + len(s)
+		}
+	case *jute.GetChildren2Response:
+		for _, s := range b.Children {
+			n += 4 + len(s)
+		}
+	}
+	return n
+}
+
+// conn is one client TCP connection. Fields under "core-owned" are touched only by the
+// core goroutine; the queue is shared between the core (producer) and the writer.
+type conn struct {
+	srv    *Server
+	nc     net.Conn
+	remote string
+	ip     string
+
+	// core-owned
+	sess      *clientSession
+	authIDs   []jute.ID
+	watcher   watch.WatcherID
+	hasWatch  bool
+	gone      bool
+	lastOp    jute.OpCode
+	lastCxid  int32
+	lastZxid  int64
+	connected time.Time
+
+	// established carries the core's answer to the ConnectRequest: true to go on reading.
+	established chan bool
+
+	mu        sync.Mutex
+	queue     []outMsg
+	queued    int
+	closing   bool // close after the queue drains
+	closed    bool
+	wake      chan struct{}
+	done      chan struct{}
+	closeOnce sync.Once
+
+	recv, sent atomic.Int64
+	stats      latencyStats
+}
+
+var errSlowConsumer = errors.New("outgoing queue overflow: client is not reading")
+
+// send queues a frame without blocking. A connection whose unsent bytes pass the limit is
+// closed: one slow reader must not hold memory or slow the others.
+func (c *conn) send(m outMsg) {
+	c.mu.Lock()
+	if c.closed || c.closing {
+		c.mu.Unlock()
+		return
+	}
+	c.queue = append(c.queue, m)
+	c.queued += m.size()
+	over := c.queued > c.srv.cfg.MaxOutgoingBytes
+	c.mu.Unlock()
+	if over {
+		c.srv.log.Warn("closing connection", "remote", c.remote, "err", errSlowConsumer)
+		c.close()
+		return
+	}
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+// sendAndClose queues a last frame and closes the connection once it is written.
+func (c *conn) sendAndClose(m *outMsg) {
+	c.mu.Lock()
+	if c.closed || c.closing {
+		c.mu.Unlock()
+		return
+	}
+	if m != nil {
+		c.queue = append(c.queue, *m)
+	}
+	c.closing = true
+	c.mu.Unlock()
+	select {
+	case c.wake <- struct{}{}:
+	default:
+	}
+}
+
+func (c *conn) close() {
+	c.closeOnce.Do(func() {
+		c.mu.Lock()
+		c.closed = true
+		c.queue = nil
+		c.mu.Unlock()
+		c.nc.Close()
+		close(c.done)
+	})
+}
+
+func (c *conn) isClosed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.closed
+}
+
+// writeLoop encodes and writes queued frames, batching everything queued since the last
+// write into one syscall.
+func (c *conn) writeLoop() {
+	defer c.srv.wg.Done()
+	buf := make([]byte, 0, 64*1024)
+	var batch []outMsg
+	for {
+		select {
+		case <-c.wake:
+		case <-c.done:
+			return
+		}
+		for {
+			c.mu.Lock()
+			batch, c.queue = c.queue, batch[:0]
+			c.queued = 0
+			closing := c.closing
+			c.mu.Unlock()
+			if len(batch) == 0 {
+				if closing {
+					c.close()
+					return
+				}
+				break
+			}
+			buf = buf[:0]
+			for i := range batch {
+				buf = appendFrame(buf, &batch[i])
+				batch[i] = outMsg{}
+			}
+			c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
+			if _, err := c.nc.Write(buf); err != nil {
+				c.close()
+				return
+			}
+			c.sent.Add(int64(len(batch)))
+			c.srv.packetsSent.Add(int64(len(batch)))
+			if cap(buf) > 4<<20 {
+				buf = make([]byte, 0, 64*1024)
+			}
+		}
+	}
+}
+
+func appendFrame(buf []byte, m *outMsg) []byte {
+	if m.rawText != nil {
+		return append(buf, m.rawText...)
+	}
+	start := len(buf)
+	buf = append(buf, 0, 0, 0, 0)
+	if m.raw != nil {
+		buf = append(buf, m.raw...)
+	} else {
+		e := jute.Encoder{Buf: buf}
+		m.hdr.Encode(&e)
+		if m.body != nil {
+			m.body.Encode(&e)
+		}
+		buf = e.Buf
+	}
+	binary.BigEndian.PutUint32(buf[start:], uint32(len(buf)-start-4))
+	return buf
+}
+
+// readLoop reads frames and hands them to the core in order.
+func (c *conn) readLoop() {
+	defer c.srv.wg.Done()
+	defer func() { c.srv.submit(event{kind: evClosed, c: c}) }()
+	br := bufio.NewReaderSize(c.nc, 64*1024)
+	var lenBuf [4]byte
+	first := true
+	maxLen := c.srv.cfg.JuteMaxBuffer
+	for {
+		if first {
+			c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.ConnectTimeout))
+		}
+		if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
+			c.readFailed(err)
+			return
+		}
+		n := int32(binary.BigEndian.Uint32(lenBuf[:]))
+		if first {
+			if cmd, ok := fourLetterWord(n); ok {
+				c.fourLetter(cmd, br)
+				return
+			}
+		}
+		if n < 0 || int(n) > maxLen {
+			c.srv.log.Warn("closing connection", "remote", c.remote,
+				"err", fmt.Errorf("frame length %d outside 0..%d (jute.maxbuffer)", n, maxLen))
+			c.close()
+			return
+		}
+		frame := make([]byte, n)
+		if _, err := io.ReadFull(br, frame); err != nil {
+			c.readFailed(err)
+			return
+		}
+		c.recv.Add(1)
+		c.srv.packetsReceived.Add(1)
+		if first {
+			first = false
+			c.nc.SetReadDeadline(time.Time{})
+			var req jute.ConnectRequest
+			d := jute.Decoder{B: frame}
+			req.Decode(&d)
+			if d.Err() != nil || d.Remaining() != 0 {
+				c.srv.log.Warn("closing connection", "remote", c.remote, "err", fmt.Errorf("bad ConnectRequest: %w", errOr(d.Err(), "trailing bytes")))
+				c.close()
+				return
+			}
+			c.srv.submit(event{kind: evConnect, c: c, connect: &req})
+			select {
+			case ok := <-c.established:
+				if !ok {
+					return
+				}
+			case <-c.done:
+				return
+			}
+			continue
+		}
+		r, err := decodeRequest(frame)
+		if err != nil {
+			c.srv.log.Warn("closing connection", "remote", c.remote, "err", err)
+			c.close()
+			return
+		}
+		r.recv = time.Now()
+		if !c.srv.acquire(c) {
+			return
+		}
+		c.srv.submit(event{kind: evRequest, c: c, req: r})
+	}
+}
+
+func errOr(err error, s string) error {
+	if err != nil {
+		return err
+	}
+	return errors.New(s)
+}
+
+func (c *conn) readFailed(err error) {
+	if errors.Is(err, io.EOF) || c.isClosed() {
+		c.close()
+		return
+	}
+	if errors.Is(err, io.ErrUnexpectedEOF) {
+		c.srv.log.Info("connection closed mid-frame", "remote", c.remote)
+	} else {
+		c.srv.log.Debug("connection read error", "remote", c.remote, "err", err)
+	}
+	c.close()
+}

@@ -1,0 +1,407 @@
+package server
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"sort"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/storage"
+	"github.com/zkd-io/zkd/jute"
+)
+
+type logItem struct {
+	zxid int64
+	data []byte
+	roll bool
+}
+
+// persist is the storage side of the pipeline: the log goroutine and snapshots.
+type persist struct {
+	txlog         *storage.Log
+	logCh         chan logItem
+	durable       atomicInt64
+	durableSignal chan struct{}
+	logDone       chan struct{}
+	snapDone      chan error
+}
+
+func (s *Server) snapDir() string { return filepath.Join(s.cfg.DataDir, "version-2") }
+func (s *Server) logDir() string  { return filepath.Join(s.cfg.DataLogDir, "version-2") }
+
+// recover loads the newest valid snapshot and replays the log after it.
+func (s *Server) recover() error {
+	fs := s.cfg.FS
+	for _, d := range []string{s.snapDir(), s.logDir()} {
+		if err := fs.MkdirAll(d, 0o755); err != nil {
+			return fmt.Errorf("server: create %s: %w", d, err)
+		}
+	}
+	start := time.Now()
+	tree, snapZxid, sessions, err := s.loadSnapshot()
+	if err != nil {
+		return err
+	}
+	now := s.nowMs()
+	for id, to := range sessions {
+		s.addRecoveredSession(id, to, now)
+	}
+	// Opening the log first cuts a torn or corrupt tail back to the last valid entry.
+	s.txlog, err = storage.OpenLog(fs, s.logDir(), storage.LogOptions{
+		PreAllocSize: s.cfg.PreAllocSize, ForceSync: s.cfg.ForceSync, Logger: s.log,
+	})
+	if err != nil {
+		return fmt.Errorf("server: open log: %w", err)
+	}
+	replayed := 0
+	last, err := storage.ReadLog(fs, s.logDir(), snapZxid, func(zxid int64, b []byte) error {
+		// The tree keeps the decoded data, and b is only valid during the call.
+		t, err := jute.DecodeTxn(bytes.Clone(b))
+		if err != nil {
+			return fmt.Errorf("txn 0x%x: %w", zxid, err)
+		}
+		tree.Apply(&t.Header, t.Body)
+		switch t.Header.Type {
+		case jute.OpCreateSession:
+			s.addRecoveredSession(t.Header.ClientID, t.Body.(*jute.CreateSessionTxn).TimeOut, now)
+		case jute.OpCloseSession:
+			delete(s.sessions, t.Header.ClientID)
+			s.tracker.Remove(t.Header.ClientID)
+		}
+		replayed++
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("server: replay log: %w", err)
+	}
+	if last > tree.LastZxid() {
+		tree.SetLastZxid(last)
+	}
+	s.tree = tree
+	s.log.Info("data recovered", "snapshotZxid", hex(snapZxid), "replayed", replayed,
+		"zxid", hex(tree.LastZxid()), "nodes", tree.NodeCount(), "sessions", len(s.sessions),
+		"took", time.Since(start).Round(time.Millisecond))
+	s.durable.Store(tree.LastZxid())
+	// Like ZooKeeper, take a snapshot at every start, so the next recovery replays only
+	// what comes after it.
+	if err := s.snapshotNow(); err != nil {
+		return err
+	}
+	return nil
+}
+
+func (s *Server) addRecoveredSession(id int64, timeout int32, now int64) {
+	s.sessions[id] = &clientSession{id: id, timeout: timeout, valid: true}
+	s.tracker.Add(id, timeout, now)
+	s.ids.Observe(id)
+}
+
+func (s *Server) loadSnapshot() (*datatree.Tree, int64, map[int64]int32, error) {
+	if err := storage.CleanTemp(s.cfg.FS, s.snapDir()); err != nil {
+		return nil, 0, nil, fmt.Errorf("server: %w", err)
+	}
+	var loader *datatree.Loader
+	var sessions map[int64]int32
+	sf, err := storage.LoadNewest(s.cfg.FS, s.snapDir(), s.log, func(storage.SnapshotFile) storage.SnapshotHandler {
+		loader = datatree.NewLoader()
+		sessions = map[int64]int32{}
+		return storage.SnapshotHandler{
+			Session: func(ss storage.SnapSession) error { sessions[ss.ID] = ss.Timeout; return nil },
+			ACL:     func(key int64, acls []jute.ACL) error { loader.ACL(key, acls); return nil },
+			Node:    func(n storage.SnapNode) error { return loader.Node(datatree.SnapNode(n)) },
+		}
+	})
+	switch {
+	case errors.Is(err, storage.ErrNoSnapshot):
+		t := datatree.New()
+		t.ExtendedTypes = s.cfg.ExtendedTypes
+		return t, 0, map[int64]int32{}, nil
+	case err != nil:
+		// Starting empty would silently drop the data the snapshots held.
+		return nil, 0, nil, fmt.Errorf("server: load snapshot: %w", err)
+	}
+	tree, err := loader.Finish(s.cfg.ExtendedTypes, sf.Zxid)
+	if err != nil {
+		return nil, 0, nil, fmt.Errorf("server: load snapshot %s: %w", sf.Name, err)
+	}
+	if loader.MissingACLs > 0 {
+		s.log.Warn("snapshot nodes reference unknown ACLs; the log replay restores them", "file", sf.Name, "nodes", loader.MissingACLs)
+	}
+	return tree, sf.Zxid, sessions, nil
+}
+
+func (s *Server) startPersist() {
+	s.logCh = make(chan logItem, 4096)
+	s.durableSignal = make(chan struct{}, 1)
+	s.logDone = make(chan struct{})
+	s.snapDone = make(chan error, 1)
+	go s.logLoop()
+	if s.cfg.PurgeInterval > 0 {
+		s.wg.Add(1)
+		go s.purgeLoop()
+	}
+}
+
+func (s *Server) appendLog(t *jute.LoggedTxn) {
+	data := jute.EncodeTxn(make([]byte, 0, 128), t)
+	s.logCh <- logItem{zxid: t.Header.Zxid, data: data}
+}
+
+// logLoop appends txns and fsyncs once per batch: every txn that arrived while the last
+// fsync ran shares the next one (group commit). Only then are they durable and applied.
+func (s *Server) logLoop() {
+	defer close(s.logDone)
+	batch := make([]logItem, 0, 256)
+	for {
+		it, ok := <-s.logCh
+		if !ok {
+			return
+		}
+		batch = append(batch[:0], it)
+	drain:
+		for len(batch) < 4096 {
+			select {
+			case it, ok := <-s.logCh:
+				if !ok {
+					break drain
+				}
+				batch = append(batch, it)
+			default:
+				break drain
+			}
+		}
+		last := int64(-1)
+		var err error
+		for _, it := range batch {
+			if it.roll {
+				err = s.txlog.Roll()
+			} else {
+				err = s.txlog.Append(it.zxid, it.data)
+				last = it.zxid
+			}
+			if err != nil {
+				break
+			}
+		}
+		if err == nil && last >= 0 {
+			err = s.txlog.Sync()
+		}
+		if err != nil {
+			s.failStop(fmt.Errorf("server: write txn log: %w", err))
+			// Drain so the core never blocks; nothing more becomes durable.
+			for range s.logCh {
+			}
+			return
+		}
+		if last >= 0 {
+			s.durable.Store(last)
+			select {
+			case s.durableSignal <- struct{}{}:
+			default:
+			}
+		}
+	}
+}
+
+// failStop stops the server after a storage failure: acknowledging writes that are not
+// durable would break the promise every client relies on.
+func (s *Server) failStop(err error) {
+	s.log.Error("stopping: storage failure", "err", err)
+	select {
+	case s.fatal <- err:
+	default:
+	}
+	s.stopOnce.Do(func() {
+		close(s.stopping)
+		if s.ln != nil {
+			s.ln.Close()
+		}
+	})
+}
+
+func (s *Server) closePersist() error {
+	var errs []error
+	if s.logCh != nil {
+		close(s.logCh)
+		<-s.logDone
+	}
+	if s.txlog != nil {
+		if err := s.txlog.Sync(); err != nil {
+			errs = append(errs, err)
+		}
+		if err := s.txlog.Close(); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errors.Join(errs...)
+}
+
+func (s *Server) purgeLoop() {
+	defer s.wg.Done()
+	t := time.NewTicker(s.cfg.PurgeInterval)
+	defer t.Stop()
+	for {
+		select {
+		case <-t.C:
+			if err := storage.Purge(s.cfg.FS, s.snapDir(), s.logDir(), s.cfg.SnapRetainCount); err != nil {
+				s.log.Warn("autopurge failed", "err", err)
+			}
+		case <-s.stopping:
+			return
+		}
+	}
+}
+
+func (s *Server) resetSnapThreshold() {
+	half := s.cfg.SnapCount / 2
+	s.snapThreshold = half + s.rng.IntN(half+1)
+	s.txnsSinceSnap = 0
+}
+
+func (s *Server) sessionList() []storage.SnapSession {
+	out := make([]storage.SnapSession, 0, len(s.sessions))
+	for id, sess := range s.sessions {
+		if sess.valid {
+			out = append(out, storage.SnapSession{ID: id, Timeout: sess.timeout})
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].ID < out[j].ID })
+	return out
+}
+
+// snapshotNow writes a complete snapshot synchronously (at start-up, before serving).
+func (s *Server) snapshotNow() error {
+	zxid := s.tree.LastZxid()
+	w, err := storage.NewSnapshotWriter(s.cfg.FS, s.snapDir(), zxid)
+	if err != nil {
+		return fmt.Errorf("server: snapshot: %w", err)
+	}
+	walker := s.tree.Walk()
+	var buf []datatree.SnapNode
+	for done := false; !done; {
+		buf, done = walker.Next(4096, buf[:0])
+		if err := w.WriteNodes(toStorage(buf)); err != nil {
+			w.Abort()
+			return fmt.Errorf("server: snapshot: %w", err)
+		}
+	}
+	if err := w.Finish(s.sessionList(), s.tree.ACLs(), zxid, s.tree.Digest()); err != nil {
+		return fmt.Errorf("server: snapshot: %w", err)
+	}
+	return s.txlog.Roll()
+}
+
+func toStorage(ns []datatree.SnapNode) []storage.SnapNode {
+	out := make([]storage.SnapNode, len(ns))
+	for i, n := range ns {
+		out[i] = storage.SnapNode(n)
+	}
+	return out
+}
+
+// snapshotWalk is a fuzzy snapshot in progress: the core walks the tree a batch at a time
+// between requests and a goroutine writes the batches.
+type snapshotWalk struct {
+	walker   *datatree.Walker
+	zxid     int64
+	digest   int64
+	sessions []storage.SnapSession
+	batches  chan []storage.SnapNode
+	finish   chan map[int64][]jute.ACL
+	aborted  bool
+	buf      []datatree.SnapNode
+}
+
+func (w *snapshotWalk) abort() {
+	if !w.aborted {
+		w.aborted = true
+		w.walker.Close()
+		close(w.batches)
+	}
+}
+
+// maybeSnapshot starts a background snapshot once enough txns were applied.
+func (s *Server) maybeSnapshot() {
+	if s.walk != nil || s.txnsSinceSnap < s.snapThreshold {
+		return
+	}
+	s.resetSnapThreshold()
+	s.logCh <- logItem{roll: true}
+	w := &snapshotWalk{
+		walker:   s.tree.Walk(),
+		zxid:     s.tree.LastZxid(),
+		digest:   s.tree.Digest(),
+		sessions: s.sessionList(),
+		batches:  make(chan []storage.SnapNode, 4),
+		finish:   make(chan map[int64][]jute.ACL, 1),
+	}
+	s.walk = w
+	s.wg.Add(1)
+	go s.writeSnapshot(w)
+}
+
+// snapshotStep moves the walk on by one batch when the writer can take it.
+func (s *Server) snapshotStep() {
+	w := s.walk
+	if len(w.batches) == cap(w.batches) {
+		// The writer is behind; let the core block on its inputs for a moment instead
+		// of spinning.
+		select {
+		case ev := <-s.events:
+			s.handle(ev)
+		case <-s.durableSignal:
+			s.applyDurable()
+		case <-time.After(time.Millisecond):
+		}
+		return
+	}
+	var done bool
+	w.buf, done = w.walker.Next(1024, w.buf[:0])
+	if len(w.buf) > 0 {
+		w.batches <- toStorage(w.buf)
+	}
+	if done {
+		w.finish <- s.tree.ACLs()
+		close(w.batches)
+		s.walk = nil
+	}
+}
+
+func (s *Server) writeSnapshot(w *snapshotWalk) {
+	defer s.wg.Done()
+	start := time.Now()
+	sw, err := storage.NewSnapshotWriter(s.cfg.FS, s.snapDir(), w.zxid)
+	if err != nil {
+		s.log.Error("snapshot failed", "err", err)
+		for range w.batches {
+		}
+		return
+	}
+	nodes := 0
+	for b := range w.batches {
+		if err == nil {
+			err = sw.WriteNodes(b)
+			nodes += len(b)
+		}
+	}
+	var acls map[int64][]jute.ACL
+	select {
+	case acls = <-w.finish:
+	default:
+		sw.Abort()
+		return // aborted at shutdown
+	}
+	if err == nil {
+		err = sw.Finish(w.sessions, acls, w.zxid, w.digest)
+	} else {
+		sw.Abort()
+	}
+	if err != nil {
+		s.log.Error("snapshot failed", "zxid", hex(w.zxid), "err", err)
+		return
+	}
+	s.log.Info("snapshot written", "zxid", hex(w.zxid), "nodes", nodes, "took", time.Since(start).Round(time.Millisecond))
+}

@@ -1,0 +1,339 @@
+package server
+
+import (
+	"strings"
+
+	"github.com/zkd-io/zkd/internal/auth"
+	"github.com/zkd-io/zkd/internal/watch"
+	"github.com/zkd-io/zkd/jute"
+)
+
+func (s *Server) reply(c *conn, xid int32, err jute.Code, body jute.Record) {
+	if err != jute.OK {
+		body = nil
+	}
+	c.send(outMsg{hdr: jute.ReplyHeader{Xid: xid, Zxid: s.tree.LastZxid(), Err: err}, body: body})
+}
+
+func (s *Server) watcherOf(c *conn) watch.WatcherID {
+	if !c.hasWatch {
+		s.nextWatcher++
+		c.watcher = s.nextWatcher
+		c.hasWatch = true
+		s.watchConns[c.watcher] = c
+	}
+	return c.watcher
+}
+
+func (s *Server) canRead(c *conn, aclKey int64, perm int32) bool {
+	return s.cfg.SkipACL || auth.Check(s.tree.ACL(aclKey), perm, c.authIDs)
+}
+
+// doRead answers a request that does not change the tree.
+func (s *Server) doRead(c *conn, r *request) {
+	xid := r.hdr.Xid
+	if r.bodyErr != nil {
+		s.reply(c, xid, jute.ErrMarshallingError, nil)
+		return
+	}
+	s.recordLatency(c, r)
+	switch r.hdr.Type {
+	case jute.OpPing:
+		s.reply(c, xid, jute.OK, nil)
+	case jute.OpExists:
+		b := r.body.(*jute.PathWatchRequest)
+		n := s.tree.Get(b.Path)
+		if n != nil && !s.canRead(c, n.ACL, jute.PermRead) {
+			s.reply(c, xid, jute.ErrNoAuth, nil)
+			return
+		}
+		if b.Watch {
+			// An exists watch on a missing node waits for its creation.
+			s.watches.Add(s.watcherOf(c), b.Path, watch.Data)
+		}
+		if n == nil {
+			s.reply(c, xid, jute.ErrNoNode, nil)
+			return
+		}
+		s.reply(c, xid, jute.OK, &jute.StatResponse{Stat: s.tree.StatOf(n)})
+	case jute.OpGetData:
+		b := r.body.(*jute.PathWatchRequest)
+		res, code := s.getData(c, b.Path, b.Watch)
+		s.reply(c, xid, code, res)
+	case jute.OpGetChildren, jute.OpGetChildren2:
+		b := r.body.(*jute.PathWatchRequest)
+		n := s.tree.Get(b.Path)
+		if n == nil {
+			s.reply(c, xid, jute.ErrNoNode, nil)
+			return
+		}
+		if !s.canRead(c, n.ACL, jute.PermRead) {
+			s.reply(c, xid, jute.ErrNoAuth, nil)
+			return
+		}
+		if b.Watch {
+			s.watches.Add(s.watcherOf(c), b.Path, watch.Child)
+		}
+		if r.hdr.Type == jute.OpGetChildren {
+			s.reply(c, xid, jute.OK, &jute.GetChildrenResponse{Strings: n.Children()})
+		} else {
+			s.reply(c, xid, jute.OK, &jute.GetChildren2Response{Children: n.Children(), Stat: s.tree.StatOf(n)})
+		}
+	case jute.OpGetACL:
+		b := r.body.(*jute.PathRequest)
+		n := s.tree.Get(b.Path)
+		if n == nil {
+			s.reply(c, xid, jute.ErrNoNode, nil)
+			return
+		}
+		if !s.canRead(c, n.ACL, jute.PermRead|jute.PermAdmin) {
+			s.reply(c, xid, jute.ErrNoAuth, nil)
+			return
+		}
+		acl := s.tree.ACL(n.ACL)
+		if !s.canRead(c, n.ACL, jute.PermAdmin) {
+			acl = auth.MaskDigests(acl)
+		}
+		s.reply(c, xid, jute.OK, &jute.GetACLResponse{ACL: acl, Stat: s.tree.StatOf(n)})
+	case jute.OpSync:
+		b := r.body.(*jute.PathRequest)
+		s.reply(c, xid, jute.OK, &jute.SyncResponse{Path: b.Path})
+	case jute.OpGetAllChildrenNumber:
+		b := r.body.(*jute.PathRequest)
+		n := s.tree.Get(b.Path)
+		if n == nil {
+			s.reply(c, xid, jute.ErrNoNode, nil)
+			return
+		}
+		if !s.canRead(c, n.ACL, jute.PermRead) {
+			s.reply(c, xid, jute.ErrNoAuth, nil)
+			return
+		}
+		s.reply(c, xid, jute.OK, &jute.IntResponse{N: int32(s.tree.CountDescendants(b.Path))})
+	case jute.OpGetEphemerals:
+		b := r.body.(*jute.PathRequest)
+		prefix := strings.TrimSpace(b.Path)
+		all := s.tree.Ephemerals(c.sess.id)
+		out := make([]string, 0, len(all))
+		for _, p := range all {
+			if prefix == "" || prefix == "/" || strings.HasPrefix(p, b.Path) {
+				out = append(out, p)
+			}
+		}
+		s.reply(c, xid, jute.OK, &jute.StringsResponse{Strings: out})
+	case jute.OpWhoAmI:
+		s.reply(c, xid, jute.OK, &jute.WhoAmIResponse{ClientInfo: auth.ClientInfo(c.authIDs)})
+	case jute.OpMultiRead:
+		s.multiRead(c, r)
+	case jute.OpSetWatches, jute.OpSetWatches2:
+		s.setWatches(c, r.body.(*jute.SetWatches))
+		s.reply(c, xid, jute.OK, nil)
+	case jute.OpAddWatch:
+		b := r.body.(*jute.AddWatchRequest)
+		var kind watch.Kind
+		switch b.Mode {
+		case jute.AddWatchPersistent:
+			kind = watch.Persistent
+		case jute.AddWatchPersistentRecursive:
+			kind = watch.PersistentRecursive
+		default:
+			s.reply(c, xid, jute.ErrBadArguments, nil)
+			return
+		}
+		s.watches.Add(s.watcherOf(c), b.Path, kind)
+		s.reply(c, xid, jute.OK, &jute.ErrorResponse{N: 0})
+	case jute.OpCheckWatches, jute.OpRemoveWatches:
+		b := r.body.(*jute.WatchesRequest)
+		found := false
+		if c.hasWatch {
+			if r.hdr.Type == jute.OpCheckWatches {
+				found = s.watches.Check(c.watcher, b.Path, b.Type)
+			} else {
+				found = s.watches.Remove(c.watcher, b.Path, b.Type)
+			}
+		}
+		if !found {
+			s.reply(c, xid, jute.ErrNoWatcher, nil)
+			return
+		}
+		s.reply(c, xid, jute.OK, nil)
+	default:
+		s.reply(c, xid, jute.ErrUnimplemented, nil)
+	}
+}
+
+func (s *Server) getData(c *conn, path string, w bool) (*jute.GetDataResponse, jute.Code) {
+	n := s.tree.Get(path)
+	if n == nil {
+		return nil, jute.ErrNoNode
+	}
+	if !s.canRead(c, n.ACL, jute.PermRead) {
+		return nil, jute.ErrNoAuth
+	}
+	if w {
+		s.watches.Add(s.watcherOf(c), path, watch.Data)
+	}
+	return &jute.GetDataResponse{Data: n.Data, Stat: s.tree.StatOf(n)}, jute.OK
+}
+
+// multiRead runs each read on its own; failures become error results.
+func (s *Server) multiRead(c *conn, r *request) {
+	m := r.body.(*jute.MultiRequest)
+	resp := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(m.Ops))}
+	for _, op := range m.Ops {
+		b := op.Body.(*jute.PathWatchRequest)
+		res := jute.MultiResult{Type: op.Type}
+		switch op.Type {
+		case jute.OpGetData:
+			if d, code := s.getData(c, b.Path, false); code != jute.OK {
+				res = jute.MultiResult{Type: jute.OpError, Err: code}
+			} else {
+				res.Body = d
+			}
+		case jute.OpGetChildren:
+			n := s.tree.Get(b.Path)
+			switch {
+			case n == nil:
+				res = jute.MultiResult{Type: jute.OpError, Err: jute.ErrNoNode}
+			case !s.canRead(c, n.ACL, jute.PermRead):
+				res = jute.MultiResult{Type: jute.OpError, Err: jute.ErrNoAuth}
+			default:
+				res.Body = &jute.GetChildrenResponse{Strings: n.Children()}
+			}
+		}
+		resp.Results = append(resp.Results, res)
+	}
+	s.reply(c, r.hdr.Xid, jute.OK, resp)
+}
+
+// setWatches re-arms a reconnecting client's watches, firing at once those whose node
+// changed since the client's last seen zxid.
+func (s *Server) setWatches(c *conn, b *jute.SetWatches) {
+	w := s.watcherOf(c)
+	fire := func(t jute.EventType, path string) {
+		c.send(outMsg{
+			hdr:  jute.ReplyHeader{Xid: jute.XidNotification, Zxid: -1},
+			body: &jute.WatcherEvent{Type: t, State: jute.StateSyncConnected, Path: path},
+		})
+	}
+	rel := b.RelativeZxid
+	for _, p := range b.DataWatches {
+		switch n := s.tree.Get(p); {
+		case n == nil:
+			fire(jute.EventNodeDeleted, p)
+		case n.Stat.Mzxid > rel:
+			fire(jute.EventNodeDataChanged, p)
+		default:
+			s.watches.Add(w, p, watch.Data)
+		}
+	}
+	for _, p := range b.ExistWatches {
+		if s.tree.Get(p) != nil {
+			fire(jute.EventNodeCreated, p)
+		} else {
+			s.watches.Add(w, p, watch.Data)
+		}
+	}
+	for _, p := range b.ChildWatches {
+		switch n := s.tree.Get(p); {
+		case n == nil:
+			fire(jute.EventNodeDeleted, p)
+		case n.Stat.Pzxid > rel:
+			fire(jute.EventNodeChildrenChanged, p)
+		default:
+			s.watches.Add(w, p, watch.Child)
+		}
+	}
+	for _, p := range b.PersistentWatches {
+		s.watches.Add(w, p, watch.Persistent)
+	}
+	for _, p := range b.PersistentRecursiveWatches {
+		s.watches.Add(w, p, watch.PersistentRecursive)
+	}
+}
+
+// doAuth handles an auth packet at once, as ZooKeeper does (it does not wait in the
+// session's queue). A failure closes the connection.
+func (s *Server) doAuth(c *conn, r *request) {
+	fail := func() {
+		c.sendAndClose(&outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Err: jute.ErrAuthFailed}})
+	}
+	if r.bodyErr != nil {
+		fail()
+		return
+	}
+	b := r.body.(*jute.AuthPacket)
+	ids, err := auth.Authenticate(b.Scheme, b.Auth, s.cfg.SuperDigest)
+	if err != nil {
+		s.log.Info("authentication failed", "session", hex(c.sess.id), "scheme", b.Scheme, "err", err)
+		fail()
+		return
+	}
+	for _, id := range ids {
+		dup := false
+		for _, have := range c.authIDs {
+			if have == id {
+				dup = true
+				break
+			}
+		}
+		if !dup {
+			c.authIDs = append(c.authIDs, id)
+		}
+	}
+	c.send(outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Zxid: 0, Err: jute.OK}})
+}
+
+// replyWrite answers an applied client write.
+func (s *Server) replyWrite(q *queued, res *applyResult) {
+	c := q.c
+	txn := q.txn.txn
+	xid := q.req.hdr.Xid
+	zxid := txn.Header.Zxid
+	s.recordLatency(c, q.req)
+	if c.gone {
+		return
+	}
+	c.lastZxid = zxid
+	send := func(err jute.Code, body jute.Record) {
+		c.send(outMsg{hdr: jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: err}, body: body})
+	}
+	switch txn.Header.Type {
+	case jute.OpError:
+		send(txn.Body.(*jute.ErrorTxn).Err, nil)
+	case jute.OpCreate:
+		send(jute.OK, &jute.CreateResponse{Path: res.Path})
+	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+		send(jute.OK, &jute.Create2Response{Path: res.Path, Stat: res.Stat})
+	case jute.OpDelete:
+		send(jute.OK, nil)
+	case jute.OpSetData, jute.OpSetACL:
+		send(jute.OK, &jute.StatResponse{Stat: res.Stat})
+	case jute.OpMulti:
+		send(jute.OK, multiResponse(res))
+	case jute.OpCloseSession:
+		c.sendAndClose(&outMsg{hdr: jute.ReplyHeader{Xid: xid, Zxid: zxid}})
+		s.detach(c)
+	default:
+		send(jute.OK, nil)
+	}
+}
+
+func multiResponse(res *applyResult) *jute.MultiResponse {
+	out := &jute.MultiResponse{Results: make([]jute.MultiResult, len(res.Multi))}
+	for i, r := range res.Multi {
+		mr := jute.MultiResult{Type: r.Type, Err: r.Err}
+		switch r.Type {
+		case jute.OpError:
+		case jute.OpCreate:
+			mr.Body = &jute.CreateResponse{Path: r.Path}
+		case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+			mr.Type = jute.OpCreate2
+			mr.Body = &jute.Create2Response{Path: r.Path, Stat: r.Stat}
+		case jute.OpSetData:
+			mr.Body = &jute.StatResponse{Stat: r.Stat}
+		}
+		out.Results[i] = mr
+	}
+	return out
+}

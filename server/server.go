@@ -1,0 +1,415 @@
+// Package server owns zkd's client-facing server: it accepts connections, speaks the
+// ZooKeeper client protocol, and runs every request through the pipeline prepare -> log ->
+// apply -> reply. A standalone server is an ensemble of one: the log step is where
+// replication will sit.
+//
+// One goroutine, the core, owns the tree, sessions, watches and the prepared-txn overlay;
+// connection goroutines decode and encode, the log goroutine appends and fsyncs (group
+// commit), and the snapshot goroutine writes fuzzy snapshots.
+package server
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/prep"
+	"github.com/zkd-io/zkd/internal/session"
+	"github.com/zkd-io/zkd/internal/storage"
+	"github.com/zkd-io/zkd/internal/watch"
+)
+
+type applyResult = datatree.Result
+
+// Config is what the server needs to run; cmd/zkd fills it from zoo.cfg.
+type Config struct {
+	ListenAddr        string // host:port for clients
+	DataDir           string
+	DataLogDir        string // defaults to DataDir
+	TickTime          int    // ms
+	MinSessionTimeout int    // ms; 0 = 2*TickTime
+	MaxSessionTimeout int    // ms; 0 = 20*TickTime
+	MaxClientCnxns    int    // per IP; 0 = unlimited
+	SnapCount         int
+	PreAllocSize      int64
+	ForceSync         bool
+	JuteMaxBuffer     int
+	ExtendedTypes     bool
+	SuperDigest       string
+	SkipACL           bool
+	// GlobalOutstandingLimit bounds requests read but not yet answered; past it the
+	// server stops reading from clients.
+	GlobalOutstandingLimit int
+	// MaxOutgoingBytes bounds a connection's unsent replies; past it the connection is
+	// closed (a client that does not read).
+	MaxOutgoingBytes       int
+	ContainerCheckInterval time.Duration
+	SnapRetainCount        int
+	PurgeInterval          time.Duration // 0 = no autopurge
+	FourLetterWhitelist    []string      // "*" = all
+	ConnectTimeout         time.Duration // time allowed for the ConnectRequest
+	WriteTimeout           time.Duration
+	ServerID               int64
+	// ConfText renders the conf four-letter word, given the data and log directory sizes.
+	ConfText func(dataSize, logSize int64) string
+	Logger   *slog.Logger
+	// FS is the file system; nil means the real one.
+	FS storage.FS
+	// Clock returns the current time; nil means time.Now.
+	Clock func() time.Time
+}
+
+func (c *Config) setDefaults() {
+	if c.ListenAddr == "" {
+		c.ListenAddr = "127.0.0.1:2181"
+	}
+	if c.DataDir == "" {
+		c.DataDir = "zkd-data"
+	}
+	if c.DataLogDir == "" {
+		c.DataLogDir = c.DataDir
+	}
+	if c.TickTime <= 0 {
+		c.TickTime = 2000
+	}
+	if c.MinSessionTimeout <= 0 {
+		c.MinSessionTimeout = 2 * c.TickTime
+	}
+	if c.MaxSessionTimeout <= 0 {
+		c.MaxSessionTimeout = 20 * c.TickTime
+	}
+	if c.SnapCount <= 1 {
+		c.SnapCount = 100000
+	}
+	if c.PreAllocSize <= 0 {
+		c.PreAllocSize = 64 << 20
+	}
+	if c.JuteMaxBuffer <= 0 {
+		c.JuteMaxBuffer = 0xfffff
+	}
+	if c.GlobalOutstandingLimit <= 0 {
+		c.GlobalOutstandingLimit = 1000
+	}
+	if c.MaxOutgoingBytes <= 0 {
+		c.MaxOutgoingBytes = 64 << 20
+	}
+	if c.ContainerCheckInterval == 0 {
+		c.ContainerCheckInterval = time.Minute
+	}
+	if c.SnapRetainCount < 3 {
+		c.SnapRetainCount = 3
+	}
+	if c.ConnectTimeout <= 0 {
+		c.ConnectTimeout = 10 * time.Second
+	}
+	if c.WriteTimeout <= 0 {
+		c.WriteTimeout = 30 * time.Second
+	}
+	if c.ServerID <= 0 {
+		c.ServerID = 1
+	}
+	if c.Logger == nil {
+		c.Logger = slog.Default()
+	}
+	if c.FS == nil {
+		c.FS = storage.OSFS{}
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	if c.FourLetterWhitelist == nil {
+		c.FourLetterWhitelist = []string{"srvr"}
+	}
+}
+
+// Server is a standalone zkd server.
+type Server struct {
+	cfg   Config
+	log   *slog.Logger
+	clock func() time.Time
+	ln    net.Listener
+	start time.Time
+
+	events   chan event
+	stopping chan struct{}
+	stopOnce sync.Once
+	wg       sync.WaitGroup
+	tokens   chan struct{}
+	fatal    chan error
+
+	packetsReceived, packetsSent atomic.Int64
+	latency                      latencyStats
+
+	perIP   map[string]int
+	perIPMu sync.Mutex
+
+	// core-owned
+	tree               *datatree.Tree
+	prep               *prep.Preparer
+	watches            *watch.Manager
+	watchConns         map[watch.WatcherID]*conn
+	nextWatcher        watch.WatcherID
+	sessions           map[int64]*clientSession
+	tracker            *session.Tracker
+	ids                *session.IDGenerator
+	conns              map[*conn]struct{}
+	pending            []*pendingTxn
+	lastProposed       int64
+	lastContainerCheck time.Time
+	txnsSinceSnap      int
+	snapThreshold      int
+	walk               *snapshotWalk
+	rng                *rand.Rand
+
+	persist
+}
+
+// New recovers the data directory and returns a server ready to Serve.
+func New(cfg Config) (*Server, error) {
+	cfg.setDefaults()
+	s := &Server{
+		cfg:        cfg,
+		log:        cfg.Logger,
+		clock:      cfg.Clock,
+		events:     make(chan event, 1024),
+		stopping:   make(chan struct{}),
+		tokens:     make(chan struct{}, cfg.GlobalOutstandingLimit),
+		fatal:      make(chan error, 1),
+		perIP:      make(map[string]int),
+		watches:    watch.New(),
+		watchConns: make(map[watch.WatcherID]*conn),
+		sessions:   make(map[int64]*clientSession),
+		tracker:    session.NewTracker(int64(cfg.TickTime)),
+		conns:      make(map[*conn]struct{}),
+		rng:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x7a6b64)),
+	}
+	s.start = s.clock()
+	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())
+	if err := s.recover(); err != nil {
+		return nil, err
+	}
+	s.prep = prep.New(s.tree)
+	s.prep.ExtendedTypes = cfg.ExtendedTypes
+	s.prep.SkipACL = cfg.SkipACL
+	s.lastProposed = s.tree.LastZxid()
+	s.resetSnapThreshold()
+	return s, nil
+}
+
+// Listen binds the client port. Serve must follow.
+func (s *Server) Listen() error {
+	ln, err := net.Listen("tcp", s.cfg.ListenAddr)
+	if err != nil {
+		return fmt.Errorf("server: listen on %s: %w", s.cfg.ListenAddr, err)
+	}
+	s.ln = ln
+	return nil
+}
+
+// Addr is the address clients connect to.
+func (s *Server) Addr() string { return s.ln.Addr().String() }
+
+// Start listens (if needed) and serves in the background.
+func (s *Server) Start() error {
+	if s.ln == nil {
+		if err := s.Listen(); err != nil {
+			return err
+		}
+	}
+	s.startPersist()
+	s.wg.Add(2)
+	go s.run()
+	go s.acceptLoop()
+	s.log.Info("zkd serving", "addr", s.Addr(), "dataDir", s.cfg.DataDir, "zxid", hex(s.tree.LastZxid()))
+	return nil
+}
+
+// Fatal reports an unrecoverable error (the log could not be written); the server has
+// stopped serving when it fires.
+func (s *Server) Fatal() <-chan error { return s.fatal }
+
+func (s *Server) acceptLoop() {
+	defer s.wg.Done()
+	for {
+		nc, err := s.ln.Accept()
+		if err != nil {
+			select {
+			case <-s.stopping:
+				return
+			default:
+			}
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				continue
+			}
+			s.log.Error("accept failed", "err", err)
+			time.Sleep(10 * time.Millisecond)
+			continue
+		}
+		s.newConn(nc)
+	}
+}
+
+func (s *Server) newConn(nc net.Conn) {
+	if tc, ok := nc.(*net.TCPConn); ok {
+		tc.SetNoDelay(true)
+	}
+	remote := nc.RemoteAddr().String()
+	ip, _, err := net.SplitHostPort(remote)
+	if err != nil {
+		ip = remote
+	}
+	if max := s.cfg.MaxClientCnxns; max > 0 {
+		s.perIPMu.Lock()
+		if s.perIP[ip] >= max {
+			s.perIPMu.Unlock()
+			s.log.Warn("too many connections from one address", "ip", ip, "max", max)
+			nc.Close()
+			return
+		}
+		s.perIP[ip]++
+		s.perIPMu.Unlock()
+	}
+	c := &conn{
+		srv:         s,
+		nc:          nc,
+		remote:      remote,
+		ip:          ip,
+		established: make(chan bool, 1),
+		wake:        make(chan struct{}, 1),
+		done:        make(chan struct{}),
+	}
+	s.wg.Add(3)
+	go c.readLoop()
+	go c.writeLoop()
+	go func() {
+		defer s.wg.Done()
+		select {
+		case <-c.done:
+		case <-s.stopping:
+			c.close()
+		}
+		if s.cfg.MaxClientCnxns > 0 {
+			s.perIPMu.Lock()
+			s.perIP[ip]--
+			if s.perIP[ip] <= 0 {
+				delete(s.perIP, ip)
+			}
+			s.perIPMu.Unlock()
+		}
+	}()
+}
+
+// acquire takes an outstanding-request slot, blocking the connection's reader while the
+// server is at globalOutstandingLimit.
+func (s *Server) acquire(c *conn) bool {
+	select {
+	case s.tokens <- struct{}{}:
+		return true
+	case <-c.done:
+		return false
+	case <-s.stopping:
+		return false
+	}
+}
+
+func (s *Server) release() {
+	select {
+	case <-s.tokens:
+	default:
+	}
+}
+
+// Close stops serving: connections are closed, the log is synced and closed. Sessions
+// are kept in the data directory and survive a restart.
+func (s *Server) Close() error {
+	s.stopOnce.Do(func() {
+		close(s.stopping)
+		if s.ln != nil {
+			s.ln.Close()
+		}
+	})
+	s.wg.Wait()
+	return s.closePersist()
+}
+
+// Query runs f on the core goroutine and waits for it: tests and admin commands read core
+// state this way.
+func (s *Server) Query(f func()) bool {
+	done := make(chan struct{})
+	select {
+	case s.events <- event{kind: evQuery, query: func() { f(); close(done) }}:
+	case <-s.stopping:
+		return false
+	}
+	select {
+	case <-done:
+		return true
+	case <-s.stopping:
+		return false
+	}
+}
+
+func (s *Server) shutdownCore() {
+	if s.walk != nil {
+		s.walk.abort()
+		s.walk = nil
+	}
+	for c := range s.conns {
+		c.close()
+	}
+}
+
+func hex(v int64) string { return "0x" + strconv.FormatUint(uint64(v), 16) }
+
+// latencyStats accumulates request latencies in ms for the four-letter words.
+type latencyStats struct {
+	mu                sync.Mutex
+	count, total      int64
+	min, max          int64
+	received, cleared time.Time
+}
+
+func (l *latencyStats) add(ms int64) {
+	l.mu.Lock()
+	if l.count == 0 || ms < l.min {
+		l.min = ms
+	}
+	if ms > l.max {
+		l.max = ms
+	}
+	l.count++
+	l.total += ms
+	l.mu.Unlock()
+}
+
+func (l *latencyStats) get() (min, avg float64, max int64, count int64) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.count == 0 {
+		return 0, 0, 0, 0
+	}
+	return float64(l.min), float64(l.total) / float64(l.count), l.max, l.count
+}
+
+func (l *latencyStats) reset() {
+	l.mu.Lock()
+	l.count, l.total, l.min, l.max = 0, 0, 0, 0
+	l.mu.Unlock()
+}
+
+func (s *Server) recordLatency(c *conn, r *request) {
+	if r.recv.IsZero() {
+		return
+	}
+	ms := time.Since(r.recv).Milliseconds()
+	s.latency.add(ms)
+	c.stats.add(ms)
+}

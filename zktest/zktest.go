@@ -1,0 +1,86 @@
+// Package zktest starts an in-process zkd server for tests: on a free loopback port, with
+// its data in the test's temporary directory, stopped when the test ends.
+package zktest
+
+import (
+	"io"
+	"log/slog"
+	"testing"
+
+	"github.com/zkd-io/zkd/server"
+)
+
+// Server is a running in-process zkd.
+type Server struct {
+	*server.Server
+	cfg server.Config
+	tb  testing.TB
+}
+
+// Option adjusts the server's configuration.
+type Option func(*server.Config)
+
+// WithConfig lets a test set any server setting.
+func WithConfig(f func(*server.Config)) Option { return Option(f) }
+
+// Start starts a server and registers its shutdown with tb.Cleanup. Logs go to tb.Log only
+// when the ZKTEST_LOG environment variable is set, so passing tests stay quiet.
+func Start(tb testing.TB, opts ...Option) *Server {
+	tb.Helper()
+	cfg := server.Config{
+		ListenAddr:     "127.0.0.1:0",
+		DataDir:        tb.TempDir(),
+		TickTime:       200,
+		PreAllocSize:   1 << 20,
+		ForceSync:      true,
+		MaxClientCnxns: 0,
+		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
+	}
+	if testLogging() {
+		cfg.Logger = slog.New(slog.NewTextHandler(tbWriter{tb}, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	for _, o := range opts {
+		o(&cfg)
+	}
+	s := &Server{cfg: cfg, tb: tb}
+	s.start()
+	tb.Cleanup(func() { s.Stop() })
+	return s
+}
+
+func (s *Server) start() {
+	s.tb.Helper()
+	srv, err := server.New(s.cfg)
+	if err != nil {
+		s.tb.Fatalf("zktest: start server: %v", err)
+	}
+	if err := srv.Start(); err != nil {
+		s.tb.Fatalf("zktest: start server: %v", err)
+	}
+	s.Server = srv
+	// Restarts keep the port, so clients can reconnect to the same address.
+	s.cfg.ListenAddr = srv.Addr()
+}
+
+// Stop shuts the server down cleanly; it may be called more than once.
+func (s *Server) Stop() {
+	if s.Server != nil {
+		if err := s.Server.Close(); err != nil {
+			s.tb.Errorf("zktest: stop server: %v", err)
+		}
+		s.Server = nil
+	}
+}
+
+// Restart stops the server and starts it again on the same data directory and port.
+func (s *Server) Restart() {
+	s.tb.Helper()
+	s.Stop()
+	s.start()
+}
+
+// Config returns the server's configuration (with the bound address).
+func (s *Server) Config() server.Config { return s.cfg }
+
+// DataDir is the server's data directory.
+func (s *Server) DataDir() string { return s.cfg.DataDir }
