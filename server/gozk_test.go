@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/internal/rawzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"
@@ -219,7 +220,7 @@ func TestEphemeralsRemovedOnClose(t *testing.T) {
 func TestEphemeralsRemovedOnExpiry(t *testing.T) {
 	srv := zktest.Start(t) // tickTime 200ms: the minimum session timeout is 400ms
 	c2, _ := connect(t, srv.Addr(), 10*time.Second)
-	raw := connectRaw(t, srv.Addr())
+	raw := rawzk.Connect(t, srv.Addr())
 	if h := raw.Call(jute.OpCreate, &jute.CreateRequest{Path: "/gone", ACL: jute.OpenACLUnsafe, Flags: jute.FlagEphemeral}, &jute.CreateResponse{}); h.Err != 0 {
 		t.Fatalf("create ephemeral: %v", h.Err)
 	}
@@ -235,7 +236,7 @@ func TestEphemeralsRemovedOnExpiry(t *testing.T) {
 		t.Fatal("expired session's connection stayed open")
 	}
 	// Reconnecting with the expired session gets the expired answer.
-	again := dialRaw(t, srv.Addr())
+	again := rawzk.Dial(t, srv.Addr())
 	resp, err := again.Handshake(&jute.ConnectRequest{TimeOut: 30000, SessionID: raw.Session, Passwd: raw.Passwd, HasReadOnly: true})
 	if err != nil || resp.SessionID != 0 || resp.TimeOut != 0 {
 		t.Fatalf("reconnect to expired session: %+v %v", resp, err)
@@ -291,7 +292,7 @@ func TestWatchesFireOnce(t *testing.T) {
 // event before the reply to its own write that caused it.
 func TestWatchEventBeforeReply(t *testing.T) {
 	srv := zktest.Start(t)
-	raw := connectRaw(t, srv.Addr())
+	raw := rawzk.Connect(t, srv.Addr())
 	raw.Call(jute.OpCreate, &jute.CreateRequest{Path: "/o", ACL: jute.OpenACLUnsafe}, &jute.CreateResponse{})
 	raw.Call(jute.OpGetData, &jute.GetDataRequest{Path: "/o", Watch: true}, &jute.GetDataResponse{})
 	h := raw.Call(jute.OpSetData, &jute.SetDataRequest{Path: "/o", Data: []byte("x"), Version: -1}, &jute.SetDataResponse{})
@@ -406,7 +407,7 @@ func TestContainerAndTTL(t *testing.T) {
 
 func TestTTLNeedsExtendedTypes(t *testing.T) {
 	srv := zktest.Start(t)
-	raw := connectRaw(t, srv.Addr())
+	raw := rawzk.Connect(t, srv.Addr())
 	h := raw.Call(jute.OpCreateTTL, &jute.CreateTTLRequest{Path: "/ttl", ACL: jute.OpenACLUnsafe, Flags: jute.FlagPersistentWithTTL, TTL: 1000}, &jute.Create2Response{})
 	if h.Err != jute.ErrUnimplemented {
 		t.Fatalf("TTL without extended types: %v", h.Err)

@@ -212,27 +212,10 @@ func parse(data []byte, file string) (*Config, error) {
 		return nil, errors.Join(errs...)
 	}
 	c.resolve()
-	if err := c.Validate(); err != nil {
-		if file != "" {
-			err = addFile(err, file)
-		}
+	if err := c.validate(file); err != nil {
 		return nil, err
 	}
 	return c, nil
-}
-
-func addFile(err error, file string) error {
-	joined, ok := err.(interface{ Unwrap() []error })
-	if !ok {
-		return err
-	}
-	for _, e := range joined.Unwrap() {
-		var ke *KeyError
-		if errors.As(e, &ke) {
-			ke.File = file
-		}
-	}
-	return err
 }
 
 // resolve fills in the values ZooKeeper derives from other keys.
@@ -437,10 +420,12 @@ func parseBool(v string) (bool, error) {
 
 // Validate checks the rules ZooKeeper enforces at start-up, plus the ranges zkd needs. It
 // reports every violation, joined; each matches ErrInvalid.
-func (c *Config) Validate() error {
+func (c *Config) Validate() error { return c.validate("") }
+
+func (c *Config) validate(file string) error {
 	var errs []error
 	bad := func(key string, value any, format string, args ...any) {
-		errs = append(errs, &KeyError{Key: key, Value: fmt.Sprint(value), Err: fmt.Errorf(format, args...)})
+		errs = append(errs, &KeyError{File: file, Key: key, Value: fmt.Sprint(value), Err: fmt.Errorf(format, args...)})
 	}
 	if c.TickTime <= 0 {
 		bad("tickTime", c.TickTime, "must be positive (tickTime is not set)")

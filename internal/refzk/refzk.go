@@ -81,7 +81,9 @@ type Options struct {
 	// harness relies on.
 	Config []string
 	// SystemProperties are Java system properties, as "-Dname=value" or "name=value", e.g.
-	// "-Dznode.container.checkIntervalMs=1000".
+	// "-Dznode.container.checkIntervalMs=1000". ZooKeeper turns zoo.cfg keys it does not know
+	// into "zookeeper."-prefixed system properties while parsing, which beats a -D for the
+	// same name (e.g. zookeeper.4lw.commands.whitelist).
 	SystemProperties []string
 	// JavaOpts are other JVM flags, e.g. "-Xmx1g". nil means DefaultJavaOpts.
 	JavaOpts []string

@@ -157,3 +157,22 @@ func openSession(t *testing.T, addr string) {
 		t.Fatalf("ConnectResponse %+v, %v", resp, err)
 	}
 }
+
+func TestReservePort(t *testing.T) {
+	port, lock, err := reservePort()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if port < 10000 || port >= ephemeralStart() {
+		t.Errorf("port %d is not below the ephemeral range (%d)", port, ephemeralStart())
+	}
+	if _, ok := lockPort(port); ok {
+		t.Errorf("port %d could be locked twice", port)
+	}
+	lock.Close()
+	again, ok := lockPort(port)
+	if !ok {
+		t.Fatalf("port %d still locked after Close", port)
+	}
+	again.Close()
+}

@@ -461,7 +461,7 @@ type streamReader struct {
 func newStreamReader(r io.Reader, h hash.Hash32) *streamReader {
 	br, ok := r.(*bufio.Reader)
 	if !ok {
-		br = bufio.NewReaderSize(r, 256<<10)
+		br = bufio.NewReaderSize(r, 64<<10)
 	}
 	return &streamReader{br: br, h: h}
 }

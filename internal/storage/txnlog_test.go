@@ -197,7 +197,7 @@ func TestLogRoundTripAcrossRolls(t *testing.T) {
 }
 
 func TestLogAppendChecks(t *testing.T) {
-	l := openLog(t, NewMemFS(), 0)
+	l := openLog(t, NewMemFS(), 4096)
 	defer l.Close()
 	if err := l.Append(5, mkTxn(5, 0, 0)); err != nil {
 		t.Fatal(err)
@@ -339,7 +339,7 @@ func TestPreallocation(t *testing.T) {
 
 func TestGroupCommitOneFsync(t *testing.T) {
 	m := NewMemFS()
-	l := openLog(t, m, 0)
+	l := openLog(t, m, 4096)
 	defer l.Close()
 	appendAll(t, l, mkEntries(1, 5, 0))
 	if err := l.Sync(); err != nil {
@@ -362,7 +362,7 @@ func TestGroupCommitOneFsync(t *testing.T) {
 }
 
 func TestAppendDoesNotAllocate(t *testing.T) {
-	l := openLog(t, NewMemFS(), 0)
+	l := openLog(t, NewMemFS(), 4096)
 	defer l.Close()
 	txn := mkTxn(1, 200, 0)
 	z := int64(1)
@@ -650,7 +650,7 @@ func TestLogFailuresAreSticky(t *testing.T) {
 	boom := errors.New("boom")
 	for _, which := range []string{"write", "sync"} {
 		m := NewMemFS()
-		l := openLog(t, m, 0)
+		l := openLog(t, m, 4096)
 		appendAll(t, l, mkEntries(1, 3, 0))
 		if err := l.Sync(); err != nil {
 			t.Fatal(err)
@@ -672,7 +672,7 @@ func TestLogFailuresAreSticky(t *testing.T) {
 		}
 		l.Close()
 		m.Crash()
-		l = openLog(t, m, 0)
+		l = openLog(t, m, 4096)
 		got, _, err := readAll(t, m, vdir, 0)
 		if err != nil || len(got) != 3 {
 			t.Fatalf("%s: after crash %d entries, %v", which, len(got), err)
@@ -683,7 +683,7 @@ func TestLogFailuresAreSticky(t *testing.T) {
 
 func TestReadLogCallbackError(t *testing.T) {
 	m := NewMemFS()
-	l := openLog(t, m, 0)
+	l := openLog(t, m, 4096)
 	appendAll(t, l, mkEntries(1, 10, 0))
 	l.Close()
 	stop := errors.New("stop")

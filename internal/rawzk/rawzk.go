@@ -1,4 +1,7 @@
-package server_test
+// Package rawzk is a frame-level ZooKeeper client for tests: it sends requests exactly as
+// given and returns replies and notifications undecoded by any client library, for
+// byte-level checks and for operations and malformed input other clients cannot express.
+package rawzk
 
 import (
 	"encoding/binary"
@@ -11,11 +14,11 @@ import (
 	"github.com/zkd-io/zkd/jute"
 )
 
-// rawClient speaks the wire protocol frame by frame, for what go-zookeeper cannot express
+// Client speaks the wire protocol frame by frame, for what go-zookeeper cannot express
 // (persistent watches, whoAmI, malformed input) and for byte-level checks.
-type rawClient struct {
+type Client struct {
 	t       testing.TB
-	nc      net.Conn
+	NC      net.Conn
 	xid     int32
 	Session int64
 	Passwd  []byte
@@ -23,19 +26,19 @@ type rawClient struct {
 	Events  []jute.WatcherEvent
 }
 
-func dialRaw(t testing.TB, addr string) *rawClient {
+func Dial(t testing.TB, addr string) *Client {
 	t.Helper()
 	nc, err := net.DialTimeout("tcp", addr, 10*time.Second)
 	if err != nil {
 		t.Fatalf("dial %s: %v", addr, err)
 	}
 	t.Cleanup(func() { nc.Close() })
-	return &rawClient{t: t, nc: nc}
+	return &Client{t: t, NC: nc}
 }
 
-// connectRaw opens a new session.
-func connectRaw(t testing.TB, addr string) *rawClient {
-	c := dialRaw(t, addr)
+// Connect opens a new session.
+func Connect(t testing.TB, addr string) *Client {
+	c := Dial(t, addr)
 	resp, err := c.Handshake(&jute.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16), HasReadOnly: true})
 	if err != nil {
 		t.Fatalf("handshake: %v", err)
@@ -46,30 +49,33 @@ func connectRaw(t testing.TB, addr string) *rawClient {
 	return c
 }
 
-func (c *rawClient) writeFrame(b []byte) error {
+// WriteFrame writes one length-prefixed frame.
+func (c *Client) WriteFrame(b []byte) error {
 	var l [4]byte
 	binary.BigEndian.PutUint32(l[:], uint32(len(b)))
-	c.nc.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	_, err := c.nc.Write(append(l[:], b...))
+	c.NC.SetWriteDeadline(time.Now().Add(10 * time.Second))
+	_, err := c.NC.Write(append(l[:], b...))
 	return err
 }
 
-func (c *rawClient) readFrame() ([]byte, error) {
-	c.nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+// ReadFrame reads one length-prefixed frame.
+func (c *Client) ReadFrame() ([]byte, error) {
+	c.NC.SetReadDeadline(time.Now().Add(20 * time.Second))
 	var l [4]byte
-	if _, err := io.ReadFull(c.nc, l[:]); err != nil {
+	if _, err := io.ReadFull(c.NC, l[:]); err != nil {
 		return nil, err
 	}
 	b := make([]byte, binary.BigEndian.Uint32(l[:]))
-	_, err := io.ReadFull(c.nc, b)
+	_, err := io.ReadFull(c.NC, b)
 	return b, err
 }
 
-func (c *rawClient) Handshake(req *jute.ConnectRequest) (*jute.ConnectResponse, error) {
-	if err := c.writeFrame(jute.Marshal(req)); err != nil {
+// Handshake sends a ConnectRequest and reads the response.
+func (c *Client) Handshake(req *jute.ConnectRequest) (*jute.ConnectResponse, error) {
+	if err := c.WriteFrame(jute.Marshal(req)); err != nil {
 		return nil, err
 	}
-	b, err := c.readFrame()
+	b, err := c.ReadFrame()
 	if err != nil {
 		return nil, err
 	}
@@ -82,18 +88,18 @@ func (c *rawClient) Handshake(req *jute.ConnectRequest) (*jute.ConnectResponse, 
 }
 
 // Send writes a request with the next xid and returns the xid.
-func (c *rawClient) Send(op jute.OpCode, body jute.Record) int32 {
+func (c *Client) Send(op jute.OpCode, body jute.Record) int32 {
 	c.xid++
 	return c.SendXid(c.xid, op, body)
 }
 
-func (c *rawClient) SendXid(xid int32, op jute.OpCode, body jute.Record) int32 {
+func (c *Client) SendXid(xid int32, op jute.OpCode, body jute.Record) int32 {
 	e := jute.Encoder{}
 	(&jute.RequestHeader{Xid: xid, Type: op}).Encode(&e)
 	if body != nil {
 		body.Encode(&e)
 	}
-	if err := c.writeFrame(e.Buf); err != nil {
+	if err := c.WriteFrame(e.Buf); err != nil {
 		c.t.Fatalf("send %v: %v", op, err)
 	}
 	return xid
@@ -101,9 +107,9 @@ func (c *rawClient) SendXid(xid int32, op jute.OpCode, body jute.Record) int32 {
 
 // Reply reads frames until the reply with xid, collecting notifications on the way, and
 // decodes its body into resp when err is OK.
-func (c *rawClient) Reply(xid int32, resp jute.Record) (jute.ReplyHeader, error) {
+func (c *Client) Reply(xid int32, resp jute.Record) (jute.ReplyHeader, error) {
 	for {
-		b, err := c.readFrame()
+		b, err := c.ReadFrame()
 		if err != nil {
 			return jute.ReplyHeader{}, err
 		}
@@ -136,7 +142,7 @@ func (c *rawClient) Reply(xid int32, resp jute.Record) (jute.ReplyHeader, error)
 }
 
 // Call sends a request and waits for its reply.
-func (c *rawClient) Call(op jute.OpCode, body, resp jute.Record) jute.ReplyHeader {
+func (c *Client) Call(op jute.OpCode, body, resp jute.Record) jute.ReplyHeader {
 	c.t.Helper()
 	h, err := c.Reply(c.Send(op, body), resp)
 	if err != nil {
@@ -146,11 +152,11 @@ func (c *rawClient) Call(op jute.OpCode, body, resp jute.Record) jute.ReplyHeade
 }
 
 // Closed reports whether the server closes the connection (reading EOF) within the timeout.
-func (c *rawClient) Closed() bool {
-	c.nc.SetReadDeadline(time.Now().Add(20 * time.Second))
+func (c *Client) Closed() bool {
+	c.NC.SetReadDeadline(time.Now().Add(20 * time.Second))
 	buf := make([]byte, 1024)
 	for {
-		_, err := c.nc.Read(buf)
+		_, err := c.NC.Read(buf)
 		if err != nil {
 			ne, ok := err.(net.Error)
 			return !(ok && ne.Timeout())
