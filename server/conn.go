@@ -131,6 +131,18 @@ func (c *conn) close() {
 	})
 }
 
+// closeUnlessFlushing closes the connection unless a last answer is queued (an expired
+// session's connect response, an error before close): its writer closes it once the
+// answer is out.
+func (c *conn) closeUnlessFlushing() {
+	c.mu.Lock()
+	flushing := c.closing
+	c.mu.Unlock()
+	if !flushing {
+		c.close()
+	}
+}
+
 func (c *conn) isClosed() bool {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -282,7 +294,7 @@ func errOr(err error, s string) error {
 
 func (c *conn) readFailed(err error) {
 	if errors.Is(err, io.EOF) || c.isClosed() {
-		c.close()
+		c.closeUnlessFlushing()
 		return
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {

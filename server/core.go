@@ -191,7 +191,7 @@ func (s *Server) onClosed(c *conn) {
 	if !c.gone {
 		s.detach(c)
 	}
-	c.close()
+	c.closeUnlessFlushing()
 }
 
 func (s *Server) onRequest(c *conn, r *request) {

@@ -282,7 +282,7 @@ func testTree(tag string) *snapContents {
 		{Path: "", Data: []byte{}, ACLKey: -1},
 		{Path: "/a", Data: []byte(tag), ACLKey: 7, Stat: jute.StatPersisted{Czxid: 3, Mzxid: 4, Pzxid: 3}},
 		{Path: "/a/b", Data: nil, ACLKey: 1, Stat: jute.StatPersisted{Czxid: 5, EphemeralOwner: 0x2000}},
-		{Path: "/big", Data: bytes.Repeat([]byte(tag), 300000), ACLKey: -1},
+		{Path: "/big", Data: bytes.Repeat([]byte(tag), 1000), ACLKey: -1},
 	}
 	return c
 }
@@ -290,6 +290,8 @@ func testTree(tag string) *snapContents {
 func TestSnapshotRoundTripAndNil(t *testing.T) {
 	m := NewMemFS()
 	want := testTree("x")
+	// Larger than the reader's direct-allocation limit, to exercise chunked reads.
+	want.nodes[3].Data = bytes.Repeat([]byte("0123456789abcdef"), 200000)
 	writeSnap(t, m, vdir, 9, want, 2)
 	c := &snapContents{}
 	if err := ReadSnapshotFile(m, vdir, SnapshotFile{"snapshot.9", 9}, c.handler()); err != nil {
