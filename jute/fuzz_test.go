@@ -58,11 +58,6 @@ func FuzzDecodeTxn(f *testing.F) {
 		if err != nil {
 			return
 		}
-		if mt, ok := lt.Body.(*MultiTxn); ok && mt.Txns == nil {
-			// KNOWN BUG (TestKnownBugMultiTxnNullVector): a null vector does not survive
-			// re-encoding. Skipped so fuzzing can look for other bugs; drop once fixed.
-			return
-		}
 		enc := EncodeTxn(nil, &lt)
 		lt2, err := DecodeTxn(enc)
 		if err != nil {

@@ -24,6 +24,7 @@ func (r *ConnectRequest) Encode(e *Encoder) {
 }
 
 func (r *ConnectRequest) Decode(d *Decoder) {
+	*r = ConnectRequest{}
 	r.ProtocolVersion = d.Int()
 	r.LastZxidSeen = d.Long()
 	r.TimeOut = d.Int()
@@ -56,6 +57,7 @@ func (r *ConnectResponse) Encode(e *Encoder) {
 }
 
 func (r *ConnectResponse) Decode(d *Decoder) {
+	*r = ConnectResponse{}
 	r.ProtocolVersion = d.Int()
 	r.TimeOut = d.Int()
 	r.SessionID = d.Long()

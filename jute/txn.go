@@ -2,7 +2,7 @@ package jute
 
 import "fmt"
 
-// TxnHeader precedes every logged transaction (28 bytes).
+// TxnHeader precedes every logged transaction (32 bytes).
 type TxnHeader struct {
 	ClientID int64
 	Cxid     int32
@@ -12,7 +12,7 @@ type TxnHeader struct {
 }
 
 // TxnHeaderSize is the encoded size of TxnHeader.
-const TxnHeaderSize = 28
+const TxnHeaderSize = 32
 
 func (r *TxnHeader) Encode(e *Encoder) {
 	e.Long(r.ClientID)
@@ -60,6 +60,7 @@ func (r *CreateTxn) Encode(e *Encoder) {
 }
 
 func (r *CreateTxn) Decode(d *Decoder) {
+	*r = CreateTxn{}
 	r.Path = d.String()
 	r.Data = d.Buffer()
 	r.ACL = DecodeACLs(d)
@@ -171,6 +172,7 @@ func (r *CloseSessionTxn) Encode(e *Encoder) {
 }
 
 func (r *CloseSessionTxn) Decode(d *Decoder) {
+	*r = CloseSessionTxn{}
 	switch d.Remaining() {
 	case 0:
 		r.NoBody = true
@@ -219,7 +221,9 @@ func (r *MultiTxn) Encode(e *Encoder) {
 func (r *MultiTxn) Decode(d *Decoder) {
 	n := d.vectorLen(8)
 	if n < 0 {
-		r.Txns = nil
+		// A null vector reads as empty: we always write a count, as Java does, since
+		// Java's processTxn cannot take a null list.
+		r.Txns = []Txn{}
 		return
 	}
 	r.Txns = make([]Txn, n)
