@@ -90,6 +90,13 @@ func run(args []string) error {
 		cfg.DataLogDir = *dataLogDir
 	}
 	if set["tick-time"] {
+		// Session bounds derived from the old tickTime follow the new one.
+		if cfg.MinSessionTimeout == 2*cfg.TickTime {
+			cfg.MinSessionTimeout = 2 * *tick
+		}
+		if cfg.MaxSessionTimeout == 20*cfg.TickTime {
+			cfg.MaxSessionTimeout = 20 * *tick
+		}
 		cfg.TickTime = *tick
 	}
 	if set["extended-types"] {

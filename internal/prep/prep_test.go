@@ -1,0 +1,196 @@
+package prep
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/jute"
+)
+
+var paths = []string{"/a", "/a/b", "/a/b/c", "/a/d", "/e", "/e/f", "/zookeeper", "/zookeeper/x", "/", "/a/", "//a", "/a/./b"}
+
+func randomRequest(rng *rand.Rand, session int64) *Request {
+	p := paths[rng.IntN(len(paths))]
+	ver := int32(rng.IntN(4)) - 1
+	data := []byte(fmt.Sprint(rng.IntN(100)))
+	acl := jute.OpenACLUnsafe
+	if rng.IntN(8) == 0 {
+		acl = []jute.ACL{{Perms: jute.PermRead, ID: jute.WorldAnyone}}
+	}
+	op := func() (jute.OpCode, jute.Record) {
+		switch rng.IntN(9) {
+		case 0, 1:
+			return jute.OpCreate, &jute.CreateRequest{Path: p, Data: data, ACL: acl, Flags: int32(rng.IntN(4))}
+		case 2:
+			return jute.OpCreateContainer, &jute.CreateRequest{Path: p, Data: data, ACL: acl, Flags: jute.FlagContainer}
+		case 3:
+			return jute.OpCreateTTL, &jute.CreateTTLRequest{Path: p, Data: data, ACL: acl, Flags: jute.FlagPersistentWithTTL, TTL: 1000}
+		case 4, 5:
+			return jute.OpDelete, &jute.DeleteRequest{Path: p, Version: ver}
+		case 6:
+			return jute.OpSetData, &jute.SetDataRequest{Path: p, Data: data, Version: ver}
+		case 7:
+			return jute.OpSetACL, &jute.SetACLRequest{Path: p, ACL: acl, Version: ver}
+		default:
+			return jute.OpCheck, &jute.CheckVersionRequest{Path: p, Version: ver}
+		}
+	}
+	if rng.IntN(5) == 0 {
+		m := &jute.MultiRequest{}
+		for i := rng.IntN(4) + 1; i > 0; i-- {
+			t, b := op()
+			if t == jute.OpSetACL {
+				t, b = jute.OpCheck, &jute.CheckVersionRequest{Path: p, Version: ver}
+			}
+			m.Ops = append(m.Ops, jute.MultiOp{Type: t, Body: b})
+		}
+		return &Request{SessionID: session, Type: jute.OpMulti, Body: m}
+	}
+	t, b := op()
+	if t == jute.OpCheck {
+		t, b = jute.OpSetData, &jute.SetDataRequest{Path: p, Data: data, Version: ver}
+	}
+	return &Request{SessionID: session, Type: t, Body: b}
+}
+
+// TestPreparedTxnsApply runs random pipelined workloads: several requests are prepared
+// before the earlier ones are applied, and every txn prep accepted must apply to the tree
+// without error. This is the contract between prep's overlay and the tree.
+func TestPreparedTxnsApply(t *testing.T) {
+	for seed := uint64(1); seed <= 200; seed++ {
+		rng := rand.New(rand.NewPCG(seed, seed))
+		tree := datatree.New()
+		tree.ExtendedTypes = true
+		p := New(tree)
+		p.ExtendedTypes = true
+		zxid := int64(0)
+		var queue []*jute.LoggedTxn
+		apply := func() {
+			txn := queue[0]
+			queue = queue[1:]
+			// Through the bytes, as the log would carry it.
+			lt, err := jute.DecodeTxn(jute.EncodeTxn(nil, txn))
+			if err != nil {
+				t.Fatalf("seed %d: txn does not decode: %v", seed, err)
+			}
+			res := tree.Apply(&lt.Header, lt.Body)
+			failedMulti := false
+			if m, ok := lt.Body.(*jute.MultiTxn); ok {
+				for _, sub := range m.Txns {
+					failedMulti = failedMulti || sub.Type == jute.OpError
+				}
+			}
+			if lt.Header.Type != jute.OpError && !failedMulti && res.Err != jute.OK {
+				t.Fatalf("seed %d: prepared %v %+v failed to apply: %v", seed, lt.Header.Type, lt.Body, res.Err)
+			}
+			p.Applied(lt.Header.Zxid)
+		}
+		sessions := []int64{0x100, 0x200}
+		for step := 0; step < 300; step++ {
+			switch r := rng.IntN(20); {
+			case r == 0:
+				zxid++
+				queue = append(queue, p.CloseSession(sessions[rng.IntN(2)], 0, zxid, int64(step)))
+			default:
+				zxid++
+				queue = append(queue, p.Prepare(randomRequest(rng, sessions[rng.IntN(2)]), zxid, int64(step)))
+			}
+			for len(queue) > 0 && rng.IntN(3) == 0 {
+				apply()
+			}
+		}
+		for len(queue) > 0 {
+			apply()
+		}
+		if p.Pending() != 0 || len(p.overlay) != 0 {
+			t.Fatalf("seed %d: overlay not empty after everything applied: %d pending, %d records", seed, p.Pending(), len(p.overlay))
+		}
+	}
+}
+
+func TestSequentialSuffixAndErrors(t *testing.T) {
+	tree := datatree.New()
+	tree.ExtendedTypes = true
+	p := New(tree)
+	p.ExtendedTypes = true
+	zxid := int64(0)
+	run := func(r *Request) *jute.LoggedTxn {
+		zxid++
+		txn := p.Prepare(r, zxid, 1)
+		tree.Apply(&txn.Header, txn.Body)
+		p.Applied(zxid)
+		return txn
+	}
+	create := func(path string, flags int32) *jute.LoggedTxn {
+		return run(&Request{SessionID: 1, Type: jute.OpCreate, Body: &jute.CreateRequest{Path: path, ACL: jute.OpenACLUnsafe, Flags: flags}})
+	}
+	create("/q", 0)
+	create("/q/a", 0)
+	run(&Request{SessionID: 1, Type: jute.OpDelete, Body: &jute.DeleteRequest{Path: "/q/a", Version: -1}})
+	if txn := create("/q/x/y", 0); txn.Header.Type != jute.OpError || txn.Body.(*jute.ErrorTxn).Err != jute.ErrNoNode {
+		t.Fatalf("create under missing parent: %+v", txn.Body)
+	}
+	txn := create("/q/s-", jute.FlagPersistentSequential)
+	if got := txn.Body.(*jute.CreateTxn).Path; got != "/q/s-0000000001" {
+		t.Fatalf("sequential name %q", got)
+	}
+	for _, tc := range []struct {
+		path  string
+		flags int32
+		want  jute.Code
+	}{
+		{"/q/", 0, jute.ErrBadArguments},
+		{"/q/", jute.FlagPersistentSequential, jute.OK},
+		{"/", 0, jute.ErrNodeExists},
+		{"/q", 0, jute.ErrNodeExists},
+		{"/q/b", 9, jute.ErrBadArguments},
+		{"/q/c", jute.FlagPersistentWithTTL, jute.ErrBadArguments},
+	} {
+		txn := create(tc.path, tc.flags)
+		got := jute.OK
+		if txn.Header.Type == jute.OpError {
+			got = txn.Body.(*jute.ErrorTxn).Err
+		}
+		if got != tc.want {
+			t.Errorf("create %q flags %d: %v, want %v", tc.path, tc.flags, got, tc.want)
+		}
+	}
+	// Ephemeral parents refuse children; the ephemeral is listed on close.
+	create("/eph", jute.FlagEphemeral)
+	if txn := create("/eph/c", 0); txn.Body.(*jute.ErrorTxn).Err != jute.ErrNoChildrenForEphemerals {
+		t.Fatalf("child of ephemeral: %+v", txn.Body)
+	}
+	zxid++
+	cl := p.CloseSession(1, 0, zxid, 1)
+	if got := cl.Body.(*jute.CloseSessionTxn).Paths2Delete; len(got) != 1 || got[0] != "/eph" {
+		t.Fatalf("close session deletes %v", got)
+	}
+}
+
+func TestFailedMultiLeavesNoOverlay(t *testing.T) {
+	tree := datatree.New()
+	p := New(tree)
+	m := &jute.MultiRequest{Ops: []jute.MultiOp{
+		{Type: jute.OpCreate, Body: &jute.CreateRequest{Path: "/m", ACL: jute.OpenACLUnsafe}},
+		{Type: jute.OpDelete, Body: &jute.DeleteRequest{Path: "/nope", Version: -1}},
+		{Type: jute.OpSetData, Body: &jute.SetDataRequest{Path: "/m", Version: -1}},
+	}}
+	txn := p.Prepare(&Request{SessionID: 1, Type: jute.OpMulti, Body: m}, 1, 1)
+	mt := txn.Body.(*jute.MultiTxn)
+	want := []jute.OpCode{jute.OpCreate, jute.OpError, jute.OpError}
+	for i, sub := range mt.Txns {
+		if sub.Type != want[i] {
+			t.Fatalf("sub-txn %d type %v, want %v", i, sub.Type, want[i])
+		}
+	}
+	if len(p.overlay) != 0 {
+		t.Fatalf("failed multi left overlay records: %v", p.overlay)
+	}
+	// The create of the failed multi must not be visible to the next request.
+	txn2 := p.Prepare(&Request{SessionID: 1, Type: jute.OpSetData, Body: &jute.SetDataRequest{Path: "/m", Version: -1}}, 2, 1)
+	if txn2.Header.Type != jute.OpError {
+		t.Fatalf("setData saw the failed multi's create")
+	}
+}
