@@ -60,6 +60,7 @@ type conn struct {
 	lastCxid  int32
 	lastZxid  int64
 	connected time.Time
+	accepted  time.Time
 
 	// established carries the core's answer to the ConnectRequest: true to go on reading.
 	established chan bool

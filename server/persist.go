@@ -288,7 +288,9 @@ func (s *Server) snapshotNow() error {
 			return fmt.Errorf("server: snapshot: %w", err)
 		}
 	}
-	if err := w.Finish(s.sessionList(), s.tree.ACLs(), zxid, s.tree.Digest()); err != nil {
+	acls := s.tree.ACLs()
+	walker.Close()
+	if err := w.Finish(s.sessionList(), acls, zxid, s.tree.Digest()); err != nil {
 		return fmt.Errorf("server: snapshot: %w", err)
 	}
 	return s.txlog.Roll()
@@ -365,6 +367,7 @@ func (s *Server) snapshotStep() {
 	}
 	if done {
 		w.finish <- s.tree.ACLs()
+		w.walker.Close()
 		close(w.batches)
 		s.walk = nil
 	}

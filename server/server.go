@@ -19,6 +19,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/admin"
 	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/session"
@@ -150,6 +151,11 @@ type Server struct {
 	perIP   map[string]int
 	perIPMu sync.Mutex
 
+	// allConns lists every open connection, including those that never finish the
+	// handshake (stat and cons show them).
+	connsMu  sync.Mutex
+	allConns map[*conn]struct{}
+
 	// core-owned
 	tree               *datatree.Tree
 	prep               *prep.Preparer
@@ -183,6 +189,7 @@ func New(cfg Config) (*Server, error) {
 		tokens:     make(chan struct{}, cfg.GlobalOutstandingLimit),
 		fatal:      make(chan error, 1),
 		perIP:      make(map[string]int),
+		allConns:   make(map[*conn]struct{}),
 		watches:    watch.New(),
 		watchConns: make(map[watch.WatcherID]*conn),
 		sessions:   make(map[int64]*clientSession),
@@ -285,7 +292,11 @@ func (s *Server) newConn(nc net.Conn) {
 		established: make(chan bool, 1),
 		wake:        make(chan struct{}, 1),
 		done:        make(chan struct{}),
+		accepted:    time.Now(),
 	}
+	s.connsMu.Lock()
+	s.allConns[c] = struct{}{}
+	s.connsMu.Unlock()
 	s.wg.Add(3)
 	go c.readLoop()
 	go c.writeLoop()
@@ -296,6 +307,9 @@ func (s *Server) newConn(nc net.Conn) {
 		case <-s.stopping:
 			c.close()
 		}
+		s.connsMu.Lock()
+		delete(s.allConns, c)
+		s.connsMu.Unlock()
 		if s.cfg.MaxClientCnxns > 0 {
 			s.perIPMu.Lock()
 			s.perIP[ip]--
@@ -371,37 +385,45 @@ func hex(v int64) string { return "0x" + strconv.FormatUint(uint64(v), 16) }
 
 // latencyStats accumulates request latencies in ms for the four-letter words.
 type latencyStats struct {
-	mu                sync.Mutex
-	count, total      int64
-	min, max          int64
-	received, cleared time.Time
+	mu       sync.Mutex
+	sum      admin.Summary
+	last     int64
+	lastResp int64
 }
+
+// processStart anchors lresp, which ZooKeeper reports on a monotonic clock.
+var processStart = time.Now()
 
 func (l *latencyStats) add(ms int64) {
 	l.mu.Lock()
-	if l.count == 0 || ms < l.min {
-		l.min = ms
-	}
-	if ms > l.max {
-		l.max = ms
-	}
-	l.count++
-	l.total += ms
+	l.sum.Add(ms)
+	l.last = ms
+	l.lastResp = time.Since(processStart).Milliseconds()
 	l.mu.Unlock()
 }
 
-func (l *latencyStats) get() (min, avg float64, max int64, count int64) {
+func (l *latencyStats) summary() admin.Summary {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	if l.count == 0 {
-		return 0, 0, 0, 0
-	}
-	return float64(l.min), float64(l.total) / float64(l.count), l.max, l.count
+	return l.sum
+}
+
+func (l *latencyStats) lastLatency() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.last
+}
+
+func (l *latencyStats) lastResponse() int64 {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.lastResp
 }
 
 func (l *latencyStats) reset() {
 	l.mu.Lock()
-	l.count, l.total, l.min, l.max = 0, 0, 0, 0
+	l.sum = admin.Summary{}
+	l.last = 0
 	l.mu.Unlock()
 }
 

@@ -89,7 +89,7 @@ func startZkd(t *testing.T, dataDir string, port int, extra ...string) *proc {
 	t.Cleanup(func() { p.kill() })
 	deadline := time.Now().Add(60 * time.Second)
 	for {
-		if fourLetter(addr, "ruok") == "imok" {
+		if strings.Contains(fourLetter(addr, "srvr"), "Mode: standalone") {
 			return p
 		}
 		select {

@@ -282,9 +282,11 @@ func (c *Config) set(key, v string) error {
 	case "snapCount":
 		c.SnapCount, err = javaDecodeInt(v)
 	case "preAllocSize":
-		var kib int64
-		kib, err = strconv.ParseInt(v, 10, 64)
-		if err == nil && (kib < 0 || kib > 1<<40) {
+		kib, perr := strconv.ParseInt(v, 10, 64)
+		switch {
+		case perr != nil:
+			err = errors.New("not an integer (KiB)")
+		case kib < 0 || kib > 1<<40:
 			err = errors.New("must be between 0 and 2^40 KiB")
 		}
 		c.PreAllocSize = kib * 1024

@@ -179,7 +179,7 @@ func TestParseErrors(t *testing.T) {
 		{"forceSync takes yes/no", base + "forceSync=false", "forceSync", []string{`must be "yes" or "no"`}},
 		{"zero jute.maxbuffer", base + "jute.maxbuffer=0", "jute.maxbuffer", []string{"must be positive"}},
 		{"bad jute.maxbuffer", base + "jute.maxbuffer=0xzz", "jute.maxbuffer", []string{"not an integer"}},
-		{"bad preAllocSize", base + "preAllocSize=64k", "preAllocSize", []string{`preAllocSize="64k"`}},
+		{"bad preAllocSize", base + "preAllocSize=64k", "preAllocSize", []string{`preAllocSize="64k": not an integer (KiB)`}},
 		{"zero container interval", base + "znode.container.checkIntervalMs=0", "znode.container.checkIntervalMs", []string{"must be positive"}},
 		{"zero outstanding limit", base + "globalOutstandingLimit=0", "globalOutstandingLimit", []string{"must be positive"}},
 		{"ensemble needs initLimit", base + "syncLimit=2\nserver.1=h:1:2", "initLimit", []string{"initLimit is not set"}},

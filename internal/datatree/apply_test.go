@@ -976,3 +976,77 @@ func cloneTree(tb testing.TB, t *Tree) *Tree {
 	}
 	return c
 }
+
+// ZooKeeper's DataTree keeps /zookeeper/quota<path>/zookeeper_stats up to date in memory,
+// without txns: creating the stats node computes the subtree's count (the quota root
+// included) and bytes, and later creates, deletes and setData under the longest quota'd
+// prefix adjust it (updateQuotaForPath, updateQuotaStat). Loading a snapshot recomputes it
+// (setupQuota). Golden 07 shows the result: count=2,bytes=11 for /golden.
+func TestQuotaStats(t *testing.T) {
+	a := newApplier(t)
+	a.create("/q", "abc")
+	a.create("/q/a", "xy")
+	a.create("/qx", "outside")
+	const stats = "/zookeeper/quota/q/zookeeper_stats"
+	statsOf := func() string {
+		t.Helper()
+		n := a.tr.Get(stats)
+		if n == nil {
+			t.Fatal("no stats node")
+		}
+		return string(n.Data)
+	}
+	check := func(want string) {
+		t.Helper()
+		if got := statsOf(); got != want {
+			t.Errorf("stats %q, want %q", got, want)
+		}
+	}
+	// What setquota logs: the quota node, the limits, then stats with zeros.
+	a.mustOK(a.apply(jute.OpCreate, &jute.CreateTxn{Path: "/zookeeper/quota/q", ACL: jute.OpenACLUnsafe, ParentCVersion: a.pcv("/zookeeper/quota/q")}))
+	a.create("/zookeeper/quota/q/zookeeper_limits", "count=10,bytes=-1")
+	d := a.tr.Digest()
+	a.create(stats, "count=0,bytes=0")
+	check("count=2,bytes=5")
+	if a.tr.Digest() != d {
+		t.Error("the digest covers /zookeeper/quota")
+	}
+	a.create("/q/b", "1234")
+	check("count=3,bytes=9")
+	requireOK(t, a.setData("/q/a", "x"))
+	check("count=3,bytes=8")
+	a.create("/q/b/c", "")
+	check("count=4,bytes=8")
+	requireOK(t, a.del("/q/b/c"))
+	requireOK(t, a.del("/q/b"))
+	check("count=2,bytes=4")
+	// Not under /q.
+	a.create("/qx/y", "zz")
+	requireOK(t, a.setData("/qx", ""))
+	check("count=2,bytes=4")
+
+	// A nested quota takes the changes below it.
+	a.create("/q/n", "")
+	check("count=3,bytes=4")
+	a.mustOK(a.apply(jute.OpCreate, &jute.CreateTxn{Path: "/zookeeper/quota/q/n", ACL: jute.OpenACLUnsafe, ParentCVersion: a.pcv("/zookeeper/quota/q/n")}))
+	a.create("/zookeeper/quota/q/n/zookeeper_limits", "count=-1,bytes=100")
+	a.create("/zookeeper/quota/q/n/zookeeper_stats", "count=0,bytes=0")
+	a.create("/q/n/m", "12")
+	check("count=3,bytes=4")
+	if got := string(a.tr.Get("/zookeeper/quota/q/n/zookeeper_stats").Data); got != "count=2,bytes=2" {
+		t.Errorf("nested stats %q", got)
+	}
+
+	// A snapshot carries whatever the stats node held; loading recomputes it.
+	requireOK(t, a.apply(jute.OpSetData, &jute.SetDataTxn{Path: stats, Data: []byte("count=99,bytes=99"), Version: 1}))
+	loaded := cloneTree(t, a.tr)
+	if got := string(loaded.Get(stats).Data); got != "count=3,bytes=4" {
+		t.Errorf("stats after load %q, want count=3,bytes=4", got)
+	}
+
+	// Without the limits node the path is no longer tracked.
+	requireOK(t, a.del("/zookeeper/quota/q/zookeeper_limits"))
+	before := statsOf()
+	a.create("/q/z", "zzz")
+	check(before)
+}

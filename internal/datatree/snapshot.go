@@ -21,11 +21,11 @@ type SnapNode struct {
 type Walker struct {
 	t     *Tree
 	stack []string
-	done  bool
+	done  bool // closed
 }
 
-// Walk starts a snapshot walk. ACL lists stay in the table until the walk ends, so every
-// key a visited node holds appears in ACLs().
+// Walk starts a snapshot walk. ACL lists stay in the table until the walk is closed, so
+// every key a visited node holds appears in ACLs() taken before Close.
 func (t *Tree) Walk() *Walker {
 	t.acls.pinned++
 	return &Walker{t: t, stack: []string{"/"}}
@@ -50,14 +50,10 @@ func (w *Walker) Next(max int, out []SnapNode) ([]SnapNode, bool) {
 			w.stack = append(w.stack, Join(p, c))
 		}
 	}
-	if len(w.stack) == 0 && !w.done {
-		w.done = true
-		w.t.acls.unpin()
-	}
-	return out, w.done
+	return out, len(w.stack) == 0
 }
 
-// Close ends a walk early.
+// Close ends the walk, early or after the last Next; ACL lists that only the walk kept go.
 func (w *Walker) Close() {
 	if !w.done {
 		w.done = true
@@ -67,7 +63,7 @@ func (w *Walker) Close() {
 }
 
 // ACLs returns a copy of the ACL table, for the snapshot header. Take it after the walk's
-// last Next so it covers every visited node.
+// last Next and before its Close, so it covers every visited node.
 func (t *Tree) ACLs() map[int64][]jute.ACL { return t.acls.snapshot() }
 
 // Loader rebuilds a tree from a snapshot's ACL table and nodes, in file order.

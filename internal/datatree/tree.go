@@ -100,7 +100,10 @@ func New() *Tree {
 		containers: make(map[string]struct{}),
 		ttls:       make(map[string]struct{}),
 	}
-	t.nodes["/"] = &Node{Data: []byte{}, ACL: OpenACLKey}
+	root := &Node{Data: []byte{}, ACL: OpenACLKey}
+	t.nodes["/"] = root
+	t.digest += nodeDigest("/", root)
+	t.dataSize += int64(len("/"))
 	t.addSystemNodes()
 	return t
 }
@@ -122,6 +125,7 @@ func (t *Tree) ensureNode(parent, path string, n *Node) bool {
 	t.nodes[path] = n
 	t.nodes[parent].addChild(Base(path))
 	t.digest += nodeDigest(path, n)
+	t.dataSize += int64(len(path) + len(n.Data))
 	return true
 }
 

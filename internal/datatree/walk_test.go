@@ -23,10 +23,15 @@ type workload struct {
 	sessions []int64
 	nextSess int64
 	log      []loggedTxn
+	// bodilessClose lets closeSession txns have no body, as logs from before 3.6 do.
+	// ZooKeeper's fuzzy snapshots are only repaired by closeSession txns that list their
+	// paths: replaying a bodiless one cannot move the pzxid of a parent whose ephemeral child
+	// the snapshot missed (ZOOKEEPER-3145), so the fuzzy test keeps this off.
+	bodilessClose bool
 }
 
 func newWorkload(tb testing.TB, seed int64) *workload {
-	w := &workload{rng: rand.New(rand.NewSource(seed)), a: newApplier(tb), nextSess: 0x100000a4ed70000}
+	w := &workload{rng: rand.New(rand.NewSource(seed)), a: newApplier(tb), nextSess: 0x100000a4ed70000, bodilessClose: true}
 	for i := 0; i < 3; i++ {
 		w.newSession()
 	}
@@ -155,7 +160,7 @@ func (w *workload) step() {
 		s := w.sessions[i]
 		w.sessions = slices.Delete(w.sessions, i, i+1)
 		w.newSession()
-		body := &jute.CloseSessionTxn{NoBody: w.rng.Intn(2) == 0}
+		body := &jute.CloseSessionTxn{NoBody: w.bodilessClose && w.rng.Intn(2) == 0}
 		if !body.NoBody {
 			body.Paths2Delete = tr.Ephemerals(s)
 		}
@@ -317,6 +322,7 @@ func TestWalkFuzzySnapshot(t *testing.T) {
 		t.Run(fmt.Sprintf("seed%d", seed), func(t *testing.T) {
 			w := newWorkload(t, seed)
 			w.a.tr.ExtendedTypes = seed%3 != 0
+			w.bodilessClose = false
 			live := w.a.tr
 			for i := 0; i < 300; i++ {
 				w.step()
@@ -462,8 +468,41 @@ func TestWalkRecreatedByAnotherSession(t *testing.T) {
 	requireEqualTrees(t, a.tr, restored)
 }
 
+// A node is deleted and re-created with a child after the walk started but before the walk
+// reached it: the snapshot holds the new node and its child, so replaying the delete leaves
+// the child without a parent until its own create replaces it. ZooKeeper's
+// NodeHashMapImpl.put then takes the old node's digest out.
+func TestWalkSubtreeRecreated(t *testing.T) {
+	a := newApplier(t)
+	a.create("/m", "old")
+	snapZxid := a.zxid
+	w := a.tr.Walk()
+	nodes, _ := w.Next(1, nil) // the root; /m is still to come
+	var log []loggedTxn
+	do := func(typ jute.OpCode, body jute.Record) {
+		h := a.hdr(typ)
+		requireOK(t, a.tr.Apply(h, body))
+		log = append(log, loggedTxn{h, body})
+	}
+	do(jute.OpDelete, &jute.DeleteTxn{Path: "/m"})
+	do(jute.OpCreate, &jute.CreateTxn{Path: "/m", Data: []byte("new"), ACL: jute.OpenACLUnsafe, ParentCVersion: a.pcv("/m")})
+	do(jute.OpCreate, &jute.CreateTxn{Path: "/m/c", Data: []byte("c"), ACL: digestACL, ParentCVersion: a.pcv("/m/c")})
+	nodes, acls := finishWalk(t, a.tr, w, nodes)
+	restored, _ := loadNodes(t, acls, nodes, true, snapZxid)
+	if restored.Get("/m/c") == nil {
+		t.Fatal("setup: the snapshot should hold the new child")
+	}
+	for _, l := range log {
+		restored.Apply(l.hdr, l.body)
+	}
+	requireEqualTrees(t, a.tr, restored)
+	checkInvariants(t, restored)
+}
+
 func TestWalkKeepsACLOfDeletedNode(t *testing.T) {
-	ipACL := func(ip string) []jute.ACL { return []jute.ACL{{Perms: jute.PermAll, ID: jute.ID{Scheme: "ip", ID: ip}}} }
+	ipACL := func(ip string) []jute.ACL {
+		return []jute.ACL{{Perms: jute.PermAll, ID: jute.ID{Scheme: "ip", ID: ip}}}
+	}
 	aclX, aclY, aclZ := ipACL("10.0.0.1"), ipACL("10.0.0.2"), ipACL("10.0.0.3")
 	a := newApplier(t)
 	a.create("/keep", "")

@@ -117,12 +117,7 @@ type Server struct {
 // false (fails with ZKD_REFZK_REQUIRED set), and fails it when the server does not start.
 func StartStandalone(t testing.TB, opts Options) *Server {
 	t.Helper()
-	if ok, why := Available(); !ok {
-		if os.Getenv(EnvRequired) != "" {
-			t.Fatalf("refzk: reference ZooKeeper required (%s set) but not available: %s", EnvRequired, why)
-		}
-		t.Skipf("refzk: reference ZooKeeper not available: %s", why)
-	}
+	skipUnlessAvailable(t)
 	dir := t.TempDir()
 	// A port can still be taken between choosing it and the JVM binding it; try a few.
 	for attempt := 1; ; attempt++ {
@@ -135,6 +130,18 @@ func StartStandalone(t testing.TB, opts Options) *Server {
 			continue
 		}
 		t.Fatalf("refzk: %v", err)
+	}
+}
+
+// skipUnlessAvailable skips the test when the reference server cannot run, or fails it when
+// EnvRequired is set.
+func skipUnlessAvailable(t testing.TB) {
+	t.Helper()
+	if ok, why := Available(); !ok {
+		if os.Getenv(EnvRequired) != "" {
+			t.Fatalf("refzk: reference ZooKeeper required (%s set) but not available: %s", EnvRequired, why)
+		}
+		t.Skipf("refzk: reference ZooKeeper not available: %s", why)
 	}
 }
 

@@ -17,20 +17,13 @@ import (
 	"github.com/zkd-io/zkd/jute"
 )
 
-func skipUnlessAvailable(t *testing.T) {
-	t.Helper()
-	if ok, why := Available(); !ok {
-		t.Skipf("reference ZooKeeper not available: %s", why)
-	}
-}
-
 func TestStandaloneServesAndStops(t *testing.T) {
 	t.Parallel()
 	tmp := t.TempDir()
 	s := StartStandalone(t, Options{
 		TickTime:         1000,
 		Config:           []string{"maxClientCnxns=7"},
-		SystemProperties: []string{"-Djava.io.tmpdir=" + tmp, "zookeeper.extendedTypesEnabled=true"},
+		SystemProperties: []string{"-Dzookeeper.extendedTypesEnabled=true", "java.io.tmpdir=" + tmp}, // with and without -D
 		JavaOpts:         []string{"-Xmx200m", "-XX:-UsePerfData"},
 	})
 

@@ -25,7 +25,7 @@ var ErrCrashed = errors.New("storage: file handle invalidated by crash")
 //
 // Crash throws away everything not durable; CrashTorn keeps a random prefix of each file's
 // unsynced writes, as a power cut in the middle of write-back would. Fault hooks make the
-// next Sync or Write fail and flip bytes on "disk".
+// next Sync, SyncDir or Write fail and flip bytes on "disk".
 //
 // All methods are safe for concurrent use.
 type MemFS struct {
@@ -35,9 +35,10 @@ type MemFS struct {
 	durable map[string]*memInode // namespace as of the last SyncDir of each directory
 	dirs    map[string]bool
 
-	failSync  error
-	failWrite error
-	syncs     int
+	failSync    error
+	failSyncDir error
+	failWrite   error
+	syncs       int
 }
 
 type memInode struct {
@@ -174,6 +175,10 @@ func (m *MemFS) SyncDir(dir string) error {
 	if !m.dirs[dir] {
 		return pathErr("syncdir", dir, iofs.ErrNotExist)
 	}
+	if err := m.failSyncDir; err != nil {
+		m.failSyncDir = nil
+		return pathErr("syncdir", dir, err)
+	}
 	for n := range m.durable {
 		if path.Dir(n) == dir {
 			delete(m.durable, n)
@@ -233,6 +238,13 @@ func (m *MemFS) crash(rng *rand.Rand) {
 func (m *MemFS) FailNextSync(err error) {
 	m.mu.Lock()
 	m.failSync = err
+	m.mu.Unlock()
+}
+
+// FailNextSyncDir makes the next SyncDir return err without making anything durable.
+func (m *MemFS) FailNextSyncDir(err error) {
+	m.mu.Lock()
+	m.failSyncDir = err
 	m.mu.Unlock()
 }
 

@@ -243,6 +243,7 @@ func (l *Log) TruncateAfter(zxid int64) error {
 			return l.fail(err)
 		}
 	}
+	l.log.Info("truncating txn log", "after_zxid", fmt.Sprintf("%#x", zxid), "removed_files", len(files)-keep)
 	l.lastZxid = 0
 	if keep == 0 {
 		return nil
@@ -495,7 +496,7 @@ func scanLog(fsys FS, name string, fn func(zxid int64, txn []byte, off int64) er
 		return res, fmt.Errorf("storage: read log: %w", err)
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(io.LimitReader(f, size), 64<<10)
+	br := bufio.NewReaderSize(io.LimitReader(f, size), int(min(size, 64<<10)))
 	err = scanEntries(br, size, &res, fn)
 	return res, err
 }
@@ -580,51 +581,42 @@ func scanEntries(br *bufio.Reader, size int64, res *scanResult, fn func(zxid int
 }
 
 // recoverLog cuts the log back to its valid prefix (see OpenLog) and returns its last zxid.
+//
+// Files are removed (and the removals made durable) before any file is truncated: if the
+// files after a corrupt entry survived a crash that happened after the truncation, the next
+// recovery would find a clean end there and splice the later files on after a hole.
 func recoverLog(fsys FS, dir string, logger *slog.Logger) (int64, error) {
 	files, err := listLogs(fsys, dir)
 	if err != nil {
 		return 0, err
 	}
-	var last int64
-	removed := false
-	remove := func(name, why string) error {
-		logger.Warn("removing txn log file", "file", join(dir, name), "reason", why)
-		if err := fsys.Remove(join(dir, name)); err != nil {
-			return fmt.Errorf("storage: recover log: %w", err)
-		}
-		removed = true
-		return nil
+	type cut struct {
+		path string
+		size int64
 	}
+	var removes []string
+	var cuts []cut
+	var last int64
 	for i, lf := range files {
 		path := join(dir, lf.name)
 		res, err := scanLog(fsys, path, nil)
 		if err != nil {
 			return 0, err
 		}
+		attrs := []any{"file", path, "offset", res.stopOff, "error", res.why}
 		switch {
 		case res.count == 0:
-			why := "no valid entries"
 			if res.stop != stopEnd {
-				why = res.why
+				logger.Warn("txn log file has no valid entry; removing it", attrs...)
 			}
-			if res.stop == stopCorrupt {
-				logger.Warn("corrupt txn log", "file", path, "offset", res.stopOff, "error", res.why)
-			}
-			if err := remove(lf.name, why); err != nil {
-				return 0, err
-			}
+			removes = append(removes, lf.name)
 		case res.stop == stopTorn:
-			logger.Warn("torn txn log entry; truncating", "file", path, "offset", res.stopOff,
-				"error", res.why, "last_zxid", fmt.Sprintf("%#x", res.lastZxid))
-			if err := truncateFile(fsys, path, res.validEnd); err != nil {
-				return 0, err
-			}
+			logger.Warn("torn txn log entry; truncating", append(attrs, "last_zxid", fmt.Sprintf("%#x", res.lastZxid))...)
+			cuts = append(cuts, cut{path, res.validEnd})
 		case res.stop == stopCorrupt:
-			logger.Warn("corrupt txn log; truncating to the last valid entry", "file", path,
-				"offset", res.stopOff, "error", res.why, "last_zxid", fmt.Sprintf("%#x", res.lastZxid))
-			if err := truncateFile(fsys, path, res.validEnd); err != nil {
-				return 0, err
-			}
+			logger.Warn("corrupt txn log; truncating to the last valid entry",
+				append(attrs, "last_zxid", fmt.Sprintf("%#x", res.lastZxid))...)
+			cuts = append(cuts, cut{path, res.validEnd})
 		}
 		if res.count > 0 {
 			last = res.lastZxid
@@ -632,16 +624,25 @@ func recoverLog(fsys FS, dir string, logger *slog.Logger) (int64, error) {
 		if res.stop == stopCorrupt {
 			// Later files continue a history with a hole in it.
 			for _, later := range files[i+1:] {
-				if err := remove(later.name, "follows a corrupt log file"); err != nil {
-					return 0, err
-				}
+				logger.Warn("removing txn log file after a corrupt one", "file", join(dir, later.name))
+				removes = append(removes, later.name)
 			}
 			break
 		}
 	}
-	if removed {
+	for _, name := range removes {
+		if err := fsys.Remove(join(dir, name)); err != nil {
+			return 0, fmt.Errorf("storage: recover log: %w", err)
+		}
+	}
+	if len(removes) > 0 {
 		if err := fsys.SyncDir(dir); err != nil {
 			return 0, fmt.Errorf("storage: recover log: %w", err)
+		}
+	}
+	for _, c := range cuts {
+		if err := truncateFile(fsys, c.path, c.size); err != nil {
+			return 0, err
 		}
 	}
 	return last, nil

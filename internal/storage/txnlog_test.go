@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -505,8 +504,7 @@ func TestFlippedByteTruncates(t *testing.T) {
 		l.Close()
 		return m, es
 	}
-	m, es := build()
-	full, _ := m.ReadFile(vdir + "/log.b")
+	_, es := build()
 	// Offsets of entries 11..20 in log.b.
 	off := int64(fileHeaderSize)
 	var offs []int64
@@ -514,7 +512,6 @@ func TestFlippedByteTruncates(t *testing.T) {
 		offs = append(offs, off)
 		off += int64(entryOverhead + len(e.txn))
 	}
-	_ = full
 	for k := 3; k < 10; k += 3 { // entry zxid 11+k is damaged
 		e := es[10+k]
 		for pos := int64(0); pos < int64(entryOverhead+len(e.txn)); pos++ {
@@ -556,6 +553,41 @@ func TestFlippedByteTruncates(t *testing.T) {
 			sameEntries(t, got, append(append([]entry(nil), es[:wantLast]...), next...))
 		}
 	}
+}
+
+// Recovery that is interrupted between removing the files after a corrupt entry and
+// truncating the damaged file must not leave the later files spliced onto a cut log.
+func TestRecoveryInterrupted(t *testing.T) {
+	m := NewMemFS()
+	l := openLog(t, m, 128)
+	es := mkEntries(1, 30, 0)
+	appendAll(t, l, es[:10])
+	l.Roll()
+	appendAll(t, l, es[10:20])
+	l.Roll()
+	appendAll(t, l, es[20:])
+	l.Close()
+	// Damage the body of zxid 15 in log.b.
+	off := int64(fileHeaderSize)
+	for _, e := range es[10:14] {
+		off += int64(entryOverhead + len(e.txn))
+	}
+	m.Corrupt(vdir+"/log.b", off+12+5)
+	m.FailNextSyncDir(errors.New("power is failing"))
+	if _, err := OpenLog(m, vdir, LogOptions{PreAllocSize: 128, Logger: quiet}); err == nil {
+		t.Fatal("OpenLog succeeded despite the failed directory sync")
+	}
+	m.Crash()
+	l = openLog(t, m, 128)
+	if l.LastZxid() != 14 {
+		t.Fatalf("LastZxid %d, want 14", l.LastZxid())
+	}
+	got, _, err := readAll(t, m, vdir, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	sameEntries(t, got, es[:14])
+	l.Close()
 }
 
 // Framing damage in the only file always cuts back to the entry before it.
@@ -722,14 +754,14 @@ func TestOSFSLogCrashFree(t *testing.T) {
 	}
 	sameEntries(t, got, es)
 	// Tear the tail on disk.
-	f, _ := os.OpenFile(dir+"/log.1a", os.O_RDWR, 0)
-	st, _ := f.Stat()
-	f.Truncate(st.Size())
-	f.Seek(0, io.SeekStart)
-	raw, _ := io.ReadAll(f)
-	end := bytes.LastIndexByte(raw, 'B')
-	f.Truncate(int64(end - 3))
-	f.Close()
+	raw, err := os.ReadFile(dir + "/log.1a")
+	if err != nil {
+		t.Fatal(err)
+	}
+	end := bytes.LastIndexByte(raw, eorMarker) // the last entry's marker, before the padding
+	if err := os.Truncate(dir+"/log.1a", int64(end-3)); err != nil {
+		t.Fatal(err)
+	}
 	l, err = OpenLog(OSFS{}, dir, LogOptions{Logger: quiet})
 	if err != nil {
 		t.Fatal(err)
@@ -738,4 +770,46 @@ func TestOSFSLogCrashFree(t *testing.T) {
 		t.Fatalf("LastZxid %d", l.LastZxid())
 	}
 	l.Close()
+}
+
+func BenchmarkLogAppend(b *testing.B) {
+	l, err := OpenLog(OSFS{}, b.TempDir(), LogOptions{Logger: quiet})
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer l.Close()
+	txn := mkTxn(1, 100, 0)
+	b.SetBytes(int64(len(txn)))
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		z := int64(i + 1)
+		for k := 0; k < 8; k++ {
+			txn[12+k] = byte(z >> (56 - 8*k))
+		}
+		if err := l.Append(z, txn); err != nil {
+			b.Fatal(err)
+		}
+		if i%100 == 99 {
+			if err := l.Sync(); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}
+
+func BenchmarkReadLog(b *testing.B) {
+	dir := b.TempDir()
+	l, _ := OpenLog(OSFS{}, dir, LogOptions{Logger: quiet})
+	es := mkEntries(1, 10000, 0)
+	for _, e := range es {
+		l.Append(e.zxid, e.txn)
+	}
+	l.Close()
+	b.ReportAllocs()
+	for i := 0; i < b.N; i++ {
+		n := 0
+		if _, err := ReadLog(OSFS{}, dir, 0, func(int64, []byte) error { n++; return nil }); err != nil || n != len(es) {
+			b.Fatal(n, err)
+		}
+	}
 }

@@ -1,0 +1,494 @@
+package compat
+
+import (
+	"crypto/sha1"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/rawzk"
+	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/jute"
+	"github.com/zkd-io/zkd/server"
+	"github.com/zkd-io/zkd/zktest"
+)
+
+// Both servers run with the same settings so that negotiated timeouts, TTL support and the
+// super user compare: tickTime 2000 (timeouts clamped to 4000..40000 ms), extended types on.
+const (
+	tickTime    = 2000
+	superPasswd = "s3cret"
+)
+
+var superDigest = "super:" + digestHash("super", superPasswd)
+
+// digestHash is the id part of a digest ACL: BASE64(SHA1("user:password")).
+func digestHash(user, passwd string) string {
+	sum := sha1.Sum([]byte(user + ":" + passwd))
+	return base64.StdEncoding.EncodeToString(sum[:])
+}
+
+// digestID is the full digest ACL id "user:BASE64(SHA1(user:password))".
+func digestID(user, passwd string) string { return user + ":" + digestHash(user, passwd) }
+
+// skipWithoutZooKeeper skips the test when Apache ZooKeeper 3.8 cannot be started here.
+func skipWithoutZooKeeper(t *testing.T) {
+	t.Helper()
+	if ok, why := refzk.Available(); !ok {
+		if os.Getenv(refzk.EnvRequired) != "" {
+			t.Fatalf("Apache ZooKeeper 3.8 required (%s set) but not available: %s", refzk.EnvRequired, why)
+		}
+		t.Skipf("Apache ZooKeeper 3.8 not installed (apt-get install zookeeper): differential test skipped (%s)", why)
+	}
+}
+
+// refOptions are the reference server's settings matching zkdConfig.
+func refOptions(dataDir string, extra ...string) refzk.Options {
+	return refzk.Options{
+		TickTime: tickTime,
+		DataDir:  dataDir,
+		SystemProperties: append([]string{
+			"zookeeper.extendedTypesEnabled=true",
+			"zookeeper.DigestAuthenticationProvider.superDigest=" + superDigest,
+			// A small log preallocation (KiB) keeps copies of data directories cheap.
+			"zookeeper.preAllocSize=1024",
+		}, extra...),
+	}
+}
+
+// zkdConfig gives zkd the reference server's settings.
+func zkdConfig(dataDir string, more func(*server.Config)) zktest.Option {
+	return zktest.WithConfig(func(c *server.Config) {
+		c.TickTime = tickTime
+		c.ExtendedTypes = true
+		c.SuperDigest = superDigest
+		if dataDir != "" {
+			c.DataDir = dataDir
+		}
+		if more != nil {
+			more(c)
+		}
+	})
+}
+
+// target is one server under test.
+type target struct {
+	name string // "zookeeper" or "zkd"
+	addr string
+}
+
+// startPair starts a reference ZooKeeper and a zkd with equal settings.
+func startPair(t *testing.T) []target {
+	t.Helper()
+	skipWithoutZooKeeper(t)
+	// The container manager deletes containers and expired TTL nodes on its own schedule, which
+	// would consume zxids at arbitrary points of a script: keep it out of the way.
+	ref := refzk.StartStandalone(t, refOptions("", "znode.container.checkIntervalMs=3600000"))
+	z := zktest.Start(t, zkdConfig("", func(c *server.Config) { c.ContainerCheckInterval = time.Hour }))
+	return []target{{"zookeeper", ref.Addr()}, {"zkd", z.Addr()}}
+}
+
+// event is one notification as received.
+type event struct {
+	Type  jute.EventType
+	State jute.State
+	Path  string
+	Zxid  int64
+}
+
+// sess is one raw client connection (and the session it carries). Unlike rawzk.Client.Call,
+// its methods report a closed connection as an error rather than failing the test, because a
+// close is often the behaviour under comparison.
+type sess struct {
+	name     string
+	c        *rawzk.Client
+	xid      int32
+	id       int64
+	passwd   []byte
+	timeout  int32
+	lastZxid int64
+	dead     bool // the connection is known to be closed
+	events   []event
+}
+
+var errNoReply = errors.New("no reply: connection closed")
+
+// send writes one request frame.
+func (s *sess) send(xid int32, op jute.OpCode, body jute.Record) error {
+	e := jute.Encoder{}
+	(&jute.RequestHeader{Xid: xid, Type: op}).Encode(&e)
+	if body != nil {
+		body.Encode(&e)
+	}
+	return s.c.WriteFrame(e.Buf)
+}
+
+// nextXid returns the next ordinary xid.
+func (s *sess) nextXid() int32 { s.xid++; return s.xid }
+
+// read reads frames up to the reply with xid, collecting notifications on the way.
+func (s *sess) read(xid int32) (jute.ReplyHeader, []byte, error) {
+	for {
+		b, err := s.c.ReadFrame()
+		if err != nil {
+			var ne net.Error
+			if errors.As(err, &ne) && ne.Timeout() {
+				return jute.ReplyHeader{}, nil, fmt.Errorf("no reply within the read deadline: %w", err)
+			}
+			s.dead = true
+			return jute.ReplyHeader{}, nil, errNoReply
+		}
+		d := jute.NewDecoder(b)
+		var h jute.ReplyHeader
+		h.Decode(d)
+		if d.Err() != nil {
+			return h, nil, fmt.Errorf("short reply frame % x: %w", b, d.Err())
+		}
+		if h.Xid == jute.XidNotification {
+			var ev jute.WatcherEvent
+			ev.Decode(d)
+			if d.Err() != nil || d.Remaining() != 0 {
+				return h, nil, fmt.Errorf("bad notification % x", b)
+			}
+			s.events = append(s.events, event{ev.Type, ev.State, ev.Path, h.Zxid})
+			continue
+		}
+		if h.Xid != xid {
+			return h, nil, fmt.Errorf("reply xid %d, want %d", h.Xid, xid)
+		}
+		if h.Zxid > s.lastZxid {
+			s.lastZxid = h.Zxid
+		}
+		return h, d.Rest(), nil
+	}
+}
+
+// call sends a request and reads its reply.
+func (s *sess) call(xid int32, op jute.OpCode, body jute.Record) (jute.ReplyHeader, []byte, error) {
+	if err := s.send(xid, op, body); err != nil {
+		s.dead = true
+		return jute.ReplyHeader{}, nil, errNoReply
+	}
+	return s.read(xid)
+}
+
+// takeEvents returns and forgets the notifications received so far.
+func (s *sess) takeEvents() []event {
+	ev := s.events
+	s.events = nil
+	return ev
+}
+
+// closedByServer reports whether the server closes the connection (without sending anything
+// more) within a generous deadline.
+func (s *sess) closedByServer() string {
+	s.c.NC.SetReadDeadline(time.Now().Add(20 * time.Second))
+	var buf [64]byte
+	n, err := s.c.NC.Read(buf[:])
+	switch {
+	case n > 0:
+		return fmt.Sprintf("sent more: % x", buf[:n])
+	case err == nil:
+		return "open"
+	}
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return "still open after 20s"
+	}
+	s.dead = true
+	return "closed"
+}
+
+// handshake sends a ConnectRequest and returns the raw ConnectResponse frame, or nil when the
+// server closed the connection instead of answering.
+func handshake(c *rawzk.Client, req *jute.ConnectRequest) ([]byte, error) {
+	if err := c.WriteFrame(jute.Marshal(req)); err != nil {
+		return nil, err
+	}
+	b, err := c.ReadFrame()
+	if err != nil {
+		if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || isReset(err) {
+			return nil, nil
+		}
+		return nil, err
+	}
+	return b, nil
+}
+
+func isReset(err error) bool {
+	var ne *net.OpError
+	return errors.As(err, &ne) && !ne.Timeout()
+}
+
+// newSession opens a session with the usual client settings (45-byte ConnectRequest).
+func newSession(t testing.TB, name, addr string, timeout int32) *sess {
+	t.Helper()
+	c := rawzk.Dial(t, addr)
+	b, err := handshake(c, &jute.ConnectRequest{TimeOut: timeout, Passwd: make([]byte, 16), HasReadOnly: true})
+	if err != nil || b == nil {
+		t.Fatalf("%s: handshake: %v (closed: %v)", addr, err, b == nil)
+	}
+	var resp jute.ConnectResponse
+	if err := jute.Unmarshal(b, &resp); err != nil || resp.SessionID == 0 {
+		t.Fatalf("%s: handshake: %+v %v", addr, resp, err)
+	}
+	return &sess{name: name, c: c, id: resp.SessionID, passwd: resp.Passwd, timeout: resp.TimeOut}
+}
+
+// --- rendering -------------------------------------------------------------------------
+
+// norm turns server-specific values (zxids, session ids, times) into comparable text.
+type norm struct {
+	base   int64            // zxids are shown relative to this one
+	owners map[int64]string // session id -> session name
+}
+
+func (n *norm) z(v int64) string {
+	if v <= 0 {
+		return fmt.Sprint(v)
+	}
+	return fmt.Sprintf("z%+d", v-n.base)
+}
+
+func (n *norm) owner(v int64) string {
+	if v == 0 {
+		return "0"
+	}
+	if name, ok := n.owners[v]; ok {
+		return "sess(" + name + ")"
+	}
+	return fmt.Sprintf("unknown(%#x)", v)
+}
+
+// times checks ctime/mtime without comparing their values: both zero for the built-in
+// nodes, ctime recent, ctime == mtime while the node was never written, mtime >= ctime after.
+func times(st *jute.Stat) string {
+	if st.Ctime == 0 && st.Mtime == 0 {
+		return "t0"
+	}
+	now := time.Now().UnixMilli()
+	if d := now - st.Ctime; d < -10*60*1000 || d > 24*60*60*1000 {
+		return fmt.Sprintf("ctime-not-recent(%d)", st.Ctime)
+	}
+	if st.Mzxid == st.Czxid {
+		if st.Ctime != st.Mtime {
+			return "ctime!=mtime"
+		}
+		return "c=m"
+	}
+	if st.Mtime < st.Ctime {
+		return "mtime<ctime"
+	}
+	return "m>=c"
+}
+
+func (n *norm) stat(st *jute.Stat) string {
+	return fmt.Sprintf("{cz=%s mz=%s pz=%s v=%d cv=%d av=%d eph=%s len=%d nc=%d %s}",
+		n.z(st.Czxid), n.z(st.Mzxid), n.z(st.Pzxid), st.Version, st.Cversion, st.Aversion,
+		n.owner(st.EphemeralOwner), st.DataLength, st.NumChildren, times(st))
+}
+
+func data(b []byte) string {
+	if b == nil {
+		return "null"
+	}
+	return fmt.Sprintf("%q", b)
+}
+
+func acls(v []jute.ACL) string {
+	if v == nil {
+		return "null"
+	}
+	parts := make([]string, len(v))
+	for i, a := range v {
+		parts[i] = fmt.Sprintf("%d:%s:%s", a.Perms, a.ID.Scheme, a.ID.ID)
+	}
+	return "[" + strings.Join(parts, " ") + "]"
+}
+
+func sortedList(v []string) string {
+	if v == nil {
+		return "null"
+	}
+	s := append([]string(nil), v...)
+	sort.Strings(s)
+	return fmt.Sprintf("%q", s)
+}
+
+// respFor is the reply body record of a successful request, nil for replies without a body.
+func respFor(op jute.OpCode) jute.Record {
+	switch op {
+	case jute.OpCreate, jute.OpSync:
+		return &jute.PathRequest{}
+	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+		return &jute.Create2Response{}
+	case jute.OpExists, jute.OpSetData, jute.OpSetACL:
+		return &jute.StatResponse{}
+	case jute.OpGetData:
+		return &jute.GetDataResponse{}
+	case jute.OpGetACL:
+		return &jute.GetACLResponse{}
+	case jute.OpGetChildren, jute.OpGetEphemerals:
+		return &jute.StringsResponse{}
+	case jute.OpGetChildren2:
+		return &jute.GetChildren2Response{}
+	case jute.OpGetAllChildrenNumber, jute.OpAddWatch:
+		return &jute.IntResponse{}
+	case jute.OpWhoAmI:
+		return &jute.WhoAmIResponse{}
+	}
+	return nil
+}
+
+// body renders a reply body. Multi replies are decoded by hand so that a result whose
+// MultiHeader.err and ErrorResponse disagree shows both.
+func (n *norm) body(op jute.OpCode, b []byte) string {
+	if op == jute.OpMulti || op == jute.OpMultiRead {
+		return n.multi(b)
+	}
+	rec := respFor(op)
+	if rec == nil {
+		if len(b) != 0 {
+			return fmt.Sprintf("unexpected body % x", b)
+		}
+		return ""
+	}
+	d := jute.NewDecoder(b)
+	rec.Decode(d)
+	if d.Err() != nil {
+		return fmt.Sprintf("undecodable %T body % x: %v", rec, b, d.Err())
+	}
+	s := n.record(rec)
+	if d.Remaining() != 0 {
+		s += fmt.Sprintf(" +%d trailing bytes", d.Remaining())
+	}
+	return s
+}
+
+func (n *norm) record(rec jute.Record) string {
+	switch r := rec.(type) {
+	case *jute.PathRequest:
+		return fmt.Sprintf("path=%q", r.Path)
+	case *jute.Create2Response:
+		return fmt.Sprintf("path=%q stat=%s", r.Path, n.stat(&r.Stat))
+	case *jute.StatResponse:
+		return "stat=" + n.stat(&r.Stat)
+	case *jute.GetDataResponse:
+		return fmt.Sprintf("data=%s stat=%s", data(r.Data), n.stat(&r.Stat))
+	case *jute.GetACLResponse:
+		return fmt.Sprintf("acl=%s stat=%s", acls(r.ACL), n.stat(&r.Stat))
+	case *jute.StringsResponse:
+		return "list=" + sortedList(r.Strings)
+	case *jute.GetChildren2Response:
+		return fmt.Sprintf("children=%s stat=%s", sortedList(r.Children), n.stat(&r.Stat))
+	case *jute.IntResponse:
+		return fmt.Sprintf("int=%d", r.N)
+	case *jute.WhoAmIResponse:
+		parts := make([]string, len(r.ClientInfo))
+		for i, ci := range r.ClientInfo {
+			parts[i] = fmt.Sprintf("%s:%q", ci.AuthScheme, ci.User)
+		}
+		sort.Strings(parts) // the order of a session's ids is not part of the protocol
+		return "whoami=[" + strings.Join(parts, " ") + "]"
+	}
+	return fmt.Sprintf("%+v", rec)
+}
+
+func (n *norm) multi(b []byte) string {
+	d := jute.NewDecoder(b)
+	var parts []string
+	for i := 0; ; i++ {
+		var h jute.MultiHeader
+		h.Decode(d)
+		if d.Err() != nil {
+			return fmt.Sprintf("multi%v; undecodable at result %d: % x", parts, i, b)
+		}
+		if h.Done {
+			if h.Type != -1 || h.Err != -1 {
+				parts = append(parts, fmt.Sprintf("end{type=%d err=%d}", h.Type, h.Err))
+			}
+			break
+		}
+		var rec jute.Record
+		switch h.Type {
+		case jute.OpError:
+			code := jute.Code(d.Int())
+			if code != h.Err {
+				parts = append(parts, fmt.Sprintf("error(hdr=%d body=%d)", h.Err, code))
+			} else {
+				parts = append(parts, fmt.Sprintf("error(%d)", code))
+			}
+			continue
+		case jute.OpCreate:
+			rec = &jute.PathRequest{}
+		case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+			rec = &jute.Create2Response{}
+		case jute.OpSetData:
+			rec = &jute.StatResponse{}
+		case jute.OpGetData:
+			rec = &jute.GetDataResponse{}
+		case jute.OpGetChildren:
+			rec = &jute.StringsResponse{}
+		case jute.OpDelete, jute.OpCheck:
+		default:
+			return fmt.Sprintf("multi%v; unknown result type %d", parts, h.Type)
+		}
+		s := fmt.Sprintf("%v", h.Type)
+		if h.Err != 0 {
+			s += fmt.Sprintf("(hdr.err=%d)", h.Err)
+		}
+		if rec != nil {
+			rec.Decode(d)
+			if d.Err() != nil {
+				return fmt.Sprintf("multi%v; undecodable %v result", parts, h.Type)
+			}
+			s += " " + n.record(rec)
+		}
+		parts = append(parts, s)
+	}
+	s := "results=[" + strings.Join(parts, ", ") + "]"
+	if d.Remaining() != 0 {
+		s += fmt.Sprintf(" +%d trailing bytes", d.Remaining())
+	}
+	return s
+}
+
+func (n *norm) events(who string, ev []event, when string) []string {
+	var out []string
+	for _, e := range ev {
+		s := fmt.Sprintf("  %s %s: %v %s", who, when, e.Type, e.Path)
+		if e.State != jute.StateSyncConnected {
+			s += fmt.Sprintf(" state=%d", e.State)
+		}
+		// ZooKeeper 3.8 sends -1; [3.9+] sends the zxid of the change. Shown when not -1 so
+		// that a difference is visible either way.
+		if e.Zxid != -1 {
+			s += " zxid=" + n.z(e.Zxid)
+		}
+		out = append(out, s)
+	}
+	return out
+}
+
+// reply renders a reply header and body.
+func (n *norm) reply(op jute.OpCode, h jute.ReplyHeader, b []byte, err error) string {
+	if err != nil {
+		return "ERROR " + err.Error()
+	}
+	s := fmt.Sprintf("err=%d zxid=%s", h.Err, n.z(h.Zxid))
+	if h.Err == 0 || ((op == jute.OpMulti || op == jute.OpMultiRead) && len(b) > 0) {
+		if body := n.body(op, b); body != "" {
+			s += " " + body
+		}
+	} else if len(b) != 0 {
+		s += fmt.Sprintf(" error body % x", b)
+	}
+	return s
+}

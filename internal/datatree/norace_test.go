@@ -1,0 +1,5 @@
+//go:build !race
+
+package datatree
+
+const raceEnabled = false

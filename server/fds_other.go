@@ -1,0 +1,5 @@
+//go:build !linux
+
+package server
+
+func maxFDs() int64 { return -1 }
