@@ -1,0 +1,146 @@
+package server_test
+
+import (
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/internal/rawzk"
+	"github.com/zkd-io/zkd/jute"
+	"github.com/zkd-io/zkd/server"
+	"github.com/zkd-io/zkd/zktest"
+)
+
+// TestSessionSurvivesRestart: sessions are in the data directory, so a client reconnects to
+// a restarted server within its timeout, keeps its ephemerals, and its watches are re-armed
+// (go-zookeeper sends SetWatches) so the change it waits for still reaches it.
+func TestSessionSurvivesRestart(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.TickTime = 2000 }))
+	c, states := connect(t, srv.Addr(), 30*time.Second)
+	other, _ := connect(t, srv.Addr(), 30*time.Second)
+	if _, err := c.Create("/eph", []byte("x"), zk.FlagEphemeral, open); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create("/watched", []byte("1"), 0, open); err != nil {
+		t.Fatal(err)
+	}
+	_, _, ch, err := c.GetW("/watched")
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := c.SessionID()
+	srv.Restart()
+	// Wait for the client to resume its session on the restarted server.
+	deadline := time.After(60 * time.Second)
+	for resumed := false; !resumed; {
+		select {
+		case e := <-states:
+			if e.State == zk.StateExpired {
+				t.Fatal("session expired across a restart")
+			}
+			resumed = e.State == zk.StateHasSession
+		case <-deadline:
+			t.Fatal("client did not reconnect")
+		}
+	}
+	if c.SessionID() != id {
+		t.Fatalf("session changed: %x -> %x", id, c.SessionID())
+	}
+	waitFor(t, "other client reconnect", func() bool { return other.State() == zk.StateHasSession })
+	if _, err := other.Set("/watched", []byte("2"), -1); err != nil {
+		t.Fatal(err)
+	}
+	if e := waitEvent(t, ch); e.Type != zk.EventNodeDataChanged || e.Path != "/watched" {
+		t.Fatalf("event after restart %+v", e)
+	}
+	_, st, err := other.Get("/eph")
+	if err != nil || st.EphemeralOwner != id {
+		t.Fatalf("ephemeral after restart: %+v %v", st, err)
+	}
+}
+
+// TestSetWatchesCatchUp re-registers watches with a relativeZxid older than changes made
+// while the client was away: the server fires those at once, before its reply.
+func TestSetWatchesCatchUp(t *testing.T) {
+	srv := zktest.Start(t)
+	w := rawzk.Connect(t, srv.Addr())
+	for _, p := range []string{"/d", "/c", "/gone", "/same"} {
+		w.Call(jute.OpCreate, &jute.CreateRequest{Path: p, ACL: jute.OpenACLUnsafe}, &jute.CreateResponse{})
+	}
+	rel := w.Call(jute.OpExists, &jute.ExistsRequest{Path: "/"}, &jute.ExistsResponse{}).Zxid
+	w.Call(jute.OpSetData, &jute.SetDataRequest{Path: "/d", Data: []byte("x"), Version: -1}, &jute.SetDataResponse{})
+	w.Call(jute.OpCreate, &jute.CreateRequest{Path: "/c/kid", ACL: jute.OpenACLUnsafe}, &jute.CreateResponse{})
+	w.Call(jute.OpDelete, &jute.DeleteRequest{Path: "/gone", Version: -1}, nil)
+	w.Call(jute.OpCreate, &jute.CreateRequest{Path: "/born", ACL: jute.OpenACLUnsafe}, &jute.CreateResponse{})
+
+	c := rawzk.Connect(t, srv.Addr())
+	h := c.Call(jute.OpSetWatches, &jute.SetWatches{
+		RelativeZxid: rel,
+		DataWatches:  []string{"/d", "/gone", "/same"},
+		ExistWatches: []string{"/born", "/unborn"},
+		ChildWatches: []string{"/c"},
+	}, nil)
+	if h.Err != jute.OK {
+		t.Fatal(h.Err)
+	}
+	got := map[string]jute.EventType{}
+	for _, e := range c.Events {
+		got[e.Path] = e.Type
+	}
+	want := map[string]jute.EventType{"/d": jute.EventNodeDataChanged, "/gone": jute.EventNodeDeleted, "/born": jute.EventNodeCreated, "/c": jute.EventNodeChildrenChanged}
+	if len(got) != len(want) {
+		t.Fatalf("catch-up events %v, want %v", got, want)
+	}
+	for p, typ := range want {
+		if got[p] != typ {
+			t.Fatalf("catch-up events %v, want %v", got, want)
+		}
+	}
+	// The unchanged ones are armed.
+	c.Events = nil
+	w.Call(jute.OpSetData, &jute.SetDataRequest{Path: "/same", Data: []byte("y"), Version: -1}, &jute.SetDataResponse{})
+	w.Call(jute.OpCreate, &jute.CreateRequest{Path: "/unborn", ACL: jute.OpenACLUnsafe}, &jute.CreateResponse{})
+	c.Call(jute.OpSync, &jute.SyncRequest{Path: "/"}, &jute.SyncResponse{})
+	if len(c.Events) != 2 {
+		t.Fatalf("armed watches fired %+v", c.Events)
+	}
+}
+
+func TestMaxClientCnxns(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.MaxClientCnxns = 2 }))
+	a := rawzk.Connect(t, srv.Addr())
+	rawzk.Connect(t, srv.Addr())
+	third := rawzk.Dial(t, srv.Addr())
+	if _, err := third.Handshake(&jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)}); err == nil {
+		t.Fatal("third connection from one address was served")
+	}
+	a.NC.Close()
+	waitFor(t, "a slot to free up", func() bool {
+		c := rawzk.Dial(t, srv.Addr())
+		_, err := c.Handshake(&jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)})
+		c.NC.Close()
+		return err == nil
+	})
+}
+
+func TestCloseSessionReply(t *testing.T) {
+	srv := zktest.Start(t)
+	c := rawzk.Connect(t, srv.Addr())
+	c.Call(jute.OpCreate, &jute.CreateRequest{Path: "/e", ACL: jute.OpenACLUnsafe, Flags: jute.FlagEphemeral}, &jute.CreateResponse{})
+	h := c.Call(jute.OpCloseSession, nil, nil)
+	if h.Err != jute.OK || h.Zxid == 0 {
+		t.Fatalf("close reply %+v", h)
+	}
+	if !c.Closed() {
+		t.Fatal("connection open after closeSession")
+	}
+	again := rawzk.Dial(t, srv.Addr())
+	resp, err := again.Handshake(&jute.ConnectRequest{TimeOut: 10000, SessionID: c.Session, Passwd: c.Passwd})
+	if err != nil || resp.SessionID != 0 {
+		t.Fatalf("closed session resumed: %+v %v", resp, err)
+	}
+	o, _ := connect(t, srv.Addr(), 10*time.Second)
+	if ok, _, err := o.Exists("/e"); ok || err != nil {
+		t.Fatalf("ephemeral after close: %v %v", ok, err)
+	}
+}
