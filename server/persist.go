@@ -51,7 +51,7 @@ func (s *Server) recover() error {
 	}
 	// Opening the log first cuts a torn or corrupt tail back to the last valid entry.
 	s.txlog, err = storage.OpenLog(fs, s.logDir(), storage.LogOptions{
-		PreAllocSize: s.cfg.PreAllocSize, ForceSync: s.cfg.ForceSync, Logger: s.log,
+		PreAllocSize: s.cfg.PreAllocSize, ForceSync: !s.cfg.NoSync, Logger: s.log,
 	})
 	if err != nil {
 		return fmt.Errorf("server: open log: %w", err)

@@ -40,11 +40,13 @@ type Config struct {
 	MaxClientCnxns    int    // per IP; 0 = unlimited
 	SnapCount         int
 	PreAllocSize      int64
-	ForceSync         bool
-	JuteMaxBuffer     int
-	ExtendedTypes     bool
-	SuperDigest       string
-	SkipACL           bool
+	// NoSync skips fsync (zoo.cfg forceSync=no): faster, and acknowledged writes can be
+	// lost in a power failure. The zero value is the safe one.
+	NoSync        bool
+	JuteMaxBuffer int
+	ExtendedTypes bool
+	SuperDigest   string
+	SkipACL       bool
 	// GlobalOutstandingLimit bounds requests read but not yet answered; past it the
 	// server stops reading from clients.
 	GlobalOutstandingLimit int

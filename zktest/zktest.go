@@ -32,7 +32,6 @@ func Start(tb testing.TB, opts ...Option) *Server {
 		DataDir:        tb.TempDir(),
 		TickTime:       200,
 		PreAllocSize:   1 << 20,
-		ForceSync:      true,
 		MaxClientCnxns: 0,
 		Logger:         slog.New(slog.NewTextHandler(io.Discard, nil)),
 	}

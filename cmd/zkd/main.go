@@ -145,7 +145,7 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 		MaxClientCnxns:         cfg.MaxClientCnxns,
 		SnapCount:              cfg.SnapCount,
 		PreAllocSize:           cfg.PreAllocSize,
-		ForceSync:              cfg.ForceSync,
+		NoSync:                 !cfg.ForceSync,
 		JuteMaxBuffer:          cfg.JuteMaxBuffer,
 		ExtendedTypes:          cfg.ExtendedTypesEnabled,
 		SuperDigest:            cfg.SuperDigest,
