@@ -127,6 +127,9 @@ func (c *conn) close() {
 		c.closed = true
 		c.queue = nil
 		c.mu.Unlock()
+		c.srv.connsMu.Lock()
+		delete(c.srv.allConns, c)
+		c.srv.connsMu.Unlock()
 		c.nc.Close()
 		close(c.done)
 	})

@@ -309,9 +309,6 @@ func (s *Server) newConn(nc net.Conn) {
 		case <-s.stopping:
 			c.close()
 		}
-		s.connsMu.Lock()
-		delete(s.allConns, c)
-		s.connsMu.Unlock()
 		if s.cfg.MaxClientCnxns > 0 {
 			s.perIPMu.Lock()
 			s.perIP[ip]--

@@ -48,18 +48,24 @@ func (t *Tree) applyMulti(hdr *jute.TxnHeader, m *jute.MultiTxn, r *Result) {
 		}
 	}
 	r.Multi = make([]OpResult, 0, len(m.Txns))
+	postFailed := false
 	for _, s := range m.Txns {
 		var res OpResult
 		if failed {
-			// Nothing of a failed multi is applied; only the results are produced.
+			// Nothing of a failed multi is applied; only the results are produced: OK
+			// before the first error sub-txn, the logged codes of error sub-txns, and
+			// RUNTIMEINCONSISTENCY for real ops after an error.
 			res.Type = jute.OpError
 			if s.Type == jute.OpError {
+				postFailed = true
 				var et jute.ErrorTxn
 				if err := jute.Unmarshal(s.Data, &et); err == nil {
 					res.Err = et.Err
 				} else {
 					res.Err = jute.ErrRuntimeInconsistency
 				}
+			} else if postFailed {
+				res.Err = jute.ErrRuntimeInconsistency
 			}
 		} else {
 			body := jute.NewTxnBody(s.Type)
@@ -90,6 +96,9 @@ func (t *Tree) applyOne(hdr *jute.TxnHeader, typ jute.OpCode, body jute.Record, 
 		}
 		res.Path = b.Path
 		res.Stat, res.Err = t.create(b.Path, b.Data, b.ACL, owner, pcv, hdr.Zxid, hdr.Time, ev)
+		if res.Err == jute.ErrNodeExists && typ == jute.OpCreate {
+			t.setCversionPzxid(Parent(b.Path), pcv, hdr.Zxid)
+		}
 	case *jute.CreateContainerTxn:
 		res.Path = b.Path
 		res.Stat, res.Err = t.create(b.Path, b.Data, b.ACL, ContainerOwner, b.ParentCVersion, hdr.Zxid, hdr.Time, ev)
@@ -147,12 +156,38 @@ func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, par
 	}
 	parent.addChild(name)
 	t.endChange(parentPath, parent)
+	if old := t.nodes[path]; old != nil {
+		// Replay over a fuzzy snapshot can delete a parent that still holds a child the
+		// snapshot caught; that child's own create comes later and replaces it here
+		// (ZooKeeper's NodeHashMapImpl.put removes the old node's digest).
+		t.digest -= nodeDigest(path, old)
+		t.acls.release(old.ACL)
+		t.dataSize -= nodeSize(path, old.Data)
+		t.untrack(path, old.Stat.EphemeralOwner)
+	}
 	t.nodes[path] = n
 	t.digest += nodeDigest(path, n)
-	t.dataSize += int64(len(path) + len(data))
+	t.dataSize += nodeSize(path, data)
 	t.track(path, owner)
+	t.quotaCreated(parentPath, path, data)
 	*ev = append(*ev, Event{jute.EventNodeCreated, path}, Event{jute.EventNodeChildrenChanged, parentPath})
 	return t.StatOf(n), jute.OK
+}
+
+func (t *Tree) setCversionPzxid(path string, cv int32, zxid int64) {
+	n := t.nodes[path]
+	if n == nil {
+		return
+	}
+	if cv == -1 {
+		cv = n.Stat.Cversion + 1
+	}
+	if cv > n.Stat.Cversion {
+		t.beginChange(path, n)
+		n.Stat.Cversion = cv
+		n.Stat.Pzxid = zxid
+		t.endChange(path, n)
+	}
 }
 
 func (t *Tree) track(path string, owner int64) {
@@ -189,19 +224,26 @@ func (t *Tree) untrack(path string, owner int64) {
 }
 
 func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
-	n := t.nodes[path]
-	if n == nil || path == "/" {
-		return jute.ErrNoNode
-	}
 	parentPath := Parent(path)
 	parent := t.nodes[parentPath]
-	if parent == nil {
+	if parent == nil || path == "/" {
+		return jute.ErrNoNode
+	}
+	n := t.nodes[path]
+	if n == nil {
+		// DataTree.deleteNode moves the parent's pzxid before it finds the child
+		// missing (ZOOKEEPER-3145).
+		if zxid > parent.Stat.Pzxid {
+			t.beginChange(parentPath, parent)
+			parent.Stat.Pzxid = zxid
+			t.endChange(parentPath, parent)
+		}
 		return jute.ErrNoNode
 	}
 	t.digest -= nodeDigest(path, n)
 	delete(t.nodes, path)
 	t.acls.release(n.ACL)
-	t.dataSize -= int64(len(path) + len(n.Data))
+	t.dataSize -= nodeSize(path, n.Data)
 	t.untrack(path, n.Stat.EphemeralOwner)
 	t.beginChange(parentPath, parent)
 	parent.removeChild(Base(path))
@@ -210,6 +252,7 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
 		parent.Stat.Pzxid = zxid
 	}
 	t.endChange(parentPath, parent)
+	t.quotaDeleted(parentPath, path, n.Data)
 	*ev = append(*ev, Event{jute.EventNodeDeleted, path}, Event{jute.EventNodeChildrenChanged, parentPath})
 	return jute.OK
 }
@@ -220,7 +263,8 @@ func (t *Tree) setData(path string, data []byte, version int32, zxid, time int64
 		return jute.Stat{}, jute.ErrNoNode
 	}
 	t.beginChange(path, n)
-	t.dataSize += int64(len(data) - len(n.Data))
+	t.dataSize += nodeSize(path, data) - nodeSize(path, n.Data)
+	t.quotaChanged(path, int64(len(data)-len(n.Data)), 0)
 	n.Data = data
 	n.Stat.Version = version
 	n.Stat.Mzxid = zxid

@@ -1037,11 +1037,16 @@ func TestQuotaStats(t *testing.T) {
 		t.Errorf("nested stats %q", got)
 	}
 
-	// A snapshot carries whatever the stats node held; loading recomputes it.
+	// A snapshot carries whatever the stats node held; loading recomputes it over the whole
+	// subtree, nested quota included (setupQuota -> updateQuotaForPath), unlike the
+	// incremental updates above.
 	requireOK(t, a.apply(jute.OpSetData, &jute.SetDataTxn{Path: stats, Data: []byte("count=99,bytes=99"), Version: 1}))
 	loaded := cloneTree(t, a.tr)
-	if got := string(loaded.Get(stats).Data); got != "count=3,bytes=4" {
-		t.Errorf("stats after load %q, want count=3,bytes=4", got)
+	if got := string(loaded.Get(stats).Data); got != "count=4,bytes=6" {
+		t.Errorf("stats after load %q, want count=4,bytes=6", got)
+	}
+	if got := string(loaded.Get("/zookeeper/quota/q/n/zookeeper_stats").Data); got != "count=2,bytes=2" {
+		t.Errorf("nested stats after load %q", got)
 	}
 
 	// Without the limits node the path is no longer tracked.

@@ -20,6 +20,11 @@ const (
 // replayGolden applies the golden log to a fresh tree up to and including zxid upTo, checking
 // the tree digest against every entry's TxnDigest.
 func replayGolden(t *testing.T, upTo int64) *Tree {
+	tr, _ := replayGoldenResults(t, upTo)
+	return tr
+}
+
+func replayGoldenResults(t *testing.T, upTo int64) (*Tree, map[int64]Result) {
 	t.Helper()
 	entries := parseLog(t, readTestdata(t, "log.1.head"))
 	if len(entries) != 60 {
@@ -27,6 +32,7 @@ func replayGolden(t *testing.T, upTo int64) *Tree {
 	}
 	tr := New()
 	tr.ExtendedTypes = true
+	results := map[int64]Result{}
 	for i, e := range entries {
 		lt, err := jute.DecodeTxn(e.txn)
 		if err != nil {
@@ -39,6 +45,7 @@ func replayGolden(t *testing.T, upTo int64) *Tree {
 			t.Fatalf("entry %d has zxid %#x", i+1, lt.Header.Zxid)
 		}
 		res := tr.Apply(&lt.Header, lt.Body)
+		results[lt.Header.Zxid] = res
 		if lt.Digest != nil && tr.Digest() != lt.Digest.TreeDigest {
 			t.Errorf("after entry %d (zxid %#x, %v, result %v %q): digest %#x, ZooKeeper logged %#x",
 				i+1, lt.Header.Zxid, lt.Header.Type, res.Err, res.Path, tr.Digest(), lt.Digest.TreeDigest)
@@ -47,7 +54,7 @@ func replayGolden(t *testing.T, upTo int64) *Tree {
 			t.Errorf("after zxid %#x: LastZxid %#x", lt.Header.Zxid, tr.LastZxid())
 		}
 	}
-	return tr
+	return tr, results
 }
 
 func TestGoldenReplayMatchesSnapshot(t *testing.T) {
@@ -55,7 +62,32 @@ func TestGoldenReplayMatchesSnapshot(t *testing.T) {
 	if snap.zxid != goldenSnapZxid || snap.digestVersion != 2 || snap.digest != goldenSnapDigest {
 		t.Fatalf("snapshot ZxidDigest = {%#x, %d, %#x}", snap.zxid, snap.digestVersion, snap.digest)
 	}
-	tr := replayGolden(t, goldenSnapZxid)
+	tr, results := replayGoldenResults(t, goldenSnapZxid)
+	// g06 entry 5: a multi create+setData+check; entry 6: a failed multi (create, then
+	// NONODE); entry 10: an error txn; entry 11: closeSession listing one ephemeral.
+	checkCodes := func(zxid int64, want jute.Code, sub ...jute.Code) {
+		t.Helper()
+		r := results[zxid]
+		var got []jute.Code
+		for _, m := range r.Multi {
+			got = append(got, m.Err)
+		}
+		if r.Err != want || !slices.Equal(got, sub) {
+			t.Errorf("zxid %#x: result %v %v, want %v %v", zxid, r.Err, got, want, sub)
+		}
+	}
+	checkCodes(5, jute.OK, jute.OK, jute.OK, jute.OK)
+	checkCodes(6, jute.ErrNoNode, jute.OK, jute.ErrNoNode)
+	checkCodes(0xa, jute.ErrNoNode)
+	if r := results[5]; len(r.Events) != 3 || r.Events[2] != (Event{jute.EventNodeDataChanged, "/golden"}) {
+		t.Errorf("zxid 5 events %v", r.Events)
+	}
+	if r := results[6]; len(r.Events) != 0 || r.Multi[0].Type != jute.OpError {
+		t.Errorf("zxid 6: %+v", r)
+	}
+	if r := results[0xb]; len(r.Events) != 2 || r.Events[0] != (Event{jute.EventNodeDeleted, "/golden/seq-0000000000"}) {
+		t.Errorf("zxid 0xb events %v", r.Events)
+	}
 
 	seen := map[string]bool{}
 	for _, sn := range snap.nodes {

@@ -118,7 +118,7 @@ func (l *Loader) Node(sn SnapNode) error {
 	}
 	t.nodes[p] = n
 	t.acls.addRef(n.ACL)
-	t.dataSize += int64(len(p) + len(n.Data))
+	t.dataSize += nodeSize(p, n.Data)
 	return nil
 }
 
@@ -162,6 +162,7 @@ func (l *Loader) Finish(extendedTypes bool, lastZxid int64) (*Tree, error) {
 			t.acls.drop(k)
 		}
 	}
+	t.setupQuota(QuotaPath)
 	t.lastZxid = lastZxid
 	l.t = nil
 	return t, nil

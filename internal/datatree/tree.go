@@ -76,6 +76,7 @@ type Tree struct {
 	ephemerals map[int64]map[string]struct{}
 	containers map[string]struct{}
 	ttls       map[string]struct{}
+	quotas     map[string]struct{}
 	digest     uint64
 	dataSize   int64
 	lastZxid   int64
@@ -258,6 +259,18 @@ func (t *Tree) ExpiryCandidates(nowMs int64, limit int) []string {
 	}
 	sort.Strings(out)
 	return out
+}
+
+// nodeSize is ZooKeeper's getNodeSize: Java String.length() (UTF-16 units) plus data length.
+func nodeSize(path string, data []byte) int64 {
+	n := int64(len(data))
+	for _, r := range path {
+		n++
+		if r >= 0x10000 {
+			n++
+		}
+	}
+	return n
 }
 
 var crcTable = crc32.MakeTable(crc32.IEEE)
