@@ -34,11 +34,11 @@ func PlanSync(peerLastZxid, lastProcessed int64, history []Committed, older func
 	switch {
 	case lastProcessed == peerLastZxid:
 		// Already in sync: an empty DIFF.
-		q.op(Diff, peerLastZxid)
+		q.op(PktDiff, peerLastZxid)
 		return SyncPlan{Packets: q.packets, LearnerZxid: peerLastZxid}
 	case peerLastZxid > maxCommitted && !isPeerNewEpochZxid:
 		// The learner has txns we never committed (an old leader's tail).
-		q.op(Trunc, maxCommitted)
+		q.op(PktTrunc, maxCommitted)
 		return SyncPlan{Packets: q.packets, LearnerZxid: maxCommitted}
 	case maxCommitted >= peerLastZxid && minCommitted <= peerLastZxid:
 		z, ok := q.committed(history, peerLastZxid, nil, maxCommitted)
@@ -88,29 +88,29 @@ func (q *queuer) committed(props []Committed, peerLastZxid int64, maxZxid *int64
 		}
 		if q.needOp {
 			if p.Zxid == peerLastZxid {
-				q.op(Diff, lastCommitted)
+				q.op(PktDiff, lastCommitted)
 				continue
 			}
 			if isPeerNewEpochZxid {
-				q.op(Diff, lastCommitted)
+				q.op(PktDiff, lastCommitted)
 			} else if p.Zxid > peerLastZxid {
 				if Epoch(p.Zxid) != Epoch(peerLastZxid) {
 					// A learner cannot truncate across an epoch boundary.
 					return q.queued, false
 				}
-				q.op(Trunc, prev)
+				q.op(PktTrunc, prev)
 			}
 		}
 		if p.Zxid <= q.queued {
 			continue
 		}
 		q.packets = append(q.packets,
-			jute.QuorumPacket{Type: Proposal, Zxid: p.Zxid, Data: p.Data},
-			jute.QuorumPacket{Type: Commit, Zxid: p.Zxid})
+			jute.QuorumPacket{Type: PktProposal, Zxid: p.Zxid, Data: p.Data},
+			jute.QuorumPacket{Type: PktCommit, Zxid: p.Zxid})
 		q.queued = p.Zxid
 	}
 	if q.needOp && isPeerNewEpochZxid {
-		q.op(Diff, lastCommitted)
+		q.op(PktDiff, lastCommitted)
 	}
 	return q.queued, true
 }

@@ -8,25 +8,25 @@ import "fmt"
 
 // Quorum packet types (fact sheet §13.3).
 const (
-	Request           int32 = 1
-	Proposal          int32 = 2
-	Ack               int32 = 3
-	Commit            int32 = 4
-	Ping              int32 = 5
-	Revalidate        int32 = 6
-	Sync              int32 = 7
-	Inform            int32 = 8
-	CommitAndActivate int32 = 9
-	NewLeader         int32 = 10
-	FollowerInfo      int32 = 11
-	UpToDate          int32 = 12
-	Diff              int32 = 13
-	Trunc             int32 = 14
-	Snap              int32 = 15
-	ObserverInfo      int32 = 16
-	LeaderInfo        int32 = 17
-	AckEpoch          int32 = 18
-	InformAndActivate int32 = 19
+	PktRequest           int32 = 1
+	PktProposal          int32 = 2
+	PktAck               int32 = 3
+	PktCommit            int32 = 4
+	PktPing              int32 = 5
+	PktRevalidate        int32 = 6
+	PktSync              int32 = 7
+	PktInform            int32 = 8
+	PktCommitAndActivate int32 = 9
+	PktNewLeader         int32 = 10
+	PktFollowerInfo      int32 = 11
+	PktUpToDate          int32 = 12
+	PktDiff              int32 = 13
+	PktTrunc             int32 = 14
+	PktSnap              int32 = 15
+	PktObserverInfo      int32 = 16
+	PktLeaderInfo        int32 = 17
+	PktAckEpoch          int32 = 18
+	PktInformAndActivate int32 = 19
 )
 
 // ProtocolVersion is the learner protocol version ZooKeeper 3.4+ speaks (0x10000).
@@ -47,11 +47,11 @@ func Hex(zxid int64) string { return fmt.Sprintf("0x%x", uint64(zxid)) }
 // PacketName names a packet type for logs.
 func PacketName(t int32) string {
 	names := map[int32]string{
-		Request: "REQUEST", Proposal: "PROPOSAL", Ack: "ACK", Commit: "COMMIT", Ping: "PING",
-		Revalidate: "REVALIDATE", Sync: "SYNC", Inform: "INFORM", CommitAndActivate: "COMMITANDACTIVATE",
-		NewLeader: "NEWLEADER", FollowerInfo: "FOLLOWERINFO", UpToDate: "UPTODATE", Diff: "DIFF",
-		Trunc: "TRUNC", Snap: "SNAP", ObserverInfo: "OBSERVERINFO", LeaderInfo: "LEADERINFO",
-		AckEpoch: "ACKEPOCH", InformAndActivate: "INFORMANDACTIVATE",
+		PktRequest: "REQUEST", PktProposal: "PROPOSAL", PktAck: "ACK", PktCommit: "COMMIT", PktPing: "PING",
+		PktRevalidate: "REVALIDATE", PktSync: "SYNC", PktInform: "INFORM", PktCommitAndActivate: "COMMITANDACTIVATE",
+		PktNewLeader: "NEWLEADER", PktFollowerInfo: "FOLLOWERINFO", PktUpToDate: "UPTODATE", PktDiff: "DIFF",
+		PktTrunc: "TRUNC", PktSnap: "SNAP", PktObserverInfo: "OBSERVERINFO", PktLeaderInfo: "LEADERINFO",
+		PktAckEpoch: "ACKEPOCH", PktInformAndActivate: "INFORMANDACTIVATE",
 	}
 	if n, ok := names[t]; ok {
 		return n

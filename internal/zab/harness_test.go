@@ -1,0 +1,411 @@
+package zab
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+// txnData builds the bytes of a txn with the given zxid, as a PROPOSAL carries them.
+func txnData(zxid int64) []byte {
+	return jute.EncodeTxn(nil, &jute.LoggedTxn{
+		Header: jute.TxnHeader{ClientID: 1, Cxid: int32(zxid), Zxid: zxid, Time: 1, Type: jute.OpSetData},
+		Body:   &jute.SetDataTxn{Path: "/x", Data: []byte(Hex(zxid)), Version: int32(Counter(zxid))},
+	})
+}
+
+// simNode is a server's storage and tree as the harness fakes them.
+type simNode struct {
+	sid     int64
+	st      PersistentState
+	log     []Committed // logged txns
+	durable int         // log[:durable] is fsynced
+	applied []int64     // zxids applied to the tree, in order
+	learner *Learner
+	conn    ConnID
+}
+
+func (n *simNode) lastApplied() int64 {
+	if len(n.applied) == 0 {
+		return 0
+	}
+	return n.applied[len(n.applied)-1]
+}
+
+type harness struct {
+	t        *testing.T
+	rng      *rand.Rand
+	now      int64
+	leader   *Leader
+	lnode    *simNode
+	nodes    map[ConnID]*simNode
+	toLeader map[ConnID][]jute.QuorumPacket
+	toLearn  map[ConnID][]Out
+	snapAt   map[ConnID]int64
+	// syncMode records the DIFF / TRUNC / SNAP each learner was sent.
+	syncMode map[int64]int32
+	// loggedAt records, for each zxid, which sids had it durable when the leader applied it.
+	established bool
+}
+
+func newHarness(t *testing.T, seed uint64, voters []int64, leaderSid int64, leaderLog []Committed, learners map[int64][]Committed, observers map[int64]bool) *harness {
+	h := &harness{
+		t: t, rng: rand.New(rand.NewPCG(seed, 99)), now: 1000,
+		nodes: map[ConnID]*simNode{}, toLeader: map[ConnID][]jute.QuorumPacket{}, toLearn: map[ConnID][]Out{}, snapAt: map[ConnID]int64{}, syncMode: map[int64]int32{},
+	}
+	last := func(log []Committed) int64 {
+		if len(log) == 0 {
+			return 0
+		}
+		return log[len(log)-1].Zxid
+	}
+	h.lnode = &simNode{sid: leaderSid, log: leaderLog, durable: len(leaderLog)}
+	for _, c := range leaderLog {
+		h.lnode.applied = append(h.lnode.applied, c.Zxid)
+	}
+	h.lnode.st = PersistentState{AcceptedEpoch: Epoch(last(leaderLog)), CurrentEpoch: Epoch(last(leaderLog)), LastLogged: last(leaderLog)}
+	cfg := LeaderConfig{ID: leaderSid, QV: NewMajority(voters...), TickMs: 100, InitLimit: 10, SyncLimit: 5, CommitLogCount: 500}
+	var r LeaderReady
+	h.leader, r = NewLeader(cfg, h.lnode.st, last(leaderLog), leaderLog, h.now)
+	h.leaderReady(r)
+	sids := make([]int64, 0, len(learners))
+	for sid := range learners {
+		sids = append(sids, sid)
+	}
+	for i := 0; i < len(sids); i++ {
+		for j := i + 1; j < len(sids); j++ {
+			if sids[j] < sids[i] {
+				sids[i], sids[j] = sids[j], sids[i]
+			}
+		}
+	}
+	for _, sid := range sids {
+		h.addLearner(sid, learners[sid], observers[sid])
+	}
+	return h
+}
+
+// addLearner connects a learner whose log is log.
+func (h *harness) addLearner(sid int64, log []Committed, observer bool) {
+	id := ConnID(len(h.nodes) + 1)
+	n := &simNode{sid: sid, log: log, durable: len(log), conn: id}
+	for _, c := range log {
+		n.applied = append(n.applied, c.Zxid)
+	}
+	lastZ := int64(0)
+	if len(log) > 0 {
+		lastZ = log[len(log)-1].Zxid
+	}
+	n.st = PersistentState{AcceptedEpoch: Epoch(lastZ), CurrentEpoch: Epoch(lastZ), LastLogged: lastZ}
+	h.nodes[id] = n
+	h.leader.Accept(id, h.now)
+	var lr Ready
+	n.learner, lr = NewLearner(LearnerConfig{ID: sid, Observer: observer, TickMs: 100, InitLimit: 10, SyncLimit: 5}, n.st, h.now)
+	h.learnerReady(n, lr)
+}
+
+func (h *harness) leaderReady(r LeaderReady) {
+	n := h.lnode
+	if r.AcceptedEpoch >= 0 {
+		n.st.AcceptedEpoch = r.AcceptedEpoch
+	}
+	if r.CurrentEpoch >= 0 {
+		n.st.CurrentEpoch = r.CurrentEpoch
+	}
+	n.log = append(n.log, r.Append...)
+	for _, o := range r.Out {
+		h.toLearn[o.Conn] = append(h.toLearn[o.Conn], o)
+	}
+	for _, c := range r.Apply {
+		h.checkQuorumLogged(c.Zxid)
+		n.applied = append(n.applied, c.Zxid)
+	}
+	if r.Established {
+		h.established = true
+	}
+	if r.StepDown != nil {
+		h.t.Fatalf("leader stepped down: %v", r.StepDown)
+	}
+}
+
+// checkQuorumLogged is the safety property: the leader applies a txn only once a quorum has
+// it durable in their logs.
+func (h *harness) checkQuorumLogged(zxid int64) {
+	have := map[int64]bool{}
+	if h.hasDurable(h.lnode, zxid) {
+		have[h.lnode.sid] = true
+	}
+	for _, n := range h.nodes {
+		if h.hasDurable(n, zxid) {
+			have[n.sid] = true
+		}
+	}
+	if !h.leader.cfg.QV.IsQuorum(have) {
+		h.t.Fatalf("leader applied %s with it durable only on %v", Hex(zxid), have)
+	}
+}
+
+func (h *harness) hasDurable(n *simNode, zxid int64) bool {
+	for _, c := range n.log[:n.durable] {
+		if c.Zxid == zxid {
+			return true
+		}
+	}
+	return false
+}
+
+func (h *harness) learnerReady(n *simNode, r Ready) {
+	if r.Err != nil {
+		h.t.Fatalf("learner %d: %v", n.sid, r.Err)
+	}
+	if r.AcceptedEpoch >= 0 {
+		n.st.AcceptedEpoch = r.AcceptedEpoch
+	}
+	if r.CurrentEpoch >= 0 {
+		n.st.CurrentEpoch = r.CurrentEpoch
+	}
+	if r.TruncateTo >= 0 {
+		keep := 0
+		for keep < len(n.log) && n.log[keep].Zxid <= r.TruncateTo {
+			keep++
+		}
+		n.log = n.log[:keep]
+		if n.durable > keep {
+			n.durable = keep
+		}
+		// Reload the tree from the log.
+		n.applied = n.applied[:0]
+		for _, c := range n.log {
+			n.applied = append(n.applied, c.Zxid)
+		}
+	}
+	if r.TakeSnapshot {
+		// The harness's "tree" is the applied list; a snapshot makes it durable by
+		// itself, so the log restarts from the snapshot point.
+		n.log = nil
+		n.durable = 0
+	}
+	n.log = append(n.log, r.Append...)
+	if r.SyncLog {
+		n.durable = len(n.log)
+	}
+	h.toLeader[n.conn] = append(h.toLeader[n.conn], r.Send...)
+	for _, c := range r.Apply {
+		n.applied = append(n.applied, c.Zxid)
+	}
+}
+
+// step does one random thing; it reports false when nothing is left to do.
+func (h *harness) step() bool {
+	type action func()
+	var acts []action
+	for id, q := range h.toLearn {
+		if len(q) > 0 {
+			id := id
+			acts = append(acts, func() { h.deliverToLearner(id) })
+		}
+	}
+	for id, q := range h.toLeader {
+		if len(q) > 0 {
+			id := id
+			acts = append(acts, func() {
+				p := h.toLeader[id][0]
+				h.toLeader[id] = h.toLeader[id][1:]
+				h.leaderReady(h.leader.Receive(id, h.now, p))
+			})
+		}
+	}
+	if h.lnode.durable < len(h.lnode.log) {
+		acts = append(acts, func() {
+			h.lnode.durable = len(h.lnode.log)
+			h.leaderReady(h.leader.LocalLogged(h.lnode.log[h.lnode.durable-1].Zxid))
+		})
+	}
+	for _, n := range h.nodes {
+		if n.durable < len(n.log) {
+			n := n
+			acts = append(acts, func() {
+				n.durable = len(n.log)
+				h.learnerReady(n, n.learner.Logged(n.log[n.durable-1].Zxid))
+			})
+		}
+	}
+	if len(acts) == 0 {
+		return false
+	}
+	acts[h.rng.IntN(len(acts))]()
+	h.now += int64(h.rng.IntN(3))
+	return true
+}
+
+func (h *harness) deliverToLearner(id ConnID) {
+	o := h.toLearn[id][0]
+	h.toLearn[id] = h.toLearn[id][1:]
+	n := h.nodes[id]
+	switch t := o.Packet.Type; t {
+	case PktDiff, PktTrunc, PktSnap:
+		if _, seen := h.syncMode[n.sid]; !seen {
+			h.syncMode[n.sid] = t
+		}
+	}
+	r := n.learner.Receive(h.now, o.Packet)
+	if o.SnapFollows {
+		// The stream carries the leader's tree at o.Packet.Zxid.
+		n.applied = n.applied[:0]
+		for _, z := range h.lnode.applied {
+			if z <= o.Packet.Zxid {
+				n.applied = append(n.applied, z)
+			}
+		}
+		n.learner.SnapLoaded(o.Packet.Zxid)
+	}
+	h.learnerReady(n, r)
+}
+
+func (h *harness) run() {
+	for i := 0; i < 100000 && h.step(); i++ {
+	}
+}
+
+func (h *harness) propose(n int) {
+	for i := 0; i < n; i++ {
+		z, err := h.leader.NextZxid()
+		if err != nil {
+			h.t.Fatal(err)
+		}
+		h.leaderReady(h.leader.Propose(z, txnData(z)))
+		for j := h.rng.IntN(4); j > 0 && h.step(); j-- {
+		}
+	}
+}
+
+func history(epoch, from, to int64) []Committed {
+	var out []Committed
+	for c := from; c <= to; c++ {
+		z := MakeZxid(epoch, c)
+		out = append(out, Committed{Zxid: z, Data: txnData(z)})
+	}
+	return out
+}
+
+func (h *harness) checkSame() {
+	want := fmt.Sprint(h.lnode.applied)
+	for _, n := range h.nodes {
+		if got := fmt.Sprint(n.applied); got != want {
+			h.t.Fatalf("learner %d applied\n%v\nleader applied\n%v", n.sid, got, want)
+		}
+		if !n.learner.Serving() {
+			h.t.Fatalf("learner %d not serving", n.sid)
+		}
+	}
+}
+
+func TestZabFreshEnsemble(t *testing.T) {
+	for seed := uint64(1); seed <= 50; seed++ {
+		h := newHarness(t, seed, []int64{1, 2, 3}, 3, nil, map[int64][]Committed{1: nil, 2: nil}, nil)
+		h.run()
+		if !h.established {
+			t.Fatalf("seed %d: not established", seed)
+		}
+		if h.leader.Epoch() != 1 || h.lnode.st.CurrentEpoch != 1 {
+			t.Fatalf("seed %d: epoch %d, current %d", seed, h.leader.Epoch(), h.lnode.st.CurrentEpoch)
+		}
+		h.propose(40)
+		h.run()
+		h.checkSame()
+		if len(h.lnode.applied) != 40 {
+			t.Fatalf("seed %d: %d applied", seed, len(h.lnode.applied))
+		}
+	}
+}
+
+func TestZabSyncModes(t *testing.T) {
+	leaderLog := history(1, 1, 30)
+	for seed := uint64(1); seed <= 30; seed++ {
+		h := newHarness(t, seed, []int64{1, 2, 3, 4, 5}, 5, leaderLog, map[int64][]Committed{
+			1: history(1, 1, 30), // in sync: empty DIFF
+			2: history(1, 1, 12), // behind: DIFF
+			3: nil,               // empty: DIFF from 0 (history covers it)
+		}, nil)
+		h.run()
+		if !h.established {
+			t.Fatalf("seed %d: not established", seed)
+		}
+		// A late joiner holding an old leader's uncommitted tail (1:31, 1:32) is truncated.
+		h.addLearner(4, history(1, 1, 32), false)
+		h.run()
+		h.propose(10)
+		// One that joins after the new epoch's first commits cannot be truncated across
+		// the epoch boundary: it gets a snapshot.
+		h.addLearner(6, history(1, 1, 31), true)
+		h.propose(10)
+		h.run()
+		h.checkSame()
+		if got := h.lnode.st.CurrentEpoch; got != 2 {
+			t.Fatalf("seed %d: leader epoch %d", seed, got)
+		}
+		want := map[int64]int32{1: PktDiff, 2: PktDiff, 3: PktDiff, 4: PktTrunc, 6: PktSnap}
+		for sid, mode := range want {
+			if h.syncMode[sid] != mode {
+				t.Fatalf("seed %d: learner %d synced with %s, want %s", seed, sid, PacketName(h.syncMode[sid]), PacketName(mode))
+			}
+		}
+	}
+}
+
+func TestZabSnapWhenFarBehind(t *testing.T) {
+	leaderLog := history(1, 1, 30)
+	h := newHarness(t, 7, []int64{1, 2, 3}, 3, leaderLog, map[int64][]Committed{1: history(1, 1, 30), 2: history(1, 1, 3)}, nil)
+	h.leader.history = h.leader.history[20:] // only 1:21.. in memory, no disk reader
+	h.run()
+	h.propose(10)
+	h.run()
+	h.checkSame()
+}
+
+func TestZabObserver(t *testing.T) {
+	for seed := uint64(1); seed <= 20; seed++ {
+		h := newHarness(t, seed, []int64{1, 2, 3}, 3, nil, map[int64][]Committed{1: nil, 2: nil, 9: nil}, map[int64]bool{9: true})
+		h.run()
+		h.propose(30)
+		h.run()
+		h.checkSame()
+	}
+}
+
+func TestZabLeaderStepsDownWithoutQuorum(t *testing.T) {
+	h := newHarness(t, 1, []int64{1, 2, 3}, 3, nil, map[int64][]Committed{1: nil, 2: nil}, nil)
+	h.run()
+	h.propose(5)
+	h.run()
+	// The learners go silent.
+	var stepped error
+	for i := 0; i < 200 && stepped == nil; i++ {
+		h.now += 50
+		r := h.leader.Tick(h.now)
+		stepped = r.StepDown
+	}
+	if stepped == nil {
+		t.Fatal("leader kept leading with silent followers")
+	}
+}
+
+func TestZabLearnerRejectsOldEpoch(t *testing.T) {
+	l, _ := NewLearner(LearnerConfig{ID: 1, TickMs: 100, InitLimit: 10, SyncLimit: 5}, PersistentState{AcceptedEpoch: 5, CurrentEpoch: 5}, 0)
+	r := l.Receive(1, jute.QuorumPacket{Type: PktLeaderInfo, Zxid: MakeZxid(4, 0), Data: []byte{0, 1, 0, 0}})
+	if r.Err == nil {
+		t.Fatal("learner accepted a leader of an older epoch")
+	}
+}
+
+func TestZabLearnerTimesOut(t *testing.T) {
+	l, _ := NewLearner(LearnerConfig{ID: 1, TickMs: 100, InitLimit: 10, SyncLimit: 5}, PersistentState{}, 0)
+	if r := l.Tick(999); r.Err != nil {
+		t.Fatalf("timed out early: %v", r.Err)
+	}
+	if r := l.Tick(1001); r.Err == nil {
+		t.Fatal("no timeout after initLimit ticks of silence")
+	}
+}

@@ -1,0 +1,561 @@
+package zab
+
+import (
+	"encoding/binary"
+	"fmt"
+	"sort"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+// ConnID names one learner connection at the leader.
+type ConnID int64
+
+// LeaderConfig configures a leader.
+type LeaderConfig struct {
+	ID         int64
+	QV         QuorumVerifier
+	TickMs     int64
+	InitLimit  int64
+	SyncLimit  int64
+	ConfigText []byte // sent in NEWLEADER
+	// CommitLogCount is how many committed txns stay in memory for DIFF syncs (500).
+	CommitLogCount int
+	// Older reads committed txns after a zxid from disk, for learners behind the
+	// in-memory history; nil means only SNAP can help them.
+	Older func(from int64) []Committed
+}
+
+// Out is a packet for one learner connection. When SnapFollows is set the owner streams
+// the database (the state at Packet.Zxid) right after this SNAP packet.
+type Out struct {
+	Conn        ConnID
+	Packet      jute.QuorumPacket
+	SnapFollows bool
+}
+
+// ForwardedRequest is a client write (or sync) a learner forwarded.
+type ForwardedRequest struct {
+	Conn     ConnID
+	Sid      int64
+	Session  int64
+	Cxid     int32
+	Type     jute.OpCode
+	Body     []byte
+	AuthInfo []jute.ID
+}
+
+// Touch is a session a learner saw activity on.
+type Touch struct {
+	Session int64
+	Timeout int32
+	Sid     int64
+}
+
+// RevalidateAsk is a learner asking whether a session is alive (a client reconnected).
+type RevalidateAsk struct {
+	Conn    ConnID
+	Sid     int64
+	Session int64
+	Timeout int32
+}
+
+// LeaderReady is what the leader asks its owner to do, in field order.
+type LeaderReady struct {
+	AcceptedEpoch, CurrentEpoch int64 // >= 0: persist
+	Append                      []Committed
+	Out                         []Out
+	Close                       []ConnID
+	Apply                       []Committed
+	// Established: a quorum acked NEWLEADER; the leader may serve clients and propose.
+	Established bool
+	Requests    []ForwardedRequest
+	Touches     []Touch
+	Revalidate  []RevalidateAsk
+	// LocalSynced counts the owner's own sync requests now answerable.
+	LocalSynced int
+	// StepDown ends the leadership (no quorum); the owner goes back to election.
+	StepDown error
+}
+
+func newLeaderReady() LeaderReady { return LeaderReady{AcceptedEpoch: -1, CurrentEpoch: -1} }
+
+type lcPhase int
+
+const (
+	lcInfo       lcPhase = iota // waiting for FOLLOWERINFO / OBSERVERINFO
+	lcEpoch                     // LEADERINFO pending or sent, waiting for ACKEPOCH
+	lcAckedEpoch                // waiting for the epoch-ack quorum before syncing
+	lcNewLeader                 // synced, NEWLEADER sent, waiting for its ACK
+	lcStartup                   // NEWLEADER acked, waiting for the leader to be established
+	lcServing                   // UPTODATE sent
+)
+
+type lconn struct {
+	id       ConnID
+	sid      int64
+	observer bool
+	phase    lcPhase
+	peerZxid int64
+	lastRecv int64
+	// pings counts PINGs sent; pongs counts replies: a reply proves the learner
+	// followed us when that ping was sent (TCP keeps them in order).
+	pings, pongs int64
+}
+
+type ldPhase int
+
+const (
+	ldDiscovery ldPhase = iota
+	ldEpochAck
+	ldNewLeader
+	ldBroadcast
+	ldDown
+)
+
+// Leader runs Zab's leader side for one epoch.
+type Leader struct {
+	cfg           LeaderConfig
+	st            PersistentState
+	phase         ldPhase
+	startMs, now  int64
+	epoch         int64 // proposed / established epoch
+	lastProcessed int64
+
+	conns        map[ConnID]*lconn
+	connecting   map[int64]bool
+	epochAcks    map[int64]bool
+	newLdrAcks   map[int64]bool
+	tracker      *Tracker
+	history      []Committed
+	outstanding  map[int64][]byte
+	counter      int64
+	localSyncs   []int64 // lastProposed at each local sync request
+	remoteSyncs  []remoteSync
+	lastPingTick int64
+}
+
+type remoteSync struct {
+	at   int64
+	conn ConnID
+}
+
+// PktNewLeader starts leading after an election. st is this server's persistent state,
+// lastProcessed its tree's last zxid, history the last committed txns from its log.
+func NewLeader(cfg LeaderConfig, st PersistentState, lastProcessed int64, history []Committed, nowMs int64) (*Leader, LeaderReady) {
+	if cfg.CommitLogCount <= 0 {
+		cfg.CommitLogCount = 500
+	}
+	l := &Leader{
+		cfg: cfg, st: st, startMs: nowMs, now: nowMs, lastProcessed: lastProcessed,
+		conns: map[ConnID]*lconn{}, connecting: map[int64]bool{cfg.ID: true},
+		epochAcks: map[int64]bool{cfg.ID: true}, newLdrAcks: map[int64]bool{cfg.ID: true},
+		outstanding: map[int64][]byte{},
+	}
+	l.history = append(l.history, history...)
+	l.trimHistory()
+	// The epoch to propose: one past every accepted epoch we hear of, ours included.
+	l.epoch = st.AcceptedEpoch + 1
+	r := newLeaderReady()
+	l.advance(&r)
+	return l, r
+}
+
+// Epoch is the leader's epoch (final once past discovery).
+func (l *Leader) Epoch() int64 { return l.epoch }
+
+// Established reports whether the leader is in broadcast.
+func (l *Leader) Established() bool { return l.phase == ldBroadcast }
+
+// LastCommitted is the highest committed zxid.
+func (l *Leader) LastCommitted() int64 {
+	if l.tracker == nil {
+		return l.lastProcessed
+	}
+	return l.tracker.LastCommitted()
+}
+
+func (l *Leader) trimHistory() {
+	if over := len(l.history) - l.cfg.CommitLogCount; over > 0 {
+		clear(l.history[:over])
+		l.history = l.history[over:]
+	}
+}
+
+func (l *Leader) send(r *LeaderReady, c *lconn, t int32, zxid int64, data []byte) {
+	r.Out = append(r.Out, Out{Conn: c.id, Packet: jute.QuorumPacket{Type: t, Zxid: zxid, Data: data}})
+}
+
+func (l *Leader) drop(r *LeaderReady, c *lconn) {
+	delete(l.conns, c.id)
+	r.Close = append(r.Close, c.id)
+}
+
+// Accept registers a new learner connection.
+func (l *Leader) Accept(id ConnID, nowMs int64) {
+	l.conns[id] = &lconn{id: id, lastRecv: nowMs}
+}
+
+// Closed forgets a connection the owner saw close.
+func (l *Leader) Closed(id ConnID) { delete(l.conns, id) }
+
+// Receive handles one packet from a learner.
+func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) LeaderReady {
+	r := newLeaderReady()
+	l.now = nowMs
+	c := l.conns[id]
+	if c == nil || l.phase == ldDown {
+		return r
+	}
+	c.lastRecv = nowMs
+	switch c.phase {
+	case lcInfo:
+		if p.Type != PktFollowerInfo && p.Type != PktObserverInfo {
+			l.drop(&r, c)
+			return r
+		}
+		var li jute.LearnerInfo
+		if err := jute.Unmarshal(p.Data, &li); err != nil && len(p.Data) < 8 {
+			l.drop(&r, c)
+			return r
+		}
+		if li.ProtocolVersion < ProtocolVersion {
+			// Pre-3.4 learners are not supported.
+			l.drop(&r, c)
+			return r
+		}
+		c.sid = li.ServerID
+		c.observer = p.Type == PktObserverInfo || !l.cfg.QV.IsVoter(c.sid)
+		c.phase = lcEpoch
+		if l.phase == ldDiscovery && !c.observer {
+			l.connecting[c.sid] = true
+			if e := Epoch(p.Zxid); e >= l.epoch {
+				l.epoch = e + 1
+			}
+		}
+		l.advance(&r)
+	case lcEpoch:
+		if p.Type != PktAckEpoch || len(p.Data) < 4 {
+			l.drop(&r, c)
+			return r
+		}
+		cur := int64(int32(binary.BigEndian.Uint32(p.Data)))
+		c.peerZxid = p.Zxid
+		// While the epoch is being established, a learner with a newer history than ours
+		// means we must not lead; once it is, a late learner's extra tail is truncated.
+		if cur != -1 && l.phase <= ldEpochAck {
+			if cur > l.st.CurrentEpoch || (cur == l.st.CurrentEpoch && p.Zxid > l.lastProcessed) {
+				l.drop(&r, c)
+				return r
+			}
+			if !c.observer {
+				l.epochAcks[c.sid] = true
+			}
+		}
+		c.phase = lcAckedEpoch
+		l.advance(&r)
+	case lcNewLeader:
+		if p.Type != PktAck || p.Zxid != MakeZxid(l.epoch, 0) {
+			l.drop(&r, c)
+			return r
+		}
+		if !c.observer {
+			l.newLdrAcks[c.sid] = true
+		}
+		c.phase = lcStartup
+		l.advance(&r)
+	case lcAckedEpoch, lcStartup, lcServing:
+		l.onBroadcastPacket(c, p, &r)
+	}
+	return r
+}
+
+// advance moves the leader and its connections along as far as the current acks allow.
+func (l *Leader) advance(r *LeaderReady) {
+	if l.phase == ldDiscovery && l.cfg.QV.IsQuorum(l.connecting) {
+		// The epoch is decided: accept it ourselves before telling anyone.
+		l.phase = ldEpochAck
+		l.st.AcceptedEpoch = l.epoch
+		r.AcceptedEpoch = l.epoch
+	}
+	if l.phase >= ldEpochAck {
+		for _, c := range l.sortedConns() {
+			if c.phase == lcEpoch && !c.sentInfo(l) {
+				l.send(r, c, PktLeaderInfo, MakeZxid(l.epoch, 0), binary.BigEndian.AppendUint32(nil, uint32(ProtocolVersion)))
+				c.pings = -1 // marks LEADERINFO as sent
+			}
+		}
+	}
+	if l.phase == ldEpochAck && l.cfg.QV.IsQuorum(l.epochAcks) {
+		l.phase = ldNewLeader
+		l.st.CurrentEpoch = l.epoch
+		r.CurrentEpoch = l.epoch
+		l.tracker = NewTracker(l.cfg.QV, l.lastProcessed)
+		l.counter = 0
+	}
+	if l.phase >= ldNewLeader {
+		for _, c := range l.sortedConns() {
+			if c.phase == lcAckedEpoch {
+				l.syncLearner(r, c)
+			}
+		}
+	}
+	if l.phase == ldNewLeader && l.cfg.QV.IsQuorum(l.newLdrAcks) {
+		l.phase = ldBroadcast
+		r.Established = true
+	}
+	if l.phase == ldBroadcast {
+		for _, c := range l.sortedConns() {
+			if c.phase == lcStartup {
+				l.send(r, c, PktUpToDate, -1, nil)
+				c.phase = lcServing
+			}
+		}
+	}
+}
+
+func (c *lconn) sentInfo(l *Leader) bool { return c.pings == -1 }
+
+func (l *Leader) sortedConns() []*lconn {
+	out := make([]*lconn, 0, len(l.conns))
+	for _, c := range l.conns {
+		out = append(out, c)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// syncLearner queues what brings the learner up to date, the proposals still outstanding,
+// and NEWLEADER; from then on the learner gets every proposal and commit.
+func (l *Leader) syncLearner(r *LeaderReady, c *lconn) {
+	last := l.LastCommitted()
+	plan := PlanSync(c.peerZxid, last, l.history, l.cfg.Older)
+	if plan.Snap {
+		r.Out = append(r.Out, Out{Conn: c.id, Packet: jute.QuorumPacket{Type: PktSnap, Zxid: last}, SnapFollows: true})
+	} else {
+		for _, p := range plan.Packets {
+			r.Out = append(r.Out, Out{Conn: c.id, Packet: p})
+		}
+	}
+	if !c.observer {
+		for _, z := range l.tracker.Outstanding() {
+			if z > plan.LearnerZxid {
+				l.send(r, c, PktProposal, z, l.outstanding[z])
+			}
+		}
+	}
+	l.send(r, c, PktNewLeader, MakeZxid(l.epoch, 0), l.cfg.ConfigText)
+	c.phase = lcNewLeader
+	c.pings = 0
+}
+
+func (l *Leader) forwarding(c *lconn) bool { return c.phase >= lcNewLeader }
+
+func (l *Leader) onBroadcastPacket(c *lconn, p jute.QuorumPacket, r *LeaderReady) {
+	switch p.Type {
+	case PktAck:
+		if c.observer || Counter(p.Zxid) == 0 || l.tracker == nil {
+			return
+		}
+		if committed, moved := l.tracker.Ack(c.sid, p.Zxid); moved {
+			l.commitUpTo(committed, r)
+		}
+	case PktPing:
+		c.pongs++
+		d := jute.NewDecoder(p.Data)
+		for d.Remaining() >= 12 {
+			r.Touches = append(r.Touches, Touch{Session: d.Long(), Timeout: d.Int(), Sid: c.sid})
+		}
+	case PktRevalidate:
+		d := jute.NewDecoder(p.Data)
+		ask := RevalidateAsk{Conn: c.id, Sid: c.sid, Session: d.Long(), Timeout: d.Int()}
+		if d.Err() != nil {
+			l.drop(r, c)
+			return
+		}
+		r.Revalidate = append(r.Revalidate, ask)
+	case PktRequest:
+		d := jute.NewDecoder(p.Data)
+		fr := ForwardedRequest{Conn: c.id, Sid: c.sid, Session: d.Long(), Cxid: d.Int(), Type: jute.OpCode(d.Int()), AuthInfo: p.AuthInfo}
+		if d.Err() != nil {
+			l.drop(r, c)
+			return
+		}
+		fr.Body = d.Rest()
+		if fr.Type == jute.OpSync {
+			l.remoteSync(c, r)
+			return
+		}
+		r.Requests = append(r.Requests, fr)
+	default:
+		l.drop(r, c)
+	}
+}
+
+// NextZxid reserves the zxid for the next proposal. A counter that would wrap forces a new
+// epoch (ZOOKEEPER-1277): the caller must step down.
+func (l *Leader) NextZxid() (int64, error) {
+	if l.phase != ldBroadcast {
+		return 0, fmt.Errorf("zab: not leading (phase %d)", l.phase)
+	}
+	if l.counter >= 0xfffffffe {
+		return 0, fmt.Errorf("zab: zxid counter exhausted in epoch %d", l.epoch)
+	}
+	l.counter++
+	return MakeZxid(l.epoch, l.counter), nil
+}
+
+// Propose broadcasts a txn with the zxid NextZxid gave. The owner appends it to its own
+// log (Ready.Append) and reports LocalLogged when it is durable.
+func (l *Leader) Propose(zxid int64, data []byte) LeaderReady {
+	r := newLeaderReady()
+	if err := l.tracker.Propose(zxid); err != nil {
+		r.StepDown = err
+		return r
+	}
+	l.outstanding[zxid] = data
+	r.Append = append(r.Append, Committed{Zxid: zxid, Data: data})
+	for _, c := range l.sortedConns() {
+		if l.forwarding(c) && !c.observer {
+			l.send(&r, c, PktProposal, zxid, data)
+		}
+	}
+	return r
+}
+
+// LocalLogged is the leader's own ack: its log is durable up to zxid.
+func (l *Leader) LocalLogged(zxid int64) LeaderReady {
+	r := newLeaderReady()
+	if l.tracker == nil {
+		return r
+	}
+	if committed, moved := l.tracker.Ack(l.cfg.ID, zxid); moved {
+		l.commitUpTo(committed, &r)
+	}
+	return r
+}
+
+func (l *Leader) commitUpTo(zxid int64, r *LeaderReady) {
+	var zs []int64
+	for z := range l.outstanding {
+		if z <= zxid {
+			zs = append(zs, z)
+		}
+	}
+	sort.Slice(zs, func(i, j int) bool { return zs[i] < zs[j] })
+	conns := l.sortedConns()
+	for _, z := range zs {
+		data := l.outstanding[z]
+		delete(l.outstanding, z)
+		c := Committed{Zxid: z, Data: data}
+		r.Apply = append(r.Apply, c)
+		l.history = append(l.history, c)
+		for _, lc := range conns {
+			if !l.forwarding(lc) {
+				continue
+			}
+			if lc.observer {
+				l.send(r, lc, PktInform, z, data)
+			} else {
+				l.send(r, lc, PktCommit, z, nil)
+			}
+		}
+	}
+	l.trimHistory()
+	l.lastProcessed = zxid
+	l.answerSyncs(r)
+}
+
+// LocalSync registers a sync from a client of this server: it is answered once everything
+// proposed before it is committed.
+func (l *Leader) LocalSync() LeaderReady {
+	r := newLeaderReady()
+	l.localSyncs = append(l.localSyncs, l.tracker.LastProposed())
+	l.answerSyncs(&r)
+	return r
+}
+
+func (l *Leader) remoteSync(c *lconn, r *LeaderReady) {
+	l.remoteSyncs = append(l.remoteSyncs, remoteSync{at: l.tracker.LastProposed(), conn: c.id})
+	l.answerSyncs(r)
+}
+
+func (l *Leader) answerSyncs(r *LeaderReady) {
+	if l.tracker == nil {
+		return
+	}
+	done := l.tracker.LastCommitted()
+	n := 0
+	for ; n < len(l.localSyncs) && l.localSyncs[n] <= done; n++ {
+		r.LocalSynced++
+	}
+	l.localSyncs = l.localSyncs[n:]
+	n = 0
+	for ; n < len(l.remoteSyncs) && l.remoteSyncs[n].at <= done; n++ {
+		if c := l.conns[l.remoteSyncs[n].conn]; c != nil {
+			l.send(r, c, PktSync, 0, nil)
+		}
+	}
+	l.remoteSyncs = l.remoteSyncs[n:]
+}
+
+// Revalidated answers a learner's REVALIDATE.
+func (l *Leader) Revalidated(id ConnID, session int64, valid bool) LeaderReady {
+	r := newLeaderReady()
+	if c := l.conns[id]; c != nil {
+		var e jute.Encoder
+		e.Long(session)
+		e.Bool(valid)
+		l.send(&r, c, PktRevalidate, -1, e.Buf)
+	}
+	return r
+}
+
+// Tick pings learners every half tick, drops silent ones, and steps down without a quorum.
+func (l *Leader) Tick(nowMs int64) LeaderReady {
+	r := newLeaderReady()
+	l.now = nowMs
+	if l.phase == ldDown {
+		return r
+	}
+	if l.phase < ldBroadcast {
+		if nowMs-l.startMs > l.cfg.InitLimit*l.cfg.TickMs {
+			l.phase = ldDown
+			r.StepDown = fmt.Errorf("%w: no quorum within initLimit (phase %d)", ErrTimeout, l.phase)
+			return r
+		}
+		return r
+	}
+	half := l.cfg.TickMs / 2
+	if half <= 0 {
+		half = 1
+	}
+	tick := nowMs / half
+	if tick == l.lastPingTick {
+		return r
+	}
+	l.lastPingTick = tick
+	synced := map[int64]bool{l.cfg.ID: true}
+	for _, c := range l.sortedConns() {
+		limit := l.cfg.SyncLimit
+		if c.phase < lcServing {
+			limit = l.cfg.InitLimit + l.cfg.SyncLimit
+		}
+		if nowMs-c.lastRecv > limit*l.cfg.TickMs {
+			l.drop(&r, c)
+			continue
+		}
+		if c.phase >= lcNewLeader {
+			l.send(&r, c, PktPing, l.tracker.LastProposed(), nil)
+			c.pings++
+		}
+		if c.phase == lcServing && !c.observer {
+			synced[c.sid] = true
+		}
+	}
+	if !l.cfg.QV.IsQuorum(synced) {
+		l.phase = ldDown
+		r.StepDown = fmt.Errorf("%w: not enough followers synced", ErrTimeout)
+	}
+	return r
+}
