@@ -67,6 +67,8 @@ func newHarness(t *testing.T, seed uint64, voters []int64, leaderSid int64, lead
 	}
 	h.lnode.st = PersistentState{AcceptedEpoch: Epoch(last(leaderLog)), CurrentEpoch: Epoch(last(leaderLog)), LastLogged: last(leaderLog)}
 	cfg := LeaderConfig{ID: leaderSid, QV: NewMajority(voters...), TickMs: 100, InitLimit: 10, SyncLimit: 5, CommitLogCount: 500}
+	// The leader's log on disk, for learners behind its in-memory history.
+	cfg.Older = func(from int64) []Committed { return append([]Committed(nil), h.lnode.log...) }
 	var r LeaderReady
 	h.leader, r = NewLeader(cfg, h.lnode.st, last(leaderLog), leaderLog, h.now)
 	h.leaderReady(r)
@@ -337,6 +339,7 @@ func TestZabSyncModes(t *testing.T) {
 		h.addLearner(4, history(1, 1, 32), false)
 		h.run()
 		h.propose(10)
+		h.run()
 		// One that joins after the new epoch's first commits cannot be truncated across
 		// the epoch boundary: it gets a snapshot.
 		h.addLearner(6, history(1, 1, 31), true)
@@ -358,11 +361,15 @@ func TestZabSyncModes(t *testing.T) {
 func TestZabSnapWhenFarBehind(t *testing.T) {
 	leaderLog := history(1, 1, 30)
 	h := newHarness(t, 7, []int64{1, 2, 3}, 3, leaderLog, map[int64][]Committed{1: history(1, 1, 30), 2: history(1, 1, 3)}, nil)
-	h.leader.history = h.leader.history[20:] // only 1:21.. in memory, no disk reader
+	h.leader.history = h.leader.history[20:] // only 1:21.. in memory, and no disk reader
+	h.leader.cfg.Older = nil
 	h.run()
 	h.propose(10)
 	h.run()
 	h.checkSame()
+	if h.syncMode[2] != PktSnap || h.syncMode[1] != PktDiff {
+		t.Fatalf("sync modes %v", h.syncMode)
+	}
 }
 
 func TestZabObserver(t *testing.T) {
