@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"net"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/prep"
@@ -16,6 +17,11 @@ const (
 	evRequest
 	evClosed
 	evQuery // run a function on the core goroutine (four-letter words, tests)
+	evElection
+	evQuorumAccepted
+	evQuorumDialed
+	evQuorumPacket
+	evQuorumClosed
 )
 
 // event is the only way other goroutines reach the core. One channel keeps each
@@ -26,6 +32,15 @@ type event struct {
 	connect *jute.ConnectRequest
 	req     *request
 	query   func()
+
+	emsg      ElectionMessage
+	qconn     *quorumConn
+	qpacket   jute.QuorumPacket
+	snap      *snapState
+	nconn     net.Conn
+	listener  net.Listener
+	leaderSid int64
+	err       error
 }
 
 // clientSession is the core's view of a session.
@@ -35,6 +50,8 @@ type clientSession struct {
 	conn    *conn
 	valid   bool // its createSession txn is applied
 	closing bool
+	// connReq is the ConnectRequest of a new session waiting for its createSession txn.
+	connReq *jute.ConnectRequest
 	// queue holds this session's requests that must wait for its earlier writes: FIFO
 	// order per session means a read waits behind that session's pending writes.
 	queue []*queued
@@ -42,10 +59,10 @@ type clientSession struct {
 
 // queued is a request waiting in its session's queue.
 type queued struct {
-	c    *conn
-	req  *request
-	txn  *pendingTxn // nil for reads
-	done bool
+	c     *conn
+	req   *request
+	write bool        // a write (or a forwarded sync): later reads wait for it
+	txn   *pendingTxn // its txn, when this server prepared it
 }
 
 type pendingKind int
@@ -55,16 +72,15 @@ const (
 	pkCreateSession                    // a new session's createSession
 	pkExpire                           // a server-made closeSession on expiry
 	pkInternal                         // server-made (container/TTL deletion)
+	pkRemote                           // a txn whose request came through another server
 )
 
-// pendingTxn is a txn that is prepared and sent to the log but not yet applied.
+// pendingTxn is a txn that is prepared (or received from the leader) and being applied.
 type pendingTxn struct {
-	kind    pendingKind
-	txn     *jute.LoggedTxn
-	q       *queued
-	c       *conn
-	sess    *clientSession
-	connReq *jute.ConnectRequest
+	kind pendingKind
+	txn  *jute.LoggedTxn
+	q    *queued
+	sess *clientSession
 }
 
 func (s *Server) submit(ev event) {
@@ -79,6 +95,10 @@ func (s *Server) run() {
 	defer s.wg.Done()
 	tick := time.NewTicker(time.Duration(s.cfg.TickTime) * time.Millisecond / 2)
 	defer tick.Stop()
+	var electionIn <-chan ElectionMessage
+	if s.ens.transport != nil {
+		electionIn = s.ens.transport.Recv()
+	}
 	for {
 		if s.walk != nil {
 			select {
@@ -103,6 +123,14 @@ func (s *Server) run() {
 			s.applyDurable()
 		case now := <-tick.C:
 			s.onTick(now)
+		case m, ok := <-electionIn:
+			if !ok {
+				electionIn = nil
+				continue
+			}
+			s.onElectionMessage(m)
+		case <-s.electionTimerC():
+			s.onElectionTimer()
 		case <-s.stopping:
 			s.shutdownCore()
 			return
@@ -120,14 +148,33 @@ func (s *Server) handle(ev event) {
 		s.onClosed(ev.c)
 	case evQuery:
 		ev.query()
+	case evElection:
+		s.onElectionMessage(ev.emsg)
+	case evQuorumAccepted:
+		s.onQuorumAccepted(ev.nconn, ev.listener)
+	case evQuorumDialed:
+		s.onQuorumDialed(ev.nconn, ev.leaderSid, ev.err)
+	case evQuorumPacket:
+		s.onQuorumPacket(ev.qconn, ev.qpacket, ev.snap)
+	case evQuorumClosed:
+		s.onQuorumClosed(ev.qconn)
 	}
 }
 
 func (s *Server) nowMs() int64 { return s.clock().UnixMilli() }
 
+// serving reports whether clients may be served: always when standalone, otherwise once
+// this server is synced with an established leader.
+func (s *Server) serving() bool { return !s.ensembleMode() || s.ens.serving }
+
 func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 	s.conns[c] = struct{}{}
 	c.connected = s.clock()
+	if !s.serving() {
+		c.close()
+		c.established <- false
+		return
+	}
 	if req.LastZxidSeen > s.tree.LastZxid() {
 		// The client has seen a newer state than ours: it must find another server.
 		s.log.Info("refusing client ahead of this server", "remote", c.remote,
@@ -137,36 +184,64 @@ func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 		return
 	}
 	timeout := session.Negotiate(req.TimeOut, int32(s.cfg.MinSessionTimeout), int32(s.cfg.MaxSessionTimeout))
+	req.TimeOut = timeout
 	c.authIDs = []jute.ID{{Scheme: "ip", ID: c.ip}}
 	if req.SessionID == 0 {
 		id := s.ids.Next()
-		sess := &clientSession{id: id, timeout: timeout, conn: c}
+		sess := &clientSession{id: id, timeout: timeout, conn: c, connReq: req}
 		s.sessions[id] = sess
 		c.sess = sess
+		if s.forwards() {
+			body := jute.Marshal(&jute.CreateSessionTxn{TimeOut: timeout})
+			s.learnerReady(s.ens.learner.Forward(id, 0, jute.OpCreateSession, body, nil))
+			return
+		}
 		txn := s.prep.CreateSession(id, timeout, s.nextZxid(), s.nowMs())
-		s.propose(&pendingTxn{kind: pkCreateSession, txn: txn, c: c, sess: sess, connReq: req})
+		s.propose(&pendingTxn{kind: pkCreateSession, txn: txn, sess: sess})
+		return
+	}
+	pw := session.Password(req.SessionID)
+	if !bytes.Equal(req.Passwd, pw[:]) {
+		s.refuseSession(c, req)
+		return
+	}
+	if s.forwards() {
+		// The leader owns sessions: ask it whether this one is still alive.
+		s.ens.revalidates[req.SessionID] = append(s.ens.revalidates[req.SessionID], pendingReconn{c: c, req: req})
+		s.learnerReady(s.ens.learner.Revalidate(req.SessionID, timeout))
 		return
 	}
 	sess := s.sessions[req.SessionID]
-	pw := session.Password(req.SessionID)
-	if sess == nil || !sess.valid || sess.closing || !bytes.Equal(req.Passwd, pw[:]) {
-		s.log.Info("session expired or invalid on reconnect", "session", hex(req.SessionID), "remote", c.remote)
-		resp := &jute.ConnectResponse{Passwd: make([]byte, 16), ReadOnly: false, HasReadOnly: req.HasReadOnly}
-		c.sendAndClose(&outMsg{raw: jute.Marshal(resp)})
-		c.established <- false
+	if sess == nil || !sess.valid || sess.closing {
+		s.refuseSession(c, req)
 		return
 	}
+	s.tracker.Add(sess.id, timeout, s.nowMs())
+	s.attach(c, sess, req)
+}
+
+// refuseSession answers a reconnect to a session that is gone: a zero session id tells the
+// client its session expired.
+func (s *Server) refuseSession(c *conn, req *jute.ConnectRequest) {
+	s.log.Info("session expired or invalid on reconnect", "session", hex(req.SessionID), "remote", c.remote)
+	resp := &jute.ConnectResponse{Passwd: make([]byte, 16), HasReadOnly: req.HasReadOnly}
+	c.sendAndClose(&outMsg{raw: jute.Marshal(resp)})
+	c.established <- false
+}
+
+// attach moves a live session onto a new connection.
+func (s *Server) attach(c *conn, sess *clientSession, req *jute.ConnectRequest) {
 	if old := sess.conn; old != nil && old != c {
 		s.detach(old)
 		old.close()
 	}
 	sess.conn = c
-	sess.timeout = timeout
+	sess.timeout = req.TimeOut
 	c.sess = sess
-	s.tracker.Add(sess.id, timeout, s.nowMs())
-	s.log.Info("session reconnected", "session", hex(sess.id), "remote", c.remote, "timeout", timeout)
+	pw := session.Password(sess.id)
+	s.log.Info("session reconnected", "session", hex(sess.id), "remote", c.remote, "timeout", req.TimeOut)
 	c.send(outMsg{raw: jute.Marshal(&jute.ConnectResponse{
-		TimeOut: timeout, SessionID: sess.id, Passwd: pw[:], HasReadOnly: req.HasReadOnly,
+		TimeOut: req.TimeOut, SessionID: sess.id, Passwd: pw[:], HasReadOnly: req.HasReadOnly,
 	})})
 	c.established <- true
 }
@@ -194,13 +269,26 @@ func (s *Server) onClosed(c *conn) {
 	c.closeUnlessFlushing()
 }
 
-func (s *Server) onRequest(c *conn, r *request) {
-	sess := c.sess
-	if c.gone || sess == nil || sess.conn != c {
-		s.release()
+// forwards reports whether writes go to a leader elsewhere.
+func (s *Server) forwards() bool {
+	return s.ens.role == roleFollowing || s.ens.role == roleObserving
+}
+
+func (s *Server) touch(sess *clientSession) {
+	if s.forwards() {
+		s.ens.learner.Touch(sess.id, sess.timeout)
 		return
 	}
 	s.tracker.Touch(sess.id, s.nowMs())
+}
+
+func (s *Server) onRequest(c *conn, r *request) {
+	sess := c.sess
+	if c.gone || sess == nil || sess.conn != c || !s.serving() {
+		s.release()
+		return
+	}
+	s.touch(sess)
 	c.lastOp, c.lastCxid = r.hdr.Type, r.hdr.Xid
 	if !r.known {
 		s.log.Info("unknown opcode: closing connection", "session", hex(sess.id), "op", int32(r.hdr.Type))
@@ -225,10 +313,10 @@ func (s *Server) onRequest(c *conn, r *request) {
 		return
 	}
 	q := &queued{c: c, req: r}
-	if prep.IsWrite(r.hdr.Type) {
-		q.txn = s.prepareWrite(c, r)
-		q.txn.q = q
+	if prep.IsWrite(r.hdr.Type) || (r.hdr.Type == jute.OpSync && s.ensembleMode() && r.bodyErr == nil) {
+		q.write = true
 		sess.queue = append(sess.queue, q)
+		s.submitWrite(q)
 		return
 	}
 	if len(sess.queue) > 0 {
@@ -239,36 +327,85 @@ func (s *Server) onRequest(c *conn, r *request) {
 	s.release()
 }
 
-func (s *Server) prepareWrite(c *conn, r *request) *pendingTxn {
-	pr := &prep.Request{SessionID: c.sess.id, Cxid: r.hdr.Xid, Type: r.hdr.Type, Body: r.body, AuthIDs: c.authIDs}
+// submitWrite sends a write into the pipeline: prepared here on a standalone server or a
+// leader, forwarded to the leader on a learner.
+func (s *Server) submitWrite(q *queued) {
+	c, r := q.c, q.req
+	sess := c.sess
 	if r.hdr.Type == jute.OpCloseSession {
-		c.sess.closing = true
-		s.tracker.SetClosing(c.sess.id)
-		txn := s.prep.CloseSession(c.sess.id, r.hdr.Xid, s.nextZxid(), s.nowMs())
-		p := &pendingTxn{kind: pkClient, txn: txn, c: c, sess: c.sess}
-		s.propose(p)
-		return p
+		sess.closing = true
 	}
-	txn := s.prep.Prepare(pr, s.nextZxid(), s.nowMs())
-	p := &pendingTxn{kind: pkClient, txn: txn, c: c, sess: c.sess}
+	if r.hdr.Type == jute.OpSync {
+		s.ens.syncs = append(s.ens.syncs, q)
+		if s.forwards() {
+			s.learnerReady(s.ens.learner.Forward(sess.id, r.hdr.Xid, jute.OpSync, r.raw, c.authIDs))
+		} else {
+			s.leaderReady(s.ens.leader.LocalSync())
+		}
+		return
+	}
+	if s.forwards() {
+		s.learnerReady(s.ens.learner.Forward(sess.id, r.hdr.Xid, r.hdr.Type, r.raw, c.authIDs))
+		return
+	}
+	var txn *jute.LoggedTxn
+	if r.hdr.Type == jute.OpCloseSession {
+		s.tracker.SetClosing(sess.id)
+		txn = s.prep.CloseSession(sess.id, r.hdr.Xid, s.nextZxid(), s.nowMs())
+	} else {
+		pr := &prep.Request{SessionID: sess.id, Cxid: r.hdr.Xid, Type: r.hdr.Type, Body: r.body, AuthIDs: c.authIDs}
+		txn = s.prep.Prepare(pr, s.nextZxid(), s.nowMs())
+	}
+	p := &pendingTxn{kind: pkClient, txn: txn, q: q, sess: sess}
+	q.txn = p
 	s.propose(p)
-	return p
 }
 
 func (s *Server) nextZxid() int64 {
+	if s.ens.role == roleLeading {
+		z, err := s.ens.leader.NextZxid()
+		if err != nil {
+			// Only a wrapped counter fails here; a new epoch fixes it (ZOOKEEPER-1277).
+			s.startLooking(err.Error())
+			return 0
+		}
+		s.lastProposed = z
+		return z
+	}
 	s.lastProposed++
 	return s.lastProposed
 }
 
-// propose sends a prepared txn to the log; it is applied once durable.
+// propose sends a prepared txn to the log (standalone) or to the quorum (leader); it is
+// applied once durable, or once a quorum has it.
 func (s *Server) propose(p *pendingTxn) {
+	if p.txn.Header.Zxid == 0 {
+		return // leadership was lost while preparing
+	}
 	s.pending = append(s.pending, p)
+	if s.ens.role == roleLeading {
+		s.leaderReady(s.ens.leader.Propose(p.txn.Header.Zxid, jute.EncodeTxn(make([]byte, 0, 128), p.txn)))
+		return
+	}
 	s.appendLog(p.txn)
 }
 
-// applyDurable applies every pending txn the log has made durable, in zxid order.
+// applyDurable reacts to the log becoming durable: a standalone server applies what is
+// durable; a leader counts its own ack; a follower acks to the leader.
 func (s *Server) applyDurable() {
 	durable := s.durable.Load()
+	switch s.ens.role {
+	case roleLeading:
+		s.leaderReady(s.ens.leader.LocalLogged(durable))
+		return
+	case roleFollowing, roleObserving:
+		if s.ens.learner != nil {
+			s.learnerReady(s.ens.learner.Logged(durable))
+		}
+		return
+	case roleLooking:
+		return
+	}
 	n := 0
 	for ; n < len(s.pending) && s.pending[n].txn.Header.Zxid <= durable; n++ {
 		s.applyTxn(s.pending[n])
@@ -276,7 +413,6 @@ func (s *Server) applyDurable() {
 	}
 	if n > 0 {
 		s.pending = append(s.pending[:0], s.pending[n:]...)
-		s.maybeSnapshot()
 	}
 }
 
@@ -288,35 +424,43 @@ func (s *Server) applyTxn(p *pendingTxn) {
 	for _, ev := range res.Events {
 		s.notify(ev.Type, ev.Path)
 	}
-	switch txn.Header.Type {
-	case jute.OpCreateSession:
-		s.sessionCreated(p)
-		return
-	case jute.OpCloseSession:
-		s.sessionClosed(txn.Header.ClientID, p)
-		if p.kind != pkClient {
-			return
-		}
-	}
-	if p.kind != pkClient {
+	defer s.maybeSnapshot()
+	if txn.Header.Type == jute.OpCreateSession {
+		s.sessionCreated(txn)
 		return
 	}
 	q := p.q
-	sess := p.sess
-	if len(sess.queue) == 0 || sess.queue[0] != q {
+	if q == nil && p.kind == pkRemote {
+		// A txn a leader committed: it answers one of our clients if its session is ours
+		// and waits on exactly this request.
+		if sess := s.sessions[txn.Header.ClientID]; sess != nil && len(sess.queue) > 0 {
+			head := sess.queue[0]
+			if head.write && head.req.hdr.Xid == txn.Header.Cxid && head.req.hdr.Type != jute.OpSync {
+				q = head
+			}
+		}
+	}
+	if txn.Header.Type == jute.OpCloseSession {
+		s.sessionClosed(txn.Header.ClientID, p.kind == pkExpire, q != nil)
+	}
+	if q == nil {
+		return
+	}
+	sess := q.c.sess
+	if sess == nil || len(sess.queue) == 0 || sess.queue[0] != q {
 		// Cannot happen: a session's writes apply in the order they were queued.
-		s.log.Error("session queue out of order", "session", hex(sess.id), "zxid", hex(txn.Header.Zxid))
+		s.log.Error("session queue out of order", "zxid", hex(txn.Header.Zxid))
 	} else {
 		sess.queue = sess.queue[1:]
 	}
-	s.replyWrite(q, &res)
+	s.replyWrite(q, txn, &res)
 	s.release()
 	s.runQueued(sess)
 }
 
 // runQueued answers the reads at the head of a session's queue up to its next write.
 func (s *Server) runQueued(sess *clientSession) {
-	for len(sess.queue) > 0 && sess.queue[0].txn == nil {
+	for len(sess.queue) > 0 && !sess.queue[0].write {
 		q := sess.queue[0]
 		sess.queue[0] = nil
 		sess.queue = sess.queue[1:]
@@ -330,40 +474,49 @@ func (s *Server) runQueued(sess *clientSession) {
 	}
 }
 
-func (s *Server) sessionCreated(p *pendingTxn) {
-	sess := p.sess
+func (s *Server) sessionCreated(txn *jute.LoggedTxn) {
+	id := txn.Header.ClientID
+	timeout := txn.Body.(*jute.CreateSessionTxn).TimeOut
+	sess := s.sessions[id]
+	if sess == nil {
+		// A session created through another server.
+		sess = &clientSession{id: id, timeout: timeout}
+		s.sessions[id] = sess
+	}
 	sess.valid = true
-	s.tracker.Add(sess.id, sess.timeout, s.nowMs())
-	c := p.c
-	if c == nil || c.gone || sess.conn != c {
+	s.tracker.Add(id, timeout, s.nowMs())
+	s.ids.Observe(id)
+	req := sess.connReq
+	sess.connReq = nil
+	c := sess.conn
+	if req == nil || c == nil || c.gone {
 		return
 	}
-	pw := session.Password(sess.id)
-	s.log.Info("session established", "session", hex(sess.id), "remote", c.remote, "timeout", sess.timeout)
+	pw := session.Password(id)
+	s.log.Info("session established", "session", hex(id), "remote", c.remote, "timeout", sess.timeout)
 	c.send(outMsg{raw: jute.Marshal(&jute.ConnectResponse{
-		TimeOut: sess.timeout, SessionID: sess.id, Passwd: pw[:], HasReadOnly: p.connReq.HasReadOnly,
+		TimeOut: sess.timeout, SessionID: id, Passwd: pw[:], HasReadOnly: req.HasReadOnly,
 	})})
 	c.established <- true
 }
 
-func (s *Server) sessionClosed(id int64, p *pendingTxn) {
+// sessionClosed forgets a session whose closeSession txn applied. When a client asked for
+// the close, its reply (queued next) closes the connection; otherwise (expiry) the
+// connection is closed now.
+func (s *Server) sessionClosed(id int64, expired, requested bool) {
 	s.tracker.Remove(id)
 	sess := s.sessions[id]
 	delete(s.sessions, id)
 	if sess == nil {
 		return
 	}
-	if p.kind == pkExpire {
+	if expired {
 		s.log.Info("session expired", "session", hex(id))
 	} else {
 		s.log.Info("session closed", "session", hex(id))
 	}
 	c := sess.conn
-	if c == nil {
-		return
-	}
-	if p.kind == pkClient && p.c == c {
-		// The reply is queued by replyWrite; the connection closes once it is written.
+	if c == nil || requested {
 		return
 	}
 	s.detach(c)
@@ -385,9 +538,25 @@ func (s *Server) notify(t jute.EventType, path string) {
 	}
 }
 
-// onTick expires sessions and removes expired containers and TTL nodes.
+// onTick drives the replication state machines' clocks, and on the server that owns
+// sessions (standalone or leader) expires sessions and removes expired containers and TTL
+// nodes.
 func (s *Server) onTick(now time.Time) {
 	ms := now.UnixMilli()
+	switch s.ens.role {
+	case roleLeading:
+		s.leaderReady(s.ens.leader.Tick(ms))
+		if !s.ens.serving || s.ens.role != roleLeading {
+			return
+		}
+	case roleFollowing, roleObserving:
+		if s.ens.learner != nil {
+			s.learnerReady(s.ens.learner.Tick(ms))
+		}
+		return
+	case roleLooking:
+		return
+	}
 	for _, id := range s.tracker.Expired(ms) {
 		sess := s.sessions[id]
 		if sess == nil || sess.closing {
@@ -400,8 +569,11 @@ func (s *Server) onTick(now time.Time) {
 	if s.cfg.ContainerCheckInterval > 0 && now.Sub(s.lastContainerCheck) >= s.cfg.ContainerCheckInterval {
 		s.lastContainerCheck = now
 		for _, path := range s.tree.ExpiryCandidates(ms, 10000) {
-			if txn := s.prep.DeleteContainer(path, s.lastProposed+1, ms); txn != nil {
-				s.lastProposed++
+			// Take a zxid only when there is something to delete: zxids have no gaps.
+			if !s.prep.ContainerDeletable(path) {
+				continue
+			}
+			if txn := s.prep.DeleteContainer(path, s.nextZxid(), ms); txn != nil {
 				s.propose(&pendingTxn{kind: pkInternal, txn: txn})
 			}
 		}

@@ -285,9 +285,8 @@ func (s *Server) doAuth(c *conn, r *request) {
 }
 
 // replyWrite answers an applied client write.
-func (s *Server) replyWrite(q *queued, res *applyResult) {
+func (s *Server) replyWrite(q *queued, txn *jute.LoggedTxn, res *applyResult) {
 	c := q.c
-	txn := q.txn.txn
 	xid := q.req.hdr.Xid
 	zxid := txn.Header.Zxid
 	s.recordLatency(c, q.req)

@@ -16,6 +16,7 @@ type request struct {
 	bodyErr error
 	known   bool // the opcode is one clients may send
 	size    int
+	raw     []byte // the body as received, forwarded as is to a leader
 	recv    time.Time
 }
 
@@ -70,6 +71,7 @@ func decodeRequest(frame []byte) (*request, error) {
 	if d.Err() != nil {
 		return nil, fmt.Errorf("request of %d bytes has no header: %w", len(frame), d.Err())
 	}
+	r.raw = d.Rest()
 	body, ok := newBody(r.hdr.Type)
 	r.known = ok
 	if !ok || body == nil {

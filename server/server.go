@@ -60,6 +60,13 @@ type Config struct {
 	ConnectTimeout         time.Duration // time allowed for the ConnectRequest
 	WriteTimeout           time.Duration
 	ServerID               int64
+	// Peers lists the ensemble's members, this server (ServerID) included; empty means
+	// standalone.
+	Peers     []Peer
+	InitLimit int // ticks
+	SyncLimit int // ticks
+	// ElectionTransport carries election messages; nil means TCP on the election port.
+	ElectionTransport ElectionTransport
 	// ConfText renders the conf four-letter word, given the data and log directory sizes.
 	ConfText func(dataSize, logSize int64) string
 	Logger   *slog.Logger
@@ -117,6 +124,12 @@ func (c *Config) setDefaults() {
 	}
 	if c.ServerID <= 0 {
 		c.ServerID = 1
+	}
+	if c.InitLimit <= 0 {
+		c.InitLimit = 10
+	}
+	if c.SyncLimit <= 0 {
+		c.SyncLimit = 5
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -177,6 +190,7 @@ type Server struct {
 	rng                *rand.Rand
 
 	persist
+	ens ensemble
 }
 
 // New recovers the data directory and returns a server ready to Serve.
@@ -209,6 +223,16 @@ func New(cfg Config) (*Server, error) {
 	s.prep.SkipACL = cfg.SkipACL
 	s.lastProposed = s.tree.LastZxid()
 	s.resetSnapThreshold()
+	if s.ensembleMode() {
+		if _, ok := s.peer(cfg.ServerID); !ok {
+			s.txlog.Close()
+			return nil, fmt.Errorf("server: server id %d is not among the %d server.N entries", cfg.ServerID, len(cfg.Peers))
+		}
+		if err := s.initEnsemble(); err != nil {
+			s.txlog.Close()
+			return nil, err
+		}
+	}
 	return s, nil
 }
 
@@ -233,6 +257,18 @@ func (s *Server) Start() error {
 		}
 	}
 	s.startPersist()
+	if s.ensembleMode() {
+		if s.cfg.ElectionTransport == nil {
+			t, err := newTCPElectionTransport(s)
+			if err != nil {
+				return err
+			}
+			s.cfg.ElectionTransport = t
+		}
+		s.ens.transport = s.cfg.ElectionTransport
+		// Nothing runs concurrently yet: the core is not started.
+		s.startLooking("start-up")
+	}
 	s.wg.Add(2)
 	go s.run()
 	go s.acceptLoop()
@@ -371,6 +407,12 @@ func (s *Server) Query(f func()) bool {
 }
 
 func (s *Server) shutdownCore() {
+	if s.ensembleMode() {
+		s.stopRoleConns()
+		if s.ens.transport != nil {
+			s.ens.transport.Close()
+		}
+	}
 	if s.walk != nil {
 		s.walk.abort()
 		s.walk = nil
@@ -433,4 +475,14 @@ func (s *Server) recordLatency(c *conn, r *request) {
 	ms := time.Since(r.recv).Milliseconds()
 	s.latency.add(ms)
 	c.stats.add(ms)
+}
+
+// Mode is this server's role as srvr reports it: standalone, leader, follower, observer,
+// or looking.
+func (s *Server) Mode() string {
+	var m string
+	if !s.Query(func() { m = s.ens.role.String() }) {
+		return ""
+	}
+	return m
 }

@@ -545,6 +545,16 @@ func (p *Preparer) CloseSession(session int64, cxid int32, zxid, timeMs int64) *
 	}
 }
 
+// ContainerDeletable reports whether DeleteContainer would produce a txn for path.
+func (p *Preparer) ContainerDeletable(path string) bool {
+	n, err := p.get(path)
+	if err != nil || n.childCount > 0 {
+		return false
+	}
+	_, err = p.get(datatree.Parent(path))
+	return err == nil
+}
+
 // DeleteContainer returns the server-made txn that removes an expired container or TTL
 // node, or nil if the node no longer qualifies once outstanding changes are counted.
 func (p *Preparer) DeleteContainer(path string, zxid, timeMs int64) *jute.LoggedTxn {

@@ -1,0 +1,319 @@
+package server_test
+
+import (
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"os"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/server"
+)
+
+// memElection is an in-memory election network: every server's transport delivers to the
+// others' channels.
+type memElection struct {
+	mu    sync.Mutex
+	boxes map[int64]chan server.ElectionMessage
+	down  map[int64]bool
+}
+
+func newMemElection() *memElection {
+	return &memElection{boxes: map[int64]chan server.ElectionMessage{}, down: map[int64]bool{}}
+}
+
+type memTransport struct {
+	net *memElection
+	id  int64
+	in  chan server.ElectionMessage
+}
+
+func (n *memElection) transport(id int64) *memTransport {
+	n.mu.Lock()
+	defer n.mu.Unlock()
+	ch := make(chan server.ElectionMessage, 4096)
+	n.boxes[id] = ch
+	delete(n.down, id)
+	return &memTransport{net: n, id: id, in: ch}
+}
+
+func (t *memTransport) Send(to int64, payload []byte) {
+	t.net.mu.Lock()
+	defer t.net.mu.Unlock()
+	if t.net.down[t.id] || t.net.down[to] {
+		return
+	}
+	if ch := t.net.boxes[to]; ch != nil {
+		select {
+		case ch <- server.ElectionMessage{From: t.id, Payload: append([]byte(nil), payload...)}:
+		default:
+		}
+	}
+}
+
+func (t *memTransport) Recv() <-chan server.ElectionMessage { return t.in }
+
+func (t *memTransport) Close() error {
+	t.net.mu.Lock()
+	defer t.net.mu.Unlock()
+	t.net.down[t.id] = true
+	return nil
+}
+
+func freePorts(t *testing.T, n int) []int {
+	var ports []int
+	var lns []net.Listener
+	for i := 0; i < n; i++ {
+		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		if err != nil {
+			t.Fatal(err)
+		}
+		lns = append(lns, ln)
+		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
+	}
+	for _, ln := range lns {
+		ln.Close()
+	}
+	return ports
+}
+
+type ensembleMember struct {
+	cfg server.Config
+	srv *server.Server
+}
+
+type testEnsemble struct {
+	t       *testing.T
+	net     *memElection
+	members []*ensembleMember
+}
+
+func startEnsemble(t *testing.T, n int) *testEnsemble {
+	ports := freePorts(t, 2*n)
+	var peers []server.Peer
+	for i := 0; i < n; i++ {
+		peers = append(peers, server.Peer{ID: int64(i + 1), Host: "127.0.0.1", QuorumPort: ports[2*i], ElectionPort: ports[2*i+1]})
+	}
+	e := &testEnsemble{t: t, net: newMemElection()}
+	for i := 0; i < n; i++ {
+		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+		if os.Getenv("ZKTEST_LOG") != "" {
+			logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("sid", i+1)
+		}
+		cfg := server.Config{
+			ListenAddr: "127.0.0.1:0", DataDir: t.TempDir(), TickTime: 100, InitLimit: 20, SyncLimit: 10,
+			ServerID: int64(i + 1), Peers: peers, PreAllocSize: 1 << 20, Logger: logger,
+		}
+		m := &ensembleMember{cfg: cfg}
+		e.members = append(e.members, m)
+		e.start(i)
+	}
+	t.Cleanup(func() {
+		for i := range e.members {
+			e.stop(i)
+		}
+	})
+	return e
+}
+
+func (e *testEnsemble) start(i int) {
+	m := e.members[i]
+	m.cfg.ElectionTransport = e.net.transport(m.cfg.ServerID)
+	srv, err := server.New(m.cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	if err := srv.Start(); err != nil {
+		e.t.Fatal(err)
+	}
+	m.srv = srv
+	m.cfg.ListenAddr = srv.Addr()
+}
+
+func (e *testEnsemble) stop(i int) {
+	if m := e.members[i]; m.srv != nil {
+		m.srv.Close()
+		m.srv = nil
+	}
+}
+
+func (e *testEnsemble) addrs() []string {
+	var out []string
+	for _, m := range e.members {
+		out = append(out, m.cfg.ListenAddr)
+	}
+	return out
+}
+
+func (e *testEnsemble) modes() map[int]string {
+	out := map[int]string{}
+	for i, m := range e.members {
+		if m.srv != nil {
+			out[i] = m.srv.Mode()
+		}
+	}
+	return out
+}
+
+func (e *testEnsemble) waitServing() {
+	waitFor(e.t, "ensemble to elect and sync", func() bool {
+		leaders, followers := 0, 0
+		for _, mode := range e.modes() {
+			switch mode {
+			case "leader":
+				leaders++
+			case "follower":
+				followers++
+			}
+		}
+		return leaders == 1 && leaders+followers == len(e.modes())
+	})
+}
+
+func connectTo(t *testing.T, addr string) *zk.Conn {
+	c, _ := connect(t, addr, 10*time.Second)
+	return c
+}
+
+func TestEnsembleReplicates(t *testing.T) {
+	e := startEnsemble(t, 3)
+	e.waitServing()
+	var clients []*zk.Conn
+	for _, a := range e.addrs() {
+		clients = append(clients, connectTo(t, a))
+	}
+	for i, c := range clients {
+		for j := 0; j < 10; j++ {
+			p := fmt.Sprintf("/s%d-%d", i, j)
+			if _, err := c.Create(p, []byte(p), 0, open); err != nil {
+				t.Fatalf("create %s through server %d (%s): %v", p, i, e.modes()[i], err)
+			}
+		}
+	}
+	// Every server has every write once it syncs.
+	for i, c := range clients {
+		if _, err := c.Sync("/"); err != nil {
+			t.Fatalf("sync on %d: %v", i, err)
+		}
+		for w := range clients {
+			for j := 0; j < 10; j++ {
+				p := fmt.Sprintf("/s%d-%d", w, j)
+				d, _, err := c.Get(p)
+				if err != nil || string(d) != p {
+					t.Fatalf("server %d reading %s: %q %v", i, p, d, err)
+				}
+			}
+		}
+	}
+}
+
+func (e *testEnsemble) leaderIndex() int {
+	for i, m := range e.modes() {
+		if m == "leader" {
+			return i
+		}
+	}
+	return -1
+}
+
+func TestEnsembleLeaderFailover(t *testing.T) {
+	e := startEnsemble(t, 3)
+	e.waitServing()
+	c, _, err := zk.Connect(e.addrs(), 10*time.Second, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	waitFor(t, "session", func() bool { return c.State() == zk.StateHasSession })
+	for i := 0; i < 20; i++ {
+		if _, err := c.Create(fmt.Sprintf("/before%d", i), nil, 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	old := e.leaderIndex()
+	e.stop(old)
+	// The two others elect a new leader and keep every acknowledged write.
+	waitFor(t, "a new leader", func() bool {
+		li := e.leaderIndex()
+		return li >= 0 && li != old
+	})
+	var lastErr error
+	waitFor(t, "writes to succeed again", func() bool {
+		_, lastErr = c.Create("/after", nil, 0, open)
+		return lastErr == nil || lastErr == zk.ErrNodeExists
+	})
+	for i := 0; i < 20; i++ {
+		if ok, _, err := c.Exists(fmt.Sprintf("/before%d", i)); err != nil || !ok {
+			t.Fatalf("/before%d lost in failover: %v %v", i, ok, err)
+		}
+	}
+	// The old leader comes back as a follower and catches up.
+	e.start(old)
+	waitFor(t, "old leader to rejoin as follower", func() bool { return e.modes()[old] == "follower" })
+	c2 := connectTo(t, e.members[old].cfg.ListenAddr)
+	if _, err := c2.Sync("/"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := c2.Exists("/after"); err != nil || !ok {
+		t.Fatalf("rejoined server misses /after: %v %v", ok, err)
+	}
+}
+
+func TestEnsembleFollowerCatchUp(t *testing.T) {
+	e := startEnsemble(t, 3)
+	e.waitServing()
+	follower := (e.leaderIndex() + 1) % 3
+	e.stop(follower)
+	c, _, err := zk.Connect([]string{e.members[e.leaderIndex()].cfg.ListenAddr}, 10*time.Second, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	waitFor(t, "session", func() bool { return c.State() == zk.StateHasSession })
+	for i := 0; i < 50; i++ {
+		if _, err := c.Create(fmt.Sprintf("/missed%d", i), []byte{byte(i)}, 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.start(follower)
+	waitFor(t, "follower to rejoin", func() bool { return e.modes()[follower] == "follower" })
+	fc := connectTo(t, e.members[follower].cfg.ListenAddr)
+	for i := 0; i < 50; i++ {
+		d, _, err := fc.Get(fmt.Sprintf("/missed%d", i))
+		if err != nil || len(d) != 1 || d[0] != byte(i) {
+			t.Fatalf("/missed%d on the caught-up follower: %v %v", i, d, err)
+		}
+	}
+}
+
+func TestEnsembleSessionExpiryRemovesEphemerals(t *testing.T) {
+	e := startEnsemble(t, 3)
+	e.waitServing()
+	follower := (e.leaderIndex() + 1) % 3
+	watcher := connectTo(t, e.members[e.leaderIndex()].cfg.ListenAddr)
+	// A session on a follower, which stops sending pings: the leader expires it.
+	owner, _, err := zk.Connect([]string{e.members[follower].cfg.ListenAddr}, 10*time.Second, quiet)
+	if err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "session", func() bool { return owner.State() == zk.StateHasSession })
+	if _, err := owner.Create("/eph", nil, zk.FlagEphemeral, open); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the ephemeral to replicate", func() bool {
+		ok, _, err := watcher.Exists("/eph")
+		return err == nil && ok
+	})
+	_, _, ch, err := watcher.ExistsW("/eph")
+	if err != nil {
+		t.Fatal(err)
+	}
+	owner.Close()
+	if ev := waitEvent(t, ch); ev.Type != zk.EventNodeDeleted {
+		t.Fatalf("event %+v", ev)
+	}
+}
