@@ -12,6 +12,7 @@ import (
 
 	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/election"
+	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/session"
 	"github.com/zkd-io/zkd/internal/storage"
@@ -46,10 +47,7 @@ func (r role) String() string {
 }
 
 // ElectionMessage is one election-port payload from a peer.
-type ElectionMessage struct {
-	From    int64
-	Payload []byte
-}
+type ElectionMessage = peer.Message
 
 // ElectionTransport carries election notifications between servers (internal/peer's TCP
 // transport in production, an in-memory one in tests).
@@ -468,6 +466,9 @@ func (s *Server) leaderReady(r zab.LeaderReady) {
 	}
 	if r.Established {
 		s.ens.serving = true
+		// Announce the new epoch in election answers, so servers that join later see a
+		// quorum of matching votes (ZOOKEEPER-1732).
+		s.ens.elect.UpdateElectionVote(s.ens.leader.Epoch())
 		s.lastProposed = zab.MakeZxid(s.ens.leader.Epoch(), 0)
 		s.log.Info("leader established", "epoch", s.ens.leader.Epoch())
 	}
@@ -736,6 +737,7 @@ func (s *Server) learnerReady(r zab.Ready) {
 	}
 	if r.Serving {
 		s.ens.serving = true
+		s.ens.elect.UpdateElectionVote(s.ens.learner.NewEpoch())
 		s.lastProposed = s.tree.LastZxid()
 		s.log.Info("synced with the leader", "leader", s.ens.leaderSid, "zxid", hex(s.tree.LastZxid()))
 	}

@@ -79,7 +79,12 @@ func (s *Server) fourLetterText(cmd string, self *conn) string {
 		return admin.Hash(nil)
 	}
 	var text string
+	serving := true
 	ok := s.Query(func() {
+		if !s.serving() {
+			serving = false
+			return
+		}
 		switch cmd {
 		case "srvr":
 			text = admin.Srvr(s.serverStats())
@@ -114,7 +119,7 @@ func (s *Server) fourLetterText(cmd string, self *conn) string {
 			text = admin.Dump(s.dumpInfo())
 		}
 	})
-	if !ok {
+	if !ok || !serving {
 		if t, ok := admin.NotServing(cmd); ok {
 			return t
 		}
@@ -129,15 +134,16 @@ func (s *Server) serverStats() admin.ServerStats {
 	nconns := len(s.allConns)
 	s.connsMu.Unlock()
 	st := admin.ServerStats{
-		Version:             Version,
-		Mode:                "standalone",
-		Latency:             s.latency.summary(),
-		PacketsReceived:     s.packetsReceived.Load(),
-		PacketsSent:         s.packetsSent.Load(),
-		Connections:         nconns,
-		Outstanding:         int64(len(s.tokens)),
-		Zxid:                s.tree.LastZxid(),
-		NodeCount:           s.tree.NodeCount(),
+		Version:         Version,
+		Mode:            s.ens.role.String(),
+		Latency:         s.latency.summary(),
+		PacketsReceived: s.packetsReceived.Load(),
+		PacketsSent:     s.packetsSent.Load(),
+		Connections:     nconns,
+		Outstanding:     int64(len(s.tokens)),
+		Zxid:            s.tree.LastZxid(),
+		// ZooKeeper's node map holds the root twice, as "" and "/", and counts both.
+		NodeCount:           s.tree.NodeCount() + 1,
 		EphemeralsCount:     s.tree.EphemeralCount(),
 		WatchCount:          s.watches.Count(),
 		GlobalSessions:      int64(s.tracker.Len()),

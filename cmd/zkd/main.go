@@ -13,6 +13,7 @@ import (
 	"net"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"syscall"
@@ -108,11 +109,25 @@ func run(args []string) error {
 	if err := cfg.Validate(); err != nil {
 		return err
 	}
+	sc := serverConfig(cfg, logger)
 	if len(cfg.Servers) > 1 {
-		logger.Warn("server.N lines found: ensemble mode is not implemented yet; serving standalone")
+		// Like ZooKeeper: more than one server.N line means an ensemble, and dataDir/myid
+		// says which member this is.
+		id, err := readMyID(cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		sc.ServerID = id
+		sc.InitLimit, sc.SyncLimit = cfg.InitLimit, cfg.SyncLimit
+		for _, spec := range cfg.Servers {
+			sc.Peers = append(sc.Peers, server.Peer{
+				ID: int64(spec.ID), Host: spec.Host, QuorumPort: spec.QuorumPort,
+				ElectionPort: spec.ElectionPort, Observer: spec.Observer,
+			})
+		}
 	}
 
-	srv, err := server.New(serverConfig(cfg, logger))
+	srv, err := server.New(sc)
 	if err != nil {
 		return err
 	}
@@ -131,6 +146,18 @@ func run(args []string) error {
 		err = errors.Join(err, cerr)
 	}
 	return err
+}
+
+func readMyID(dataDir string) (int64, error) {
+	b, err := os.ReadFile(filepath.Join(dataDir, "myid"))
+	if err != nil {
+		return 0, fmt.Errorf("ensemble mode needs %s: %w", filepath.Join(dataDir, "myid"), err)
+	}
+	id, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil || id <= 0 || id > 254 {
+		return 0, fmt.Errorf("%s: %q is not a server id (1..254)", filepath.Join(dataDir, "myid"), strings.TrimSpace(string(b)))
+	}
+	return id, nil
 }
 
 func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {

@@ -93,6 +93,12 @@ type Options struct {
 	DataDir string
 	// StartTimeout bounds the wait until the server serves; 0 means 60 s.
 	StartTimeout time.Duration
+	// MyID, when non-zero, is written to DataDir/myid: the member's id in an ensemble
+	// (whose server.N lines go in Config).
+	MyID int
+	// NoWait returns as soon as the JVM runs, without waiting for it to serve: an
+	// ensemble member serves only once a quorum is up. Use WaitServing.
+	NoWait bool
 }
 
 // Server is a running reference ZooKeeper.
@@ -209,6 +215,9 @@ func start(t testing.TB, dir string, opts Options) (*Server, error) {
 	if timeout == 0 {
 		timeout = 60 * time.Second
 	}
+	if opts.NoWait {
+		return s, nil
+	}
 	if err := s.waitServing(timeout); err != nil {
 		s.Kill()
 		tail := s.logTail()
@@ -223,6 +232,11 @@ func start(t testing.TB, dir string, opts Options) (*Server, error) {
 func (s *Server) writeFiles(dir string, port int, opts Options) error {
 	if err := os.MkdirAll(s.dataDir, 0o755); err != nil {
 		return fmt.Errorf("creating data dir: %w", err)
+	}
+	if opts.MyID != 0 {
+		if err := os.WriteFile(filepath.Join(s.dataDir, "myid"), []byte(strconv.Itoa(opts.MyID)+"\n"), 0o644); err != nil {
+			return fmt.Errorf("writing myid: %w", err)
+		}
 	}
 	tick := opts.TickTime
 	if tick == 0 {
@@ -301,6 +315,14 @@ func (s *Server) waitServing(timeout time.Duration) error {
 		case <-poll.C:
 		}
 	}
+}
+
+// WaitServing waits until the server answers srvr with a Mode line.
+func (s *Server) WaitServing(timeout time.Duration) error {
+	if err := s.waitServing(timeout); err != nil {
+		return fmt.Errorf("%w\n--- %s (tail) ---\n%s", err, s.logPath, s.logTail())
+	}
+	return nil
 }
 
 // Addr is the client address, "127.0.0.1:port".

@@ -33,7 +33,7 @@ func (t *Tracker) Propose(zxid int64) error {
 	return nil
 }
 
-// PktAck records that sid has logged every proposal up to zxid (followers ack each proposal;
+// Ack records that sid has logged every proposal up to zxid (followers ack each proposal;
 // an ack implies the earlier ones, since a follower logs in order). It returns the zxid up to
 // which proposals are now committed, and whether that moved.
 func (t *Tracker) Ack(sid, zxid int64) (committed int64, moved bool) {

@@ -140,7 +140,7 @@ type remoteSync struct {
 	conn ConnID
 }
 
-// PktNewLeader starts leading after an election. st is this server's persistent state,
+// NewLeader starts leading after an election. st is this server's persistent state,
 // lastProcessed its tree's last zxid, history the last committed txns from its log.
 func NewLeader(cfg LeaderConfig, st PersistentState, lastProcessed int64, history []Committed, nowMs int64) (*Leader, LeaderReady) {
 	if cfg.CommitLogCount <= 0 {

@@ -57,9 +57,13 @@ type Learner struct {
 	pending []Committed
 	// During sync: zxids committed before they may be applied (at UPTODATE).
 	committedInSync []int64
-	// Broadcast: logged zxid not yet acked.
-	logged, acked int64
-	lastQueued    int64
+	// Proposals appended to the log and not yet acked, in order. Kept apart from pending:
+	// a COMMIT can arrive before this follower's own fsync (a quorum formed without it),
+	// and the leader still needs every ACK (it times out on the oldest missing one).
+	unacked    []int64
+	logged     int64
+	acked      int64
+	lastQueued int64
 
 	touches map[int64]int32
 	touched []int64
@@ -255,6 +259,9 @@ func (l *Learner) addProposal(p jute.QuorumPacket, r *Ready) *Ready {
 	if l.phase == lpNewLeader || l.phase == lpBroadcast {
 		r.Append = append(r.Append, Committed{Zxid: p.Zxid, Data: p.Data})
 		l.st.LastLogged = p.Zxid
+		if !l.cfg.Observer {
+			l.unacked = append(l.unacked, p.Zxid)
+		}
 	}
 	return r
 }
@@ -313,7 +320,8 @@ func (l *Learner) onBroadcast(p jute.QuorumPacket, r *Ready) Ready {
 
 // ping answers the leader's PING with the sessions touched since the last one.
 func (l *Learner) ping(p jute.QuorumPacket, r *Ready) Ready {
-	var e jute.Encoder
+	// Never null: ZooKeeper's leader reads the data without a null check.
+	e := jute.Encoder{Buf: []byte{}}
 	for _, id := range l.touched {
 		e.Long(id)
 		e.Int(l.touches[id])
@@ -339,12 +347,12 @@ func (l *Learner) Logged(zxid int64) Ready {
 	if l.cfg.Observer || l.phase < lpNewLeader || zxid <= l.acked {
 		return r
 	}
-	// PktAck every proposal logged in this range, one ACK each, as ZooKeeper's followers do.
-	for _, c := range l.pending {
-		if c.Zxid > l.acked && c.Zxid <= zxid {
-			r.send(PktAck, c.Zxid, nil)
-		}
+	// Ack every proposal logged up to zxid, one ACK each, as ZooKeeper's followers do.
+	n := 0
+	for ; n < len(l.unacked) && l.unacked[n] <= zxid; n++ {
+		r.send(PktAck, l.unacked[n], nil)
 	}
+	l.unacked = append(l.unacked[:0], l.unacked[n:]...)
 	l.acked = zxid
 	return r
 }

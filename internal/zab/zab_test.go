@@ -2,6 +2,7 @@ package zab
 
 import (
 	"fmt"
+	"github.com/zkd-io/zkd/jute"
 	"strings"
 	"testing"
 )
@@ -129,5 +130,47 @@ func TestPlanSyncTruncatesDivergentTail(t *testing.T) {
 	got = describe(PlanSync(MakeZxid(1, 7), MakeZxid(1, 8), h2, nil))
 	if got != "TRUNC:0x100000006 PROPOSAL:0x100000008 COMMIT:0x100000008 learner=0x100000008" {
 		t.Fatalf("same-epoch divergent tail: %s", got)
+	}
+}
+
+// TestPingReplyIsNeverNull: ZooKeeper's leader reads a PING reply's data without a null
+// check (LearnerHandler), so an empty touch list must be an empty buffer, not null.
+func TestPingReplyIsNeverNull(t *testing.T) {
+	l, _ := NewLearner(LearnerConfig{ID: 1, TickMs: 100, InitLimit: 10, SyncLimit: 5}, PersistentState{}, 0)
+	l.phase = lpBroadcast
+	r := l.Receive(1, jute.QuorumPacket{Type: PktPing, Zxid: 5})
+	if len(r.Send) != 1 || r.Send[0].Data == nil {
+		t.Fatalf("ping reply %+v", r.Send)
+	}
+	b := jute.Marshal(&r.Send[0])
+	if got := b[12:16]; string(got) != "\x00\x00\x00\x00" {
+		t.Fatalf("ping reply data length bytes %x, want 00000000", got)
+	}
+}
+
+// TestFollowerAcksProposalsCommittedBeforeItsFsync: a quorum can form without this
+// follower, so a COMMIT may arrive before its own fsync; it must still ACK the proposal
+// (ZooKeeper's leader drops a follower whose oldest ACK is missing past syncLimit).
+func TestFollowerAcksProposalsCommittedBeforeItsFsync(t *testing.T) {
+	l, _ := NewLearner(LearnerConfig{ID: 1, TickMs: 100, InitLimit: 10, SyncLimit: 5}, PersistentState{}, 0)
+	l.phase = lpBroadcast
+	for c := int64(1); c <= 3; c++ {
+		z := MakeZxid(1, c)
+		if r := l.Receive(1, jute.QuorumPacket{Type: PktProposal, Zxid: z, Data: txnData(z)}); r.Err != nil {
+			t.Fatal(r.Err)
+		}
+	}
+	if r := l.Receive(2, jute.QuorumPacket{Type: PktCommit, Zxid: MakeZxid(1, 1)}); r.Err != nil || len(r.Apply) != 1 {
+		t.Fatalf("commit: %+v", r)
+	}
+	r := l.Logged(MakeZxid(1, 3))
+	var acked []int64
+	for _, p := range r.Send {
+		if p.Type == PktAck {
+			acked = append(acked, Counter(p.Zxid))
+		}
+	}
+	if fmt.Sprint(acked) != "[1 2 3]" {
+		t.Fatalf("acked %v, want [1 2 3]", acked)
 	}
 }

@@ -1,0 +1,7 @@
+//go:build !unix
+
+package main
+
+import "time"
+
+func selfCPU() time.Duration { return 0 }

@@ -1,0 +1,123 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/zkd-io/zkd/zktest"
+)
+
+// TestRunAgainstZkd drives every workload through zkbench's command line, briefly, against an
+// in-process zkd, and checks that work was done without errors. It asserts nothing about
+// speed.
+func TestRunAgainstZkd(t *testing.T) {
+	srv := zktest.Start(t)
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "out.jsonl")
+	plotPath := filepath.Join(dir, "out.svg")
+	ctx := context.Background()
+	common := []string{"--servers", srv.Addr(), "--label", "zkd", "--json", jsonPath, "--progress", "0",
+		"--duration", "300ms", "--warmup", "100ms", "--clients", "4", "--outstanding", "8", "--keys", "200",
+		"--data-size", "64", "--large-size", "20000", "--multi-size", "5", "--znodes", "3000",
+		// The server runs in this process, so this process is the one sampled in /proc.
+		"--server-pid", strconv.Itoa(os.Getpid())}
+	all := []string{"create", "set", "get", "exists", "mixed", "multi", "large", "watch", "connect", "ephemeral", "znodes"}
+	var stdout, stderr bytes.Buffer
+	args := append(append([]string{"run"}, common...), "--plot", plotPath, "-w", strings.Join(all, ","))
+	if err := cli(ctx, args, &stdout, &stderr); err != nil {
+		t.Fatalf("run: %v\n%s%s", err, stdout.String(), stderr.String())
+	}
+	results, err := readResultsFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != len(all) {
+		t.Fatalf("%d results, want %d:\n%s", len(results), len(all), stdout.String())
+	}
+	for i, r := range results {
+		if r.Workload != all[i] || r.Label != "zkd" {
+			t.Errorf("result %d is %q (%q), want %q", i, r.Workload, r.Label, all[i])
+		}
+		if r.Ops <= 0 || r.Errors != 0 {
+			t.Errorf("%s: ops %d errors %d %v", r.Workload, r.Ops, r.Errors, r.ErrorKinds)
+		}
+		if r.Latency.P50 <= 0 || r.Latency.Max < r.Latency.P99 {
+			t.Errorf("%s: latency %+v", r.Workload, r.Latency)
+		}
+		if r.ServerRSSEnd <= 0 {
+			t.Errorf("%s: no server RSS sampled", r.Workload)
+		}
+		if !strings.Contains(stdout.String(), "\n"+r.Workload+" ") {
+			t.Errorf("table has no row for %s", r.Workload)
+		}
+	}
+	znodes := results[len(results)-1]
+	if znodes.Ops != 3000/5 || znodes.Batch != 5 {
+		t.Errorf("znodes: %d multis of %d, want 600 of 5", znodes.Ops, znodes.Batch)
+	}
+	if svg, err := os.ReadFile(plotPath); err != nil || !bytes.Contains(svg, []byte("<polyline")) {
+		t.Errorf("plot: %v", err)
+	}
+
+	// The create workload cleaned up after itself; the memory workload's znodes are there.
+	stdout.Reset()
+	if err := cli(ctx, []string{"wait", "--servers", srv.Addr(), "--path", znodePath(2999), "--name", "recovery-clean", "--json", jsonPath}, &stdout, io.Discard); err != nil {
+		t.Fatalf("wait: %v", err)
+	}
+	if err := cli(ctx, []string{"wait", "--servers", srv.Addr(), "--op", "write", "--timeout", "1m", "--json", "-"}, io.Discard, io.Discard); err != nil {
+		t.Fatalf("wait --op write: %v", err)
+	}
+	if err := cli(ctx, []string{"wait", "--servers", srv.Addr(), "--path", znodePath(3000), "--timeout", "300ms"}, io.Discard, io.Discard); err == nil {
+		t.Error("wait for a znode that does not exist succeeded")
+	}
+
+	var md bytes.Buffer
+	if err := cli(ctx, []string{"compare", "--a", jsonPath, "--b", jsonPath}, &md, io.Discard); err != nil {
+		t.Fatalf("compare: %v", err)
+	}
+	for _, want := range []string{"| write throughput, set (ops/s) | ≥ 2x |", "### ephemeral", "| recovery-clean |", "| 1.00x |"} {
+		if !strings.Contains(md.String(), want) {
+			t.Errorf("comparison lacks %q", want)
+		}
+	}
+}
+
+func TestRunFlags(t *testing.T) {
+	for _, args := range [][]string{
+		{"run"},
+		{"run", "nosuch"},
+		{"run", "--clients", "0", "get"},
+		{"run", "--read-ratio", "2", "mixed"},
+		{"run", "--root", "zk", "get"},
+		{"run", "--duration", "0s", "get"},
+		{"frobnicate"},
+	} {
+		if err := cli(context.Background(), args, io.Discard, io.Discard); err == nil {
+			t.Errorf("%q: no error", args)
+		}
+	}
+	o, err := parseRun([]string{"--servers", "a:1, b:2", "-w", "set,get", "watch"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if strings.Join(o.cfg.servers, " ") != "a:1 b:2" || strings.Join(o.workloads, " ") != "set get watch" {
+		t.Errorf("servers %q workloads %q", o.cfg.servers, o.workloads)
+	}
+}
+
+func TestFsync(t *testing.T) {
+	var out bytes.Buffer
+	if err := cli(context.Background(), []string{"fsync", "--dir", t.TempDir(), "--count", "5", "--json", "-"}, &out, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	rs, err := readResults(&out)
+	if err != nil || len(rs) != 1 || rs[0].Ops != 5 || rs[0].Kind != kindFsync {
+		t.Fatalf("fsync result %+v, %v", rs, err)
+	}
+}

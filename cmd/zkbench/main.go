@@ -1,0 +1,451 @@
+// Command zkbench is a load generator for ZooKeeper-compatible servers. It speaks the client
+// wire protocol itself (package jute) through a minimal pipelined client, so its own cost
+// per request is small and the same whichever server it drives, and it measures latency
+// with HDR histograms. It owns the benchmark workloads, the server-side samples taken from
+// /proc, and the rendering of results as text tables, JSON lines, markdown comparisons and
+// SVG plots.
+//
+//	zkbench run [flags] WORKLOAD...     run workloads against --servers
+//	zkbench wait [flags]                time until a server answers (restart, failover)
+//	zkbench fsync [flags]               time write+fsync of a directory's disk
+//	zkbench compare --a F --b F         markdown comparison of two JSON-lines files
+//	zkbench plot -o F.svg FILE...       latency percentiles of JSON-lines files
+//	zkbench list                        the workloads
+package main
+
+import (
+	"context"
+	"errors"
+	"flag"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), syscall.SIGINT, syscall.SIGTERM)
+	defer stop()
+	if err := cli(ctx, os.Args[1:], os.Stdout, os.Stderr); err != nil {
+		if !errors.Is(err, flag.ErrHelp) {
+			fmt.Fprintln(os.Stderr, "zkbench:", err)
+		}
+		os.Exit(1)
+	}
+}
+
+const usage = `usage:
+  zkbench run [flags] WORKLOAD...     run workloads (see zkbench list) against --servers
+  zkbench wait [flags]                time until a request succeeds (restart recovery, failover)
+  zkbench fsync [flags]               time 4 KB write + fsync in a directory
+  zkbench compare --a F --b F         markdown comparison of two JSON-lines result files
+  zkbench plot -o OUT.svg FILE...     plot latency percentiles from JSON-lines result files
+  zkbench list                        list the workloads
+Run "zkbench COMMAND -h" for a command's flags.
+`
+
+// cli runs one zkbench command.
+func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	if len(args) == 0 {
+		fmt.Fprint(stderr, usage)
+		return flag.ErrHelp
+	}
+	switch args[0] {
+	case "run":
+		return cmdRun(ctx, args[1:], stdout, stderr)
+	case "wait":
+		return cmdWait(ctx, args[1:], stdout, stderr)
+	case "fsync":
+		return cmdFsync(args[1:], stdout, stderr)
+	case "compare":
+		return cmdCompare(args[1:], stdout, stderr)
+	case "plot":
+		return cmdPlot(args[1:], stderr)
+	case "list":
+		for _, w := range workloads {
+			fmt.Fprintf(stdout, "%-10s %s\n", w.name, w.desc)
+		}
+		return nil
+	case "-h", "-help", "--help", "help":
+		fmt.Fprint(stdout, usage)
+		return nil
+	}
+	fmt.Fprint(stderr, usage)
+	return fmt.Errorf("unknown command %q", args[0])
+}
+
+// runOptions are run's flags beyond the benchmark config.
+type runOptions struct {
+	cfg       config
+	workloads []string
+	jsonPath  string
+	plotPath  string
+}
+
+func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
+	fs := flag.NewFlagSet("zkbench run", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	var o runOptions
+	c := &o.cfg
+	servers := fs.String("servers", "127.0.0.1:2181", "comma-separated host:port list; sessions are spread over them round-robin")
+	fs.IntVar(&c.clients, "clients", 64, "sessions (watchers for watch; concurrent session cycles for connect and ephemeral)")
+	fs.IntVar(&c.outstanding, "outstanding", 32, "requests in flight per session")
+	fs.IntVar(&c.dataSize, "data-size", 1024, "bytes of data per znode written")
+	fs.IntVar(&c.largeSize, "large-size", 100*1024, "bytes of data for the large workload")
+	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time per workload")
+	fs.Int64Var(&c.ops, "ops", 0, "measured operations per workload instead of --duration (0: use --duration)")
+	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured load before each workload's measurement")
+	fs.IntVar(&c.keys, "keys", 10000, "key space: znodes read and written by set, get, exists, mixed and multi")
+	fs.Float64Var(&c.readRatio, "read-ratio", 0.9, "fraction of reads in the mixed workload")
+	fs.IntVar(&c.multiSize, "multi-size", 10, "ops per multi (multi workload); znodes per multi (znodes workload)")
+	fs.IntVar(&c.znodes, "znodes", 1000000, "znodes created by the znodes workload")
+	fs.StringVar(&c.root, "root", "/zkbench", "parent znode of the workloads' znodes")
+	fs.IntVar(&c.serverPID, "server-pid", 0, "server process to sample in /proc for CPU and RSS (0: none)")
+	fs.StringVar(&c.label, "label", "", "name of the server under test, written into every result")
+	fs.DurationVar(&c.progress, "progress", time.Second, "interval of progress lines on stderr (0: none)")
+	fs.DurationVar(&c.sessionTimeout, "session-timeout", 30*time.Second, "requested session timeout")
+	fs.Uint64Var(&c.seed, "seed", 1, "seed of the key choices")
+	fs.BoolVar(&c.cleanup, "cleanup", true, "delete the znodes the create workload made")
+	fs.StringVar(&o.jsonPath, "json", "", "append results as JSON lines to this file (- for stdout, instead of the table)")
+	fs.StringVar(&o.plotPath, "plot", "", "write an SVG of the latency percentiles of this invocation's runs")
+	wl := fs.String("w", "", "comma-separated workloads (also accepted as arguments)")
+	fs.Usage = func() {
+		fmt.Fprintf(stderr, "usage: zkbench run [flags] WORKLOAD...\n\nworkloads:\n")
+		for _, w := range workloads {
+			fmt.Fprintf(stderr, "  %-10s %s\n", w.name, w.desc)
+		}
+		fmt.Fprintf(stderr, "\nflags:\n")
+		fs.PrintDefaults()
+	}
+	if err := fs.Parse(args); err != nil {
+		return nil, err
+	}
+	c.servers = splitList(*servers)
+	o.workloads = append(splitList(*wl), fs.Args()...)
+	switch {
+	case len(c.servers) == 0:
+		return nil, errors.New("--servers: no server given")
+	case len(o.workloads) == 0:
+		fs.Usage()
+		return nil, errors.New("no workload given")
+	case c.clients < 1 || c.outstanding < 1:
+		return nil, errors.New("--clients and --outstanding must be at least 1")
+	case c.keys < 1 || c.znodes < 1 || c.multiSize < 1:
+		return nil, errors.New("--keys, --znodes and --multi-size must be at least 1")
+	case c.dataSize < 0 || c.largeSize < 0:
+		return nil, errors.New("--data-size and --large-size must not be negative")
+	case c.readRatio < 0 || c.readRatio > 1:
+		return nil, errors.New("--read-ratio must be within [0, 1]")
+	case c.duration <= 0 && c.ops <= 0:
+		return nil, errors.New("--duration or --ops must be positive")
+	case !strings.HasPrefix(c.root, "/") || strings.HasSuffix(c.root, "/"):
+		return nil, fmt.Errorf("--root %q: must start and must not end with /", c.root)
+	}
+	for _, name := range o.workloads {
+		if _, err := findWorkload(name); err != nil {
+			return nil, err
+		}
+	}
+	return &o, nil
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, f := range strings.Split(s, ",") {
+		if f = strings.TrimSpace(f); f != "" {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func cmdRun(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	o, err := parseRun(args, stderr)
+	if err != nil {
+		return err
+	}
+	results, err := runWorkloads(ctx, o, stdout, stderr)
+	if o.plotPath != "" && len(results) > 0 {
+		if perr := writePlotFile(o.plotPath, results); perr != nil {
+			err = errors.Join(err, perr)
+		}
+	}
+	return err
+}
+
+// runWorkloads runs o's workloads in turn, printing each result as it is known.
+func runWorkloads(ctx context.Context, o *runOptions, stdout, stderr io.Writer) ([]*Result, error) {
+	var jsonOut io.Writer
+	table := stdout
+	switch o.jsonPath {
+	case "":
+	case "-":
+		jsonOut, table = stdout, nil
+	default:
+		f, err := os.OpenFile(o.jsonPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+		if err != nil {
+			return nil, err
+		}
+		defer f.Close()
+		jsonOut = f
+	}
+	if table != nil {
+		tableHeader(table)
+	}
+	runID := strconv.FormatInt(time.Now().UnixNano(), 36)
+	var results []*Result
+	for i, name := range o.workloads {
+		wl, _ := findWorkload(name)
+		b := &bench{cfg: o.cfg, wl: wl, log: stderr, base: time.Now(), runID: fmt.Sprintf("%s-%d", runID, i)}
+		res, err := wl.run(ctx, b)
+		if res != nil {
+			results = append(results, res)
+			if table != nil {
+				tableRow(table, res)
+			}
+			if jsonOut != nil {
+				if jerr := writeJSON(jsonOut, res); jerr != nil {
+					return results, jerr
+				}
+			}
+		}
+		if err != nil {
+			return results, fmt.Errorf("%s: %w", name, err)
+		}
+		if ctx.Err() != nil {
+			return results, ctx.Err()
+		}
+	}
+	return results, nil
+}
+
+func writePlotFile(path string, rs []*Result) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	if err := writePlot(f, rs); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// cmdWait times how long it takes until a request succeeds: after a restart (the first read
+// served) or after killing an ensemble's leader (the first write committed). Each attempt
+// is a new session on the next server of the list.
+func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("zkbench wait", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	servers := fs.String("servers", "127.0.0.1:2181", "comma-separated host:port list, tried in turn")
+	op := fs.String("op", "get", "get: getData --path; write: create a sequential znode under --path")
+	p := fs.String("path", "/", "znode read by get, parent of the znode created by write")
+	since := fs.Int64("since", 0, "start of the measured time, in Unix nanoseconds (0: now)")
+	timeout := fs.Duration("timeout", 5*time.Minute, "give up after this long")
+	attempt := fs.Duration("attempt-timeout", 2*time.Second, "time allowed for one attempt")
+	name := fs.String("name", "wait", "workload name written into the result")
+	label := fs.String("label", "", "name of the server under test")
+	jsonPath := fs.String("json", "", "append the result as a JSON line to this file (- for stdout)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	start := time.Now()
+	if *since > 0 {
+		start = time.Unix(0, *since)
+	}
+	if *op != "get" && *op != "write" {
+		return fmt.Errorf("--op %q: want get or write", *op)
+	}
+	res, err := waitFirst(ctx, splitList(*servers), *op, *p, start, *timeout, *attempt)
+	res.Label, res.Workload = *label, *name
+	if jerr := emit(res, *jsonPath, stdout); jerr != nil {
+		return jerr
+	}
+	return err
+}
+
+// waitFirst retries until one request succeeds and reports the time from start.
+func waitFirst(ctx context.Context, servers []string, op, p string, start time.Time, timeout, attempt time.Duration) (*Result, error) {
+	res := &Result{Kind: kindWait, Servers: joinComma(servers)}
+	if len(servers) == 0 {
+		return res, errors.New("no server given")
+	}
+	deadline := time.Now().Add(timeout)
+	var last error
+	for i := 0; ; i++ {
+		actx, cancel := context.WithTimeout(ctx, attempt)
+		last = tryOnce(actx, servers[i%len(servers)], op, p, attempt)
+		cancel()
+		if last == nil {
+			res.ElapsedSeconds = round3(time.Since(start).Seconds())
+			res.Ops = 1
+			res.Errors = int64(i)
+			return res, nil
+		}
+		if ctx.Err() != nil || time.Now().After(deadline) {
+			res.Errors = int64(i + 1)
+			res.Note = "no success: " + errKind(last)
+			return res, fmt.Errorf("no success within %v: %w", timeout, last)
+		}
+		select {
+		case <-time.After(20 * time.Millisecond):
+		case <-ctx.Done():
+		}
+	}
+}
+
+func tryOnce(ctx context.Context, addr, op, p string, attempt time.Duration) error {
+	c, err := dial(ctx, addr, dialOptions{dialTimeout: attempt, sessionTimeout: 10 * time.Second})
+	if err != nil {
+		return err
+	}
+	defer c.abort()
+	switch op {
+	case "get":
+		_, err = c.do(ctx, jute.OpGetData, &jute.GetDataRequest{Path: p})
+	default:
+		parent := strings.TrimSuffix(p, "/")
+		_, err = c.do(ctx, jute.OpCreate, &jute.CreateRequest{Path: parent + "/zkbench-wait-", ACL: jute.OpenACLUnsafe, Flags: jute.FlagPersistentSequential})
+	}
+	if err != nil {
+		return err
+	}
+	return c.close(attempt)
+}
+
+func emit(res *Result, jsonPath string, stdout io.Writer) error {
+	switch jsonPath {
+	case "":
+		tableRow(stdout, res)
+		return nil
+	case "-":
+		return writeJSON(stdout, res)
+	}
+	tableRow(stdout, res)
+	f, err := os.OpenFile(jsonPath, os.O_CREATE|os.O_APPEND|os.O_WRONLY, 0o644)
+	if err != nil {
+		return err
+	}
+	if err := writeJSON(f, res); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+// cmdFsync times write + fsync of a small block into a preallocated file, which is what a
+// transaction log commit costs the disk.
+func cmdFsync(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("zkbench fsync", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	dir := fs.String("dir", os.TempDir(), "directory on the disk to measure")
+	count := fs.Int("count", 200, "writes to time")
+	size := fs.Int("size", 4096, "bytes per write")
+	label := fs.String("label", "", "label written into the result")
+	jsonPath := fs.String("json", "", "append the result as a JSON line to this file (- for stdout)")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *count < 1 || *size < 1 {
+		return errors.New("--count and --size must be at least 1")
+	}
+	res, err := measureFsync(*dir, *count, *size)
+	if err != nil {
+		return err
+	}
+	res.Label = *label
+	if *jsonPath == "-" {
+		return writeJSON(stdout, res)
+	}
+	fmt.Fprintf(stdout, "fsync of %d-byte writes in %s: p50 %s ms, p99 %s ms, max %s ms, %.0f syncs/s\n",
+		*size, *dir, ms(res.Latency.P50), ms(res.Latency.P99), ms(res.Latency.Max), res.OpsPerSec)
+	if *jsonPath != "" {
+		return emit(res, *jsonPath, io.Discard)
+	}
+	return nil
+}
+
+func measureFsync(dir string, count, size int) (*Result, error) {
+	f, err := os.CreateTemp(dir, "zkbench-fsync-*")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(f.Name())
+	defer f.Close()
+	// Preallocate with real blocks, as a transaction log does, so the timed writes do not
+	// allocate.
+	block := payload(size)
+	for range count {
+		if _, err := f.Write(block); err != nil {
+			return nil, err
+		}
+	}
+	if err := f.Sync(); err != nil {
+		return nil, err
+	}
+	rec := newRecorder()
+	start := time.Now()
+	for i := range count {
+		t := time.Now()
+		if _, err := f.WriteAt(block, int64(i*size)); err != nil {
+			return nil, err
+		}
+		if err := f.Sync(); err != nil {
+			return nil, err
+		}
+		rec.record(time.Since(t), nil)
+	}
+	res := &Result{Kind: kindFsync, Workload: "fsync", Servers: filepath.Clean(dir), DataSize: size}
+	res.fill(rec, time.Since(start))
+	return res, nil
+}
+
+func cmdCompare(args []string, stdout, stderr io.Writer) error {
+	fs := flag.NewFlagSet("zkbench compare", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	a := fs.String("a", "", "JSON-lines results of the first server (the numerator of ratios)")
+	b := fs.String("b", "", "JSON-lines results of the second server")
+	aName := fs.String("a-name", "zkd", "name of the first server")
+	bName := fs.String("b-name", "ZooKeeper", "name of the second server")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	if *a == "" || *b == "" {
+		return errors.New("--a and --b are required")
+	}
+	ra, err := readResultsFile(*a)
+	if err != nil {
+		return err
+	}
+	rb, err := readResultsFile(*b)
+	if err != nil {
+		return err
+	}
+	writeComparison(stdout, newSide(*aName, ra), newSide(*bName, rb))
+	return nil
+}
+
+func cmdPlot(args []string, stderr io.Writer) error {
+	fs := flag.NewFlagSet("zkbench plot", flag.ContinueOnError)
+	fs.SetOutput(stderr)
+	out := fs.String("o", "latency.svg", "SVG file to write")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	var all []*Result
+	for _, p := range fs.Args() {
+		rs, err := readResultsFile(p)
+		if err != nil {
+			return err
+		}
+		all = append(all, rs...)
+	}
+	return writePlotFile(*out, all)
+}

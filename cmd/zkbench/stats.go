@@ -1,0 +1,229 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"maps"
+	"math"
+	"slices"
+	"time"
+
+	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+// Latencies are recorded in microseconds, from 1 µs to a minute, to three significant digits.
+const (
+	histMin    = 1
+	histMax    = int64(time.Minute / time.Microsecond)
+	histDigits = 3
+)
+
+// spectrumPercentiles are the points kept in the JSON output for plotting.
+var spectrumPercentiles = []float64{0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 100}
+
+// recorder collects one goroutine's latencies and errors; it is not safe for concurrent use.
+// Recorders are merged at the end of a run.
+type recorder struct {
+	hist   *hdrhistogram.Histogram
+	ops    int64
+	errs   int64
+	kinds  map[string]int64
+	clamps int64 // latencies above histMax, recorded as histMax
+}
+
+func newRecorder() *recorder {
+	return &recorder{hist: hdrhistogram.New(histMin, histMax, histDigits), kinds: map[string]int64{}}
+}
+
+// record counts one completed operation: a success with its latency, or an error.
+func (r *recorder) record(d time.Duration, err error) {
+	if err != nil {
+		r.errs++
+		r.kinds[errKind(err)]++
+		return
+	}
+	r.ops++
+	us := int64(d / time.Microsecond)
+	if us < histMin {
+		us = histMin
+	}
+	if us > histMax {
+		us = histMax
+		r.clamps++
+	}
+	// In range by construction, so RecordValue cannot fail.
+	_ = r.hist.RecordValue(us)
+}
+
+// merge adds o's counts to r.
+func (r *recorder) merge(o *recorder) {
+	r.hist.Merge(o.hist)
+	r.ops += o.ops
+	r.errs += o.errs
+	r.clamps += o.clamps
+	for k, v := range o.kinds {
+		r.kinds[k] += v
+	}
+}
+
+// errKind names an error for counting: the ZooKeeper code when there is one, so that
+// addresses and ports in network errors do not make every error a kind of its own.
+func errKind(err error) string {
+	var code jute.Code
+	if errors.As(err, &code) {
+		return code.Error()
+	}
+	if errors.Is(err, context.DeadlineExceeded) {
+		return "timeout"
+	}
+	s := err.Error()
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	return s
+}
+
+// Point is one percentile of a latency distribution.
+type Point struct {
+	Percentile float64 `json:"p"`
+	Micros     float64 `json:"us"`
+}
+
+// Latency summarizes a latency distribution, in microseconds.
+type Latency struct {
+	Mean     float64 `json:"mean"`
+	P50      float64 `json:"p50"`
+	P90      float64 `json:"p90"`
+	P99      float64 `json:"p99"`
+	P999     float64 `json:"p999"`
+	Max      float64 `json:"max"`
+	Spectrum []Point `json:"spectrum,omitempty"`
+}
+
+func summarize(h *hdrhistogram.Histogram) Latency {
+	if h.TotalCount() == 0 {
+		return Latency{}
+	}
+	l := Latency{
+		Mean: round3(h.Mean()),
+		P50:  float64(h.ValueAtPercentile(50)),
+		P90:  float64(h.ValueAtPercentile(90)),
+		P99:  float64(h.ValueAtPercentile(99)),
+		P999: float64(h.ValueAtPercentile(99.9)),
+		Max:  float64(h.Max()),
+	}
+	for _, p := range spectrumPercentiles {
+		l.Spectrum = append(l.Spectrum, Point{Percentile: p, Micros: float64(h.ValueAtPercentile(p))})
+	}
+	return l
+}
+
+func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
+
+// Result is one run of one workload: the line zkbench writes as JSON and renders in tables.
+type Result struct {
+	Kind        string `json:"kind,omitempty"`  // "" for a load run, "wait" or "fsync"
+	Label       string `json:"label,omitempty"` // what the run was against, e.g. "zkd"
+	Workload    string `json:"workload"`
+	Servers     string `json:"servers,omitempty"`
+	Clients     int    `json:"clients,omitempty"`
+	Outstanding int    `json:"outstanding,omitempty"`
+	DataSize    int    `json:"data_size,omitempty"`
+	Keys        int    `json:"keys,omitempty"`
+	// Batch is the number of items per operation: ops in a multi, znodes per create batch.
+	Batch int `json:"batch,omitempty"`
+
+	Ops        int64            `json:"ops"`
+	Errors     int64            `json:"errors"`
+	ErrorKinds map[string]int64 `json:"error_kinds,omitempty"`
+	Seconds    float64          `json:"seconds"`
+	OpsPerSec  float64          `json:"ops_per_sec"`
+	Latency    Latency          `json:"latency_us"`
+
+	// Server figures, from /proc when --server-pid is given.
+	ServerCPUSeconds float64 `json:"server_cpu_s,omitempty"`
+	ServerCPUPerOpUS float64 `json:"server_cpu_us_per_op,omitempty"`
+	ServerRSSStart   int64   `json:"server_rss_start,omitempty"`
+	ServerRSSEnd     int64   `json:"server_rss_end,omitempty"`
+	BytesPerZnode    float64 `json:"bytes_per_znode,omitempty"`
+	ClientCPUSeconds float64 `json:"client_cpu_s,omitempty"`
+	// The whole machine over the measured window, in percent of all CPUs: to tell a
+	// CPU-bound run (busy near 100) from one waiting on the disk (iowait) or on itself.
+	MachineBusyPct   float64 `json:"machine_busy_pct,omitempty"`
+	MachineIOWaitPct float64 `json:"machine_iowait_pct,omitempty"`
+	// OtherCPUPct is the machine's busy share not spent by the server or zkbench: other
+	// processes competing for the CPUs, which makes a run unreliable.
+	OtherCPUPct      float64 `json:"other_cpu_pct,omitempty"`
+	ElapsedSeconds   float64 `json:"elapsed_s,omitempty"` // wait: time to the first success
+	Note             string  `json:"note,omitempty"`
+	LatenciesClamped int64   `json:"latencies_clamped,omitempty"`
+}
+
+// fill sets the counts and latency fields from a merged recorder measured over elapsed.
+func (res *Result) fill(r *recorder, elapsed time.Duration) {
+	res.Ops = r.ops
+	res.Errors = r.errs
+	if len(r.kinds) > 0 {
+		res.ErrorKinds = maps.Clone(r.kinds)
+	}
+	res.Seconds = round3(elapsed.Seconds())
+	if elapsed > 0 {
+		res.OpsPerSec = math.Round(float64(r.ops) / elapsed.Seconds())
+	}
+	res.Latency = summarize(r.hist)
+	res.LatenciesClamped = r.clamps
+}
+
+// fillServer sets the server-side fields from two samples of the server process.
+func (res *Result) fillServer(before, after procSample) {
+	if !before.ok || !after.ok {
+		return
+	}
+	cpu := after.cpu - before.cpu
+	res.ServerCPUSeconds = round3(cpu.Seconds())
+	if res.Ops > 0 {
+		res.ServerCPUPerOpUS = round3(float64(cpu.Microseconds()) / float64(res.Ops))
+	}
+	res.ServerRSSStart = before.rss
+	res.ServerRSSEnd = after.rss
+}
+
+// fillMachine sets the machine-wide figures from two samples of /proc/stat, given the number
+// of CPUs; the server and client CPU times must be filled in already.
+func (res *Result) fillMachine(before, after machineSample, ncpu int) {
+	busy, iowait := machineUse(before, after)
+	if busy == 0 || res.Seconds == 0 || ncpu <= 0 {
+		return
+	}
+	res.MachineBusyPct, res.MachineIOWaitPct = math.Round(busy), math.Round(iowait)
+	own := 100 * (res.ServerCPUSeconds + res.ClientCPUSeconds) / (res.Seconds * float64(ncpu))
+	res.OtherCPUPct = math.Round(max(0, busy-own))
+}
+
+// errorSummary renders error kinds, most frequent first.
+func errorSummary(kinds map[string]int64) string {
+	keys := slices.Collect(maps.Keys(kinds))
+	slices.SortFunc(keys, func(a, b string) int {
+		if kinds[a] != kinds[b] {
+			if kinds[a] > kinds[b] {
+				return -1
+			}
+			return 1
+		}
+		if a < b {
+			return -1
+		}
+		return 1
+	})
+	s := ""
+	for i, k := range keys {
+		if i > 0 {
+			s += "; "
+		}
+		s += fmt.Sprintf("%s: %d", k, kinds[k])
+	}
+	return s
+}

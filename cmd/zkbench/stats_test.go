@@ -1,0 +1,162 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+// within reports whether got is within HDR's three-significant-digit precision of want.
+func within(got, want float64) bool { return math.Abs(got-want) <= want*0.001+1 }
+
+func TestRecorderPercentiles(t *testing.T) {
+	r := newRecorder()
+	for us := 1; us <= 10000; us++ {
+		r.record(time.Duration(us)*time.Microsecond, nil)
+	}
+	l := summarize(r.hist)
+	for _, c := range []struct {
+		name      string
+		got, want float64
+	}{
+		{"p50", l.P50, 5000}, {"p90", l.P90, 9000}, {"p99", l.P99, 9900},
+		{"p99.9", l.P999, 9990}, {"max", l.Max, 10000}, {"mean", l.Mean, 5000.5},
+	} {
+		if !within(c.got, c.want) {
+			t.Errorf("%s = %v, want %v", c.name, c.got, c.want)
+		}
+	}
+	if len(l.Spectrum) != len(spectrumPercentiles) {
+		t.Fatalf("spectrum has %d points, want %d", len(l.Spectrum), len(spectrumPercentiles))
+	}
+	for i := 1; i < len(l.Spectrum); i++ {
+		if l.Spectrum[i].Micros < l.Spectrum[i-1].Micros {
+			t.Errorf("spectrum not monotonic at %v: %v", l.Spectrum[i].Percentile, l.Spectrum)
+		}
+	}
+}
+
+func TestRecorderMergeAndErrors(t *testing.T) {
+	a, b := newRecorder(), newRecorder()
+	for range 90 {
+		a.record(100*time.Microsecond, nil)
+	}
+	for range 10 {
+		b.record(50*time.Millisecond, nil)
+	}
+	b.record(0, jute.ErrNoNode)
+	b.record(0, fmt.Errorf("read: %w: %w", errors.New("read tcp 127.0.0.1:1->127.0.0.1:2: reset"), jute.ErrConnectionLoss))
+	b.record(0, fmt.Errorf("wrapped: %w", jute.ErrNoNode))
+	b.record(2*time.Hour, nil) // beyond the histogram: clamped, still counted
+	a.merge(b)
+	if a.ops != 101 || a.errs != 3 || a.clamps != 1 {
+		t.Fatalf("ops %d errs %d clamps %d, want 101 3 1", a.ops, a.errs, a.clamps)
+	}
+	if a.kinds["zk: node does not exist"] != 2 || a.kinds["zk: connection loss"] != 1 || len(a.kinds) != 2 {
+		t.Errorf("error kinds %v", a.kinds)
+	}
+	l := summarize(a.hist)
+	if !within(l.P50, 100) || !within(l.P99, 50000) || !within(l.Max, float64(histMax)) {
+		// p50 in the fast group, p99 in the slow one, max clamped to the histogram's top.
+		t.Errorf("merged latency %+v", l)
+	}
+	if got := errorSummary(a.kinds); got != "zk: node does not exist: 2; zk: connection loss: 1" {
+		t.Errorf("errorSummary = %q", got)
+	}
+}
+
+func TestResultFill(t *testing.T) {
+	r := newRecorder()
+	for range 500 {
+		r.record(time.Millisecond, nil)
+	}
+	r.record(0, jute.ErrBadVersion)
+	var res Result
+	res.fill(r, 2*time.Second)
+	if res.Ops != 500 || res.Errors != 1 || res.OpsPerSec != 250 || res.Seconds != 2 {
+		t.Errorf("fill: %+v", res)
+	}
+	if res.ErrorKinds["zk: bad version"] != 1 {
+		t.Errorf("error kinds %v", res.ErrorKinds)
+	}
+	res.fillServer(procSample{ok: true, cpu: time.Second, rss: 1 << 20}, procSample{ok: true, cpu: 2 * time.Second, rss: 3 << 20})
+	if res.ServerCPUSeconds != 1 || res.ServerCPUPerOpUS != 2000 || res.ServerRSSStart != 1<<20 || res.ServerRSSEnd != 3<<20 {
+		t.Errorf("fillServer: %+v", res)
+	}
+	var empty Result
+	empty.fill(newRecorder(), 0)
+	empty.fillServer(procSample{}, procSample{ok: true})
+	if empty.OpsPerSec != 0 || empty.Latency.P99 != 0 || empty.ServerRSSEnd != 0 {
+		t.Errorf("empty fill: %+v", empty)
+	}
+}
+
+func TestParseProc(t *testing.T) {
+	// The command name may hold spaces and parentheses.
+	stat := "4242 (java (zk) x) S 1 4242 4242 0 -1 4194560 1000 0 0 0 250 75 0 0 20 0 40 0 123 456 789\n"
+	cpu, err := parseStatCPU([]byte(stat))
+	if err != nil || cpu != 3250*time.Millisecond {
+		t.Errorf("parseStatCPU = %v, %v; want 3.25s", cpu, err)
+	}
+	if _, err := parseStatCPU([]byte("4242 (x) S 1 2")); err == nil {
+		t.Error("parseStatCPU accepted a short line")
+	}
+	status := "Name:\tjava\nVmPeak:\t  999 kB\nVmRSS:\t  123456 kB\nThreads:\t40\n"
+	rss, err := parseStatusRSS([]byte(status))
+	if err != nil || rss != 123456*1024 {
+		t.Errorf("parseStatusRSS = %v, %v", rss, err)
+	}
+	if _, err := parseStatusRSS([]byte("Name:\tx\n")); err == nil {
+		t.Error("parseStatusRSS accepted a status without VmRSS")
+	}
+}
+
+func TestSampleSelf(t *testing.T) {
+	s, err := sampleProc(0)
+	if err != nil || s.ok {
+		t.Fatalf("pid 0: %+v, %v", s, err)
+	}
+	if _, err := sampleProc(1 << 30); err == nil {
+		t.Error("no error for a pid that does not exist")
+	}
+}
+
+func TestMachineUse(t *testing.T) {
+	a, err := parseProcStat([]byte("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, err := parseProcStat([]byte("cpu  250 0 100 850 100 0 0 0 0 0\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// 300 ticks passed: 200 busy (user+system), 50 idle, 50 iowait.
+	busy, iowait := machineUse(a, b)
+	if !within(busy*100, 6667) || !within(iowait*100, 1667) {
+		t.Errorf("busy %v iowait %v, want 66.7 and 16.7", busy, iowait)
+	}
+	// Over 1 s on 2 CPUs, the server used 0.5 s and zkbench 0.3 s: 40% of the machine, so
+	// others had the remaining 26.7 of the 66.7% busy.
+	res := Result{Seconds: 1, ServerCPUSeconds: 0.5, ClientCPUSeconds: 0.3}
+	res.fillMachine(a, b, 2)
+	if res.MachineBusyPct != 67 || res.MachineIOWaitPct != 17 || res.OtherCPUPct != 27 {
+		t.Errorf("fillMachine: busy %v iowait %v other %v", res.MachineBusyPct, res.MachineIOWaitPct, res.OtherCPUPct)
+	}
+	if busy, _ := machineUse(machineSample{}, b); busy != 0 {
+		t.Errorf("busy from a missing sample: %v", busy)
+	}
+	if _, err := parseProcStat([]byte("intr 1 2 3\n")); err == nil {
+		t.Error("parseProcStat accepted a file without a cpu line")
+	}
+	if runtime.GOOS != "linux" {
+		return
+	}
+	if m := sampleMachine(); !m.ok || m.total <= 0 {
+		t.Errorf("sampleMachine on this machine: %+v", m)
+	}
+}
