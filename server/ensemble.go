@@ -263,7 +263,6 @@ func (s *Server) decided(d election.Decision) {
 	if s.ens.role != roleLooking {
 		return
 	}
-	s.ens.elect.Decided(d)
 	s.ens.leaderSid = d.Leader
 	switch d.State {
 	case election.Leading:

@@ -24,6 +24,9 @@ type LeaderConfig struct {
 	// Older reads committed txns after a zxid from disk, for learners behind the
 	// in-memory history; nil means only SNAP can help them.
 	Older func(from int64) []Committed
+	// CommitQV decides when a proposal commits; nil means QV. Simulations weaken it to
+	// show that their checks catch a wrong commit rule.
+	CommitQV QuorumVerifier
 }
 
 // Out is a packet for one learner connection. When SnapFollows is set the owner streams
@@ -290,7 +293,11 @@ func (l *Leader) advance(r *LeaderReady) {
 		l.phase = ldNewLeader
 		l.st.CurrentEpoch = l.epoch
 		r.CurrentEpoch = l.epoch
-		l.tracker = NewTracker(l.cfg.QV, l.lastProcessed)
+		cqv := l.cfg.CommitQV
+		if cqv == nil {
+			cqv = l.cfg.QV
+		}
+		l.tracker = NewTracker(cqv, l.lastProcessed)
 		l.counter = 0
 	}
 	if l.phase >= ldNewLeader {
