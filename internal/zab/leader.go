@@ -101,6 +101,7 @@ type lconn struct {
 	phase    lcPhase
 	peerZxid int64
 	lastRecv int64
+	infoSent bool // LEADERINFO sent
 	// pings counts PINGs sent; pongs counts replies: a reply proves the learner
 	// followed us when that ping was sent (TCP keeps them in order).
 	pings, pongs int64
@@ -133,14 +134,19 @@ type Leader struct {
 	history      []Committed
 	outstanding  map[int64][]byte
 	counter      int64
-	localSyncs   []int64 // lastProposed at each local sync request
-	remoteSyncs  []remoteSync
+	syncs        []pendingSync // oldest first
 	lastPingTick int64
 }
 
-type remoteSync struct {
-	at   int64
-	conn ConnID
+// pendingSync is a sync request. It is answered once every proposal before it committed
+// and a quorum proved this server still leads: each voter answered a PING sent after the
+// sync arrived (ZooKeeper 3.8 skips that proof, so a deposed leader that has not noticed
+// yet answers sync and serves stale reads: ZOOKEEPER-1675).
+type pendingSync struct {
+	at     int64           // lastProposed when it arrived
+	needed map[int64]int64 // sid -> ping number whose answer proves leadership
+	local  bool
+	conn   ConnID
 }
 
 // NewLeader starts leading after an election. st is this server's persistent state,
@@ -283,9 +289,9 @@ func (l *Leader) advance(r *LeaderReady) {
 	}
 	if l.phase >= ldEpochAck {
 		for _, c := range l.sortedConns() {
-			if c.phase == lcEpoch && !c.sentInfo(l) {
+			if c.phase == lcEpoch && !c.infoSent {
 				l.send(r, c, PktLeaderInfo, MakeZxid(l.epoch, 0), binary.BigEndian.AppendUint32(nil, uint32(ProtocolVersion)))
-				c.pings = -1 // marks LEADERINFO as sent
+				c.infoSent = true
 			}
 		}
 	}
@@ -321,8 +327,6 @@ func (l *Leader) advance(r *LeaderReady) {
 	}
 }
 
-func (c *lconn) sentInfo(l *Leader) bool { return c.pings == -1 }
-
 func (l *Leader) sortedConns() []*lconn {
 	out := make([]*lconn, 0, len(l.conns))
 	for _, c := range l.conns {
@@ -353,7 +357,6 @@ func (l *Leader) syncLearner(r *LeaderReady, c *lconn) {
 	}
 	l.send(r, c, PktNewLeader, MakeZxid(l.epoch, 0), l.cfg.ConfigText)
 	c.phase = lcNewLeader
-	c.pings = 0
 }
 
 func (l *Leader) forwarding(c *lconn) bool { return c.phase >= lcNewLeader }
@@ -373,6 +376,7 @@ func (l *Leader) onBroadcastPacket(c *lconn, p jute.QuorumPacket, r *LeaderReady
 		for d.Remaining() >= 12 {
 			r.Touches = append(r.Touches, Touch{Session: d.Long(), Timeout: d.Int(), Sid: c.sid})
 		}
+		l.answerSyncs(r)
 	case PktRevalidate:
 		d := jute.NewDecoder(p.Data)
 		ask := RevalidateAsk{Conn: c.id, Sid: c.sid, Session: d.Long(), Timeout: d.Int()}
@@ -473,18 +477,40 @@ func (l *Leader) commitUpTo(zxid int64, r *LeaderReady) {
 	l.answerSyncs(r)
 }
 
-// LocalSync registers a sync from a client of this server: it is answered once everything
-// proposed before it is committed.
+// LocalSync registers a sync from a client of this server.
 func (l *Leader) LocalSync() LeaderReady {
 	r := newLeaderReady()
-	l.localSyncs = append(l.localSyncs, l.tracker.LastProposed())
-	l.answerSyncs(&r)
+	l.addSync(pendingSync{local: true}, &r)
 	return r
 }
 
 func (l *Leader) remoteSync(c *lconn, r *LeaderReady) {
-	l.remoteSyncs = append(l.remoteSyncs, remoteSync{at: l.tracker.LastProposed(), conn: c.id})
+	l.addSync(pendingSync{conn: c.id}, r)
+}
+
+func (l *Leader) addSync(ps pendingSync, r *LeaderReady) {
+	ps.at = l.tracker.LastProposed()
+	ps.needed = map[int64]int64{}
+	for _, c := range l.sortedConns() {
+		if c.phase == lcServing && !c.observer {
+			l.send(r, c, PktPing, l.tracker.LastProposed(), nil)
+			c.pings++
+			ps.needed[c.sid] = c.pings
+		}
+	}
+	l.syncs = append(l.syncs, ps)
 	l.answerSyncs(r)
+}
+
+// leadershipProven reports whether a quorum answered the pings a sync is waiting for.
+func (l *Leader) leadershipProven(ps pendingSync) bool {
+	ok := map[int64]bool{l.cfg.ID: true}
+	for _, c := range l.conns {
+		if need, waiting := ps.needed[c.sid]; waiting && c.pongs >= need {
+			ok[c.sid] = true
+		}
+	}
+	return l.cfg.QV.IsQuorum(ok)
 }
 
 func (l *Leader) answerSyncs(r *LeaderReady) {
@@ -493,17 +519,18 @@ func (l *Leader) answerSyncs(r *LeaderReady) {
 	}
 	done := l.tracker.LastCommitted()
 	n := 0
-	for ; n < len(l.localSyncs) && l.localSyncs[n] <= done; n++ {
-		r.LocalSynced++
-	}
-	l.localSyncs = l.localSyncs[n:]
-	n = 0
-	for ; n < len(l.remoteSyncs) && l.remoteSyncs[n].at <= done; n++ {
-		if c := l.conns[l.remoteSyncs[n].conn]; c != nil {
+	for ; n < len(l.syncs); n++ {
+		ps := l.syncs[n]
+		if ps.at > done || !l.leadershipProven(ps) {
+			break
+		}
+		if ps.local {
+			r.LocalSynced++
+		} else if c := l.conns[ps.conn]; c != nil {
 			l.send(r, c, PktSync, 0, nil)
 		}
 	}
-	l.remoteSyncs = l.remoteSyncs[n:]
+	l.syncs = l.syncs[n:]
 }
 
 // Revalidated answers a learner's REVALIDATE.

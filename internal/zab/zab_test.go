@@ -174,3 +174,49 @@ func TestFollowerAcksProposalsCommittedBeforeItsFsync(t *testing.T) {
 		t.Fatalf("acked %v, want [1 2 3]", acked)
 	}
 }
+
+// TestSyncNeedsQuorumProof: a sync is answered only after a quorum answered a PING sent
+// after it arrived, so a leader that lost its followers without noticing cannot answer.
+func TestSyncNeedsQuorumProof(t *testing.T) {
+	h := newHarness(t, 3, []int64{1, 2, 3}, 3, nil, map[int64][]Committed{1: nil, 2: nil}, nil)
+	h.run()
+	h.propose(3)
+	h.run()
+	r := h.leader.LocalSync()
+	if r.LocalSynced != 0 {
+		t.Fatal("sync answered without hearing from any follower")
+	}
+	pings := 0
+	for _, o := range r.Out {
+		if o.Packet.Type == PktPing {
+			pings++
+		}
+	}
+	if pings != 2 {
+		t.Fatalf("sync sent %d pings, want one per follower", pings)
+	}
+	// The followers' answers go through the harness; one answer (plus the leader) is a
+	// quorum of three.
+	h.leaderReady(r)
+	answered := 0
+	for id := range h.nodes {
+		for len(h.toLearn[id]) > 0 {
+			h.deliverToLearner(id)
+		}
+	}
+	for id := range h.nodes {
+		for len(h.toLeader[id]) > 0 {
+			p := h.toLeader[id][0]
+			h.toLeader[id] = h.toLeader[id][1:]
+			answered += h.leader.Receive(id, h.now, p).LocalSynced
+		}
+	}
+	if answered != 1 {
+		t.Fatalf("sync answered %d times after the followers' pongs", answered)
+	}
+	// With the followers gone silent (a deposed leader that has not noticed), no answer.
+	r = h.leader.LocalSync()
+	if r.LocalSynced != 0 {
+		t.Fatal("sync answered by a leader whose followers are gone")
+	}
+}
