@@ -58,47 +58,72 @@ func freePort(t *testing.T) int {
 type proc struct {
 	cmd  *exec.Cmd
 	addr string
-	logs *strings.Builder
+	mu   sync.Mutex
+	logs strings.Builder
 	done chan struct{}
 }
 
-// startZkd starts the zkd binary on dataDir and waits until it answers ruok.
+func (p *proc) logText() string {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	return p.logs.String()
+}
+
+// startZkd starts the zkd binary on dataDir and waits until it serves standalone.
 func startZkd(t *testing.T, dataDir string, port int, extra ...string) *proc {
 	t.Helper()
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
 	args := append([]string{"--addr", addr, "--data-dir", dataDir, "--log-level", "warn"}, extra...)
+	p := spawn(t, addr, args)
+	p.waitMode(t, func(m string) bool { return m == "standalone" })
+	return p
+}
+
+// spawn starts zkd with args; addr is its client address.
+func spawn(t *testing.T, addr string, args []string) *proc {
+	t.Helper()
 	cmd := exec.Command(zkdBinary(t), args...)
-	var logs strings.Builder
-	var mu sync.Mutex
+	p := &proc{cmd: cmd, addr: addr, done: make(chan struct{})}
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	cmd.Stdout = pw
 	go func() {
 		s := bufio.NewScanner(pr)
 		for s.Scan() {
-			mu.Lock()
-			logs.WriteString(s.Text() + "\n")
-			mu.Unlock()
+			p.mu.Lock()
+			p.logs.WriteString(s.Text() + "\n")
+			p.mu.Unlock()
 		}
 	}()
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	p := &proc{cmd: cmd, addr: addr, logs: &logs, done: make(chan struct{})}
 	go func() { cmd.Wait(); pw.Close(); close(p.done) }()
 	t.Cleanup(func() { p.kill() })
-	deadline := time.Now().Add(60 * time.Second)
-	for {
-		if strings.Contains(fourLetter(addr, "srvr"), "Mode: standalone") {
-			return p
+	return p
+}
+
+// mode is what srvr reports as Mode, or "" when the server does not serve.
+func (p *proc) mode() string {
+	for _, l := range strings.Split(fourLetter(p.addr, "srvr"), "\n") {
+		if strings.HasPrefix(l, "Mode: ") {
+			return strings.TrimPrefix(l, "Mode: ")
 		}
+	}
+	return ""
+}
+
+func (p *proc) waitMode(t *testing.T, ok func(string) bool) {
+	t.Helper()
+	deadline := time.Now().Add(60 * time.Second)
+	for !ok(p.mode()) {
 		select {
 		case <-p.done:
-			t.Fatalf("zkd exited during start-up:\n%s", logs.String())
+			t.Fatalf("zkd exited:\n%s", p.logText())
 		default:
 		}
 		if time.Now().After(deadline) {
-			t.Fatalf("zkd did not start within 60s:\n%s", logs.String())
+			t.Fatalf("zkd %s not ready within 60s (mode %q):\n%s", p.addr, p.mode(), p.logText())
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
@@ -122,7 +147,7 @@ func (p *proc) stop(t *testing.T) {
 		t.Fatalf("zkd did not stop on SIGTERM")
 	}
 	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
-		t.Fatalf("zkd exited with %d after SIGTERM:\n%s", code, p.logs.String())
+		t.Fatalf("zkd exited with %d after SIGTERM:\n%s", code, p.logText())
 	}
 }
 

@@ -299,6 +299,9 @@ func data(b []byte) string {
 	if b == nil {
 		return "null"
 	}
+	if len(b) > 64 {
+		return fmt.Sprintf("%d bytes sha1=%x", len(b), sha1.Sum(b))
+	}
 	return fmt.Sprintf("%q", b)
 }
 
@@ -343,6 +346,8 @@ func respFor(op jute.OpCode) jute.Record {
 		return &jute.IntResponse{}
 	case jute.OpWhoAmI:
 		return &jute.WhoAmIResponse{}
+	case jute.OpSASL:
+		return &jute.SASLToken{}
 	}
 	return nil
 }
@@ -390,6 +395,8 @@ func (n *norm) record(rec jute.Record) string {
 		return fmt.Sprintf("children=%s stat=%s", sortedList(r.Children), n.stat(&r.Stat))
 	case *jute.IntResponse:
 		return fmt.Sprintf("int=%d", r.N)
+	case *jute.SASLToken:
+		return "token=" + data(r.Token)
 	case *jute.WhoAmIResponse:
 		parts := make([]string, len(r.ClientInfo))
 		for i, ci := range r.ClientInfo {
