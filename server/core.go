@@ -200,6 +200,13 @@ func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 		s.propose(&pendingTxn{kind: pkCreateSession, txn: txn, sess: sess})
 		return
 	}
+	// Like ZooKeeper, a reconnect closes the session's current connection on this server
+	// before anything is checked.
+	if sess := s.sessions[req.SessionID]; sess != nil && sess.conn != nil && sess.conn != c {
+		old := sess.conn
+		s.detach(old)
+		old.close()
+	}
 	pw := session.Password(req.SessionID)
 	if !bytes.Equal(req.Passwd, pw[:]) {
 		s.refuseSession(c, req)
@@ -302,8 +309,9 @@ func (s *Server) onRequest(c *conn, r *request) {
 		s.release()
 		return
 	case jute.OpSASL:
-		// SASL is not supported: answer as a server with no SASL provider would.
-		c.sendAndClose(&outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Err: jute.ErrAuthFailed}, body: &jute.SASLToken{}})
+		// SASL is not configured: answer as ZooKeeper without a SASL provider does, with
+		// an empty challenge, and keep the connection.
+		c.send(outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Zxid: 0}, body: &jute.SASLToken{}})
 		s.release()
 		return
 	}

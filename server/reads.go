@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/zkd-io/zkd/internal/auth"
+	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/watch"
 	"github.com/zkd-io/zkd/jute"
 )
@@ -29,6 +30,15 @@ func (s *Server) canRead(c *conn, aclKey int64, perm int32) bool {
 	return s.cfg.SkipACL || auth.Check(s.tree.ACL(aclKey), perm, c.authIDs)
 }
 
+// node looks up a path for a read. ZooKeeper's tree holds the root under both "" and "/",
+// so a read of "" sees the root.
+func (s *Server) node(path string) *datatree.Node {
+	if path == "" {
+		path = "/"
+	}
+	return s.tree.Get(path)
+}
+
 // doRead answers a request that does not change the tree.
 func (s *Server) doRead(c *conn, r *request) {
 	xid := r.hdr.Xid
@@ -42,7 +52,7 @@ func (s *Server) doRead(c *conn, r *request) {
 		s.reply(c, xid, jute.OK, nil)
 	case jute.OpExists:
 		b := r.body.(*jute.PathWatchRequest)
-		n := s.tree.Get(b.Path)
+		n := s.node(b.Path)
 		if n != nil && !s.canRead(c, n.ACL, jute.PermRead) {
 			s.reply(c, xid, jute.ErrNoAuth, nil)
 			return
@@ -62,7 +72,7 @@ func (s *Server) doRead(c *conn, r *request) {
 		s.reply(c, xid, code, res)
 	case jute.OpGetChildren, jute.OpGetChildren2:
 		b := r.body.(*jute.PathWatchRequest)
-		n := s.tree.Get(b.Path)
+		n := s.node(b.Path)
 		if n == nil {
 			s.reply(c, xid, jute.ErrNoNode, nil)
 			return
@@ -81,7 +91,7 @@ func (s *Server) doRead(c *conn, r *request) {
 		}
 	case jute.OpGetACL:
 		b := r.body.(*jute.PathRequest)
-		n := s.tree.Get(b.Path)
+		n := s.node(b.Path)
 		if n == nil {
 			s.reply(c, xid, jute.ErrNoNode, nil)
 			return
@@ -100,7 +110,7 @@ func (s *Server) doRead(c *conn, r *request) {
 		s.reply(c, xid, jute.OK, &jute.SyncResponse{Path: b.Path})
 	case jute.OpGetAllChildrenNumber:
 		b := r.body.(*jute.PathRequest)
-		n := s.tree.Get(b.Path)
+		n := s.node(b.Path)
 		if n == nil {
 			s.reply(c, xid, jute.ErrNoNode, nil)
 			return
@@ -109,7 +119,12 @@ func (s *Server) doRead(c *conn, r *request) {
 			s.reply(c, xid, jute.ErrNoAuth, nil)
 			return
 		}
-		s.reply(c, xid, jute.OK, &jute.IntResponse{N: int32(s.tree.CountDescendants(b.Path))})
+		count := s.tree.CountDescendants(b.Path)
+		if b.Path == "" {
+			// ZooKeeper counts the paths that start with "", i.e. every node, root included.
+			count = s.tree.NodeCount()
+		}
+		s.reply(c, xid, jute.OK, &jute.IntResponse{N: int32(count)})
 	case jute.OpGetEphemerals:
 		b := r.body.(*jute.PathRequest)
 		prefix := strings.TrimSpace(b.Path)
@@ -137,13 +152,18 @@ func (s *Server) doRead(c *conn, r *request) {
 		case jute.AddWatchPersistentRecursive:
 			kind = watch.PersistentRecursive
 		default:
-			s.reply(c, xid, jute.ErrBadArguments, nil)
+			// ZooKeeper fails to map the mode and answers as for an unreadable body.
+			s.reply(c, xid, jute.ErrMarshallingError, nil)
 			return
 		}
 		s.watches.Add(s.watcherOf(c), b.Path, kind)
 		s.reply(c, xid, jute.OK, &jute.ErrorResponse{N: 0})
 	case jute.OpCheckWatches, jute.OpRemoveWatches:
 		b := r.body.(*jute.WatchesRequest)
+		if b.Type < jute.WatcherChildren || b.Type > jute.WatcherPersistentRecursive {
+			s.reply(c, xid, jute.ErrMarshallingError, nil)
+			return
+		}
 		found := false
 		if c.hasWatch {
 			if r.hdr.Type == jute.OpCheckWatches {
@@ -163,7 +183,7 @@ func (s *Server) doRead(c *conn, r *request) {
 }
 
 func (s *Server) getData(c *conn, path string, w bool) (*jute.GetDataResponse, jute.Code) {
-	n := s.tree.Get(path)
+	n := s.node(path)
 	if n == nil {
 		return nil, jute.ErrNoNode
 	}

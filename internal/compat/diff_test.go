@@ -534,7 +534,7 @@ func scriptGroups() []group {
 			create("b", "/wr/x", nil, persistent),
 		}},
 		// ZooKeeper keeps the root under "" as well as "/", so reads of "" see the root.
-		{name: "empty-path", sessions: []string{"a"}, zkdBug: `reads of the path "" answer NONODE; ZooKeeper 3.8 answers them with the root node (DataTree maps "" to the root)`,
+		{name: "empty-path", sessions: []string{"a"},
 			steps: []step{
 				exists("a", "", false),
 				getData("a", "", false),
@@ -544,7 +544,7 @@ func scriptGroups() []group {
 			}},
 		// ZooKeeper turns create2 inside a multi into a plain create when it decodes the request
 		// (MultiOperationRecord builds Op.create), so the result is type 1 with the path only.
-		{name: "multi-create2", sessions: []string{"a"}, zkdBug: "create2 (15) inside multi answers a create2 result with a Stat; ZooKeeper answers a create (1) result with the path only",
+		{name: "multi-create2", sessions: []string{"a"},
 			steps: []step{
 				create("a", "/mc", nil, persistent),
 				multi("a", mCreate2("/mc/a", b("2"), persistent), mCreate2("/mc/s-", nil, ephSeq), mContainer("/mc/c")),
@@ -552,7 +552,7 @@ func scriptGroups() []group {
 				getData("a", "/mc/s-0000000001", false),
 			}},
 		// ZooKeeper decodes these enums with exceptions that end as MARSHALLINGERROR.
-		{name: "bad-watch-enums", sessions: []string{"a"}, zkdBug: "addWatch with a mode other than 0/1 and check/removeWatches with a type outside 1..5 answer -8/-121; ZooKeeper answers MARSHALLINGERROR (-5)",
+		{name: "bad-watch-enums", sessions: []string{"a"},
 			steps: []step{
 				create("a", "/be", nil, persistent),
 				addWatch("a", "/be", 2),

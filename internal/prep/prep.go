@@ -187,6 +187,10 @@ func (p *Preparer) prepareMulti(r *Request, s *txnState) jute.Record {
 		}
 		var body jute.Record
 		var err error
+		if op.Type == jute.OpCreate2 {
+			// ZooKeeper's multi decodes create2 as a plain create: type-1 sub-txn and result.
+			op.Type = jute.OpCreate
+		}
 		switch op.Type {
 		case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL,
 			jute.OpDelete, jute.OpSetData, jute.OpCheck:
@@ -312,8 +316,9 @@ func (p *Preparer) prepareOp(r *Request, typ jute.OpCode, body jute.Record, s *t
 		}
 		return &jute.CheckVersionTxn{Path: b.Path, Version: v}, nil
 	case jute.OpReconfig:
-		// Standalone servers answer reconfig with UNIMPLEMENTED, as ZooKeeper does.
-		return nil, jute.ErrUnimplemented
+		// Dynamic reconfiguration is off, as by default in ZooKeeper 3.8
+		// (reconfigEnabled=false): RECONFIGDISABLED, after taking a zxid.
+		return nil, jute.ErrReconfigDisabled
 	}
 	return nil, jute.ErrUnimplemented
 }
