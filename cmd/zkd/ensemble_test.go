@@ -15,19 +15,27 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/internal/faultnet"
 )
 
 type procEnsemble struct {
-	t     *testing.T
-	procs []*proc
-	dirs  []string
-	addrs []string
-	cfgs  []string
+	t       *testing.T
+	procs   []*proc
+	dirs    []string
+	addrs   []string
+	cfgs    []string
+	bridges []*faultnet.Bridge // per server: what the others dial for its quorum port
 }
 
 // startProcEnsemble starts n zkd processes on loopback from zoo.cfg files, as an operator
 // would (server.N lines, dataDir/myid).
 func startProcEnsemble(t *testing.T, n int, tick int) *procEnsemble {
+	return startProcEnsembleOpts(t, n, tick, false)
+}
+
+// startProcEnsembleOpts can route every quorum connection through a faultnet bridge: each
+// server listens on its real quorum port, and the others' configs name the bridge.
+func startProcEnsembleOpts(t *testing.T, n int, tick int, bridged bool) *procEnsemble {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -45,11 +53,28 @@ func startProcEnsemble(t *testing.T, n int, tick int) *procEnsemble {
 		ln.Close()
 	}
 	e := &procEnsemble{t: t}
-	var servers []string
-	for i := 1; i <= n; i++ {
-		servers = append(servers, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i, ports[3*(i-1)+1], ports[3*(i-1)+2]))
+	quorumAddr := func(self, i int) string { return fmt.Sprintf("127.0.0.1:%d", ports[3*(i-1)+1]) }
+	if bridged {
+		for i := 1; i <= n; i++ {
+			b, err := faultnet.New("", fmt.Sprintf("127.0.0.1:%d", ports[3*(i-1)+1]))
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { b.Close() })
+			e.bridges = append(e.bridges, b)
+		}
+		quorumAddr = func(self, i int) string {
+			if self == i {
+				return fmt.Sprintf("127.0.0.1:%d", ports[3*(i-1)+1])
+			}
+			return e.bridges[i-1].Addr()
+		}
 	}
 	for i := 1; i <= n; i++ {
+		var servers []string
+		for j := 1; j <= n; j++ {
+			servers = append(servers, fmt.Sprintf("server.%d=%s:%d", j, quorumAddr(i, j), ports[3*(j-1)+2]))
+		}
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprint(i)), 0o644); err != nil {
 			t.Fatal(err)
@@ -250,13 +275,15 @@ func TestProcessEnsembleKillLeader(t *testing.T) {
 	_ = syscall.SIGKILL
 }
 
-// TestPausedLeaderServesNoStaleRead: the leader is paused (SIGSTOP) long enough for the
-// others to elect a new one and accept a write; when it resumes it still believes it
-// leads. A client of the old leader does sync + read: with ZooKeeper 3.8 the old leader
-// answers sync alone and the read is stale; zkd's sync needs a quorum's proof, so the client
-// gets the new value or an error, never the old value.
+// TestPausedLeaderServesNoStaleRead: the leader is paused (SIGSTOP) and its followers'
+// connections to it are cut on their side only, so they elect a new leader and accept a
+// write while the old one, when it resumes, still believes it leads (it hears only
+// silence, within syncLimit). A client of the old leader then does sync + read. ZooKeeper
+// 3.8's leader answers sync alone, and the read is stale; zkd's sync needs a quorum to
+// answer a ping sent after it, so the client gets the new value or an error, never the
+// old one.
 func TestPausedLeaderServesNoStaleRead(t *testing.T) {
-	e := startProcEnsemble(t, 3, 200)
+	e := startProcEnsembleOpts(t, 3, 500, true)
 	old := e.leader()
 	c := connectAll(t, e.addrs)
 	if _, err := c.Create("/x", []byte("old"), 0, zk.WorldACL(zk.PermAll)); err != nil {
@@ -268,6 +295,7 @@ func TestPausedLeaderServesNoStaleRead(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.procs[old].cmd.Process.Signal(syscall.SIGCONT)
+	e.bridges[old].Sever()
 	var others []string
 	for i, a := range e.addrs {
 		if i != old {
@@ -283,7 +311,7 @@ func TestPausedLeaderServesNoStaleRead(t *testing.T) {
 		if time.Now().After(deadline) {
 			t.Fatal("the others did not take writes while the leader was paused")
 		}
-		time.Sleep(20 * time.Millisecond)
+		time.Sleep(5 * time.Millisecond)
 	}
 	e.procs[old].cmd.Process.Signal(syscall.SIGCONT)
 	val, err := raw.syncAndGet("/x")

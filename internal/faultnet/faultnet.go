@@ -32,6 +32,9 @@ type Bridge struct {
 	cond  *sync.Cond
 	mode  Mode
 	conns map[net.Conn]struct{}
+	// pairs maps each accepted (client-side) connection to its dialed (server-side) one.
+	pairs    map[net.Conn]net.Conn
+	orphaned map[net.Conn]bool
 	done  bool
 	wg    sync.WaitGroup
 }
@@ -45,7 +48,7 @@ func New(addr, target string) (*Bridge, error) {
 	if err != nil {
 		return nil, err
 	}
-	b := &Bridge{ln: ln, target: target, conns: map[net.Conn]struct{}{}}
+	b := &Bridge{ln: ln, target: target, conns: map[net.Conn]struct{}{}, pairs: map[net.Conn]net.Conn{}, orphaned: map[net.Conn]bool{}}
 	b.cond = sync.NewCond(&b.mu)
 	b.wg.Add(1)
 	go b.accept()
@@ -69,6 +72,19 @@ func (b *Bridge) DropAll() {
 	defer b.mu.Unlock()
 	for c := range b.conns {
 		c.Close()
+	}
+}
+
+// Sever closes the client side of every current connection while the server side stays
+// open and hears nothing: the client sees its connection drop at once, the server only
+// silence (a peer that vanished without a FIN). New connections pass as usual.
+func (b *Bridge) Sever() {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for in, out := range b.pairs {
+		b.orphaned[out] = true
+		delete(b.pairs, in)
+		in.Close()
 	}
 }
 
@@ -106,6 +122,7 @@ func (b *Bridge) accept() {
 			return
 		}
 		b.conns[in], b.conns[out] = struct{}{}, struct{}{}
+		b.pairs[in] = out
 		b.mu.Unlock()
 		b.wg.Add(2)
 		go b.pipe(in, out)
@@ -124,12 +141,12 @@ func (b *Bridge) pipe(src, dst net.Conn) {
 			for b.mode == Pause && !b.done {
 				b.cond.Wait()
 			}
-			mode, done := b.mode, b.done
+			mode, done, orphan := b.mode, b.done, b.orphaned[dst] || b.orphaned[src]
 			b.mu.Unlock()
 			if done {
 				return
 			}
-			if mode == Pass {
+			if mode == Pass && !orphan {
 				if _, werr := dst.Write(buf[:n]); werr != nil {
 					src.Close()
 					return
@@ -139,9 +156,9 @@ func (b *Bridge) pipe(src, dst net.Conn) {
 		if err != nil {
 			if err == io.EOF || isClosed(err) {
 				b.mu.Lock()
-				mode := b.mode
+				mode, orphan := b.mode, b.orphaned[dst]
 				b.mu.Unlock()
-				if mode != Blackhole {
+				if mode != Blackhole && !orphan {
 					dst.Close()
 				}
 			}

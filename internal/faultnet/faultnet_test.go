@@ -68,3 +68,42 @@ func TestBridgeModes(t *testing.T) {
 		t.Fatal("connection survived DropAll")
 	}
 }
+
+func TestSever(t *testing.T) {
+	srvLn, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer srvLn.Close()
+	accepted := make(chan net.Conn, 1)
+	go func() {
+		c, err := srvLn.Accept()
+		if err == nil {
+			accepted <- c
+		}
+	}()
+	b, err := New("", srvLn.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer b.Close()
+	c, err := net.Dial("tcp", b.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	s := <-accepted
+	defer s.Close()
+	b.Sever()
+	buf := make([]byte, 1)
+	c.SetDeadline(time.Now().Add(10 * time.Second))
+	if _, err := c.Read(buf); err == nil {
+		t.Fatal("client side survived Sever")
+	}
+	// The server side hears nothing: no data, no EOF.
+	s.SetReadDeadline(time.Now().Add(300 * time.Millisecond))
+	_, err = s.Read(buf)
+	if ne, ok := err.(net.Error); !ok || !ne.Timeout() {
+		t.Fatalf("server side saw %v, want silence", err)
+	}
+}
