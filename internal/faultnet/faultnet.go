@@ -35,8 +35,8 @@ type Bridge struct {
 	// pairs maps each accepted (client-side) connection to its dialed (server-side) one.
 	pairs    map[net.Conn]net.Conn
 	orphaned map[net.Conn]bool
-	done  bool
-	wg    sync.WaitGroup
+	done     bool
+	wg       sync.WaitGroup
 }
 
 // New listens on 127.0.0.1 (a free port, or addr when given) and forwards to target.
