@@ -1,0 +1,107 @@
+package zk
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+// Code is a ZooKeeper error code. Every code the server sends is returned as (wrapping) a
+// Code, so errors.Is(err, ErrNoNode) holds both for the constants below and for any
+// jute.Code value the server sent; errors.As(err, &code) extracts it.
+type Code = jute.Code
+
+// Server and client error codes. The client itself reports ErrConnectionLoss (the connection
+// broke before the reply arrived; the request may or may not have been applied),
+// ErrSessionExpired, ErrAuthFailed and ErrBadArguments (invalid path, mode or TTL).
+const (
+	ErrSystemError              = jute.ErrSystemError
+	ErrRuntimeInconsistency     = jute.ErrRuntimeInconsistency
+	ErrDataInconsistency        = jute.ErrDataInconsistency
+	ErrConnectionLoss           = jute.ErrConnectionLoss
+	ErrMarshallingError         = jute.ErrMarshallingError
+	ErrUnimplemented            = jute.ErrUnimplemented
+	ErrOperationTimeout         = jute.ErrOperationTimeout
+	ErrBadArguments             = jute.ErrBadArguments
+	ErrUnknownSession           = jute.ErrUnknownSession
+	ErrNewConfigNoQuorum        = jute.ErrNewConfigNoQuorum
+	ErrReconfigInProgress       = jute.ErrReconfigInProgress
+	ErrAPIError                 = jute.ErrAPIError
+	ErrNoNode                   = jute.ErrNoNode
+	ErrNoAuth                   = jute.ErrNoAuth
+	ErrBadVersion               = jute.ErrBadVersion
+	ErrNoChildrenForEphemerals  = jute.ErrNoChildrenForEphemerals
+	ErrNodeExists               = jute.ErrNodeExists
+	ErrNotEmpty                 = jute.ErrNotEmpty
+	ErrSessionExpired           = jute.ErrSessionExpired
+	ErrInvalidCallback          = jute.ErrInvalidCallback
+	ErrInvalidACL               = jute.ErrInvalidACL
+	ErrAuthFailed               = jute.ErrAuthFailed
+	ErrSessionMoved             = jute.ErrSessionMoved
+	ErrNotReadOnly              = jute.ErrNotReadOnly
+	ErrEphemeralOnLocalSession  = jute.ErrEphemeralOnLocalSession
+	ErrNoWatcher                = jute.ErrNoWatcher
+	ErrRequestTimeout           = jute.ErrRequestTimeout
+	ErrReconfigDisabled         = jute.ErrReconfigDisabled
+	ErrSessionClosedRequireSASL = jute.ErrSessionClosedRequireSASL
+	ErrQuotaExceeded            = jute.ErrQuotaExceeded
+	ErrThrottled                = jute.ErrThrottled
+)
+
+// ErrClosed is returned by operations on a client after Close.
+var ErrClosed = errors.New("zk: client closed")
+
+// OpError is the error of an operation: the operation, the path it was about (relative to
+// the chroot) and the cause, which is a Code, ErrClosed, or the context's error.
+type OpError struct {
+	Op   string
+	Path string
+	Err  error
+}
+
+func (e *OpError) Error() string {
+	if e.Path == "" {
+		return fmt.Sprintf("zk: %s: %v", e.Op, trimPrefix(e.Err))
+	}
+	return fmt.Sprintf("zk: %s %s: %v", e.Op, e.Path, trimPrefix(e.Err))
+}
+
+func (e *OpError) Unwrap() error { return e.Err }
+
+// trimPrefix drops the "zk: " that Code errors carry, so messages do not repeat it.
+func trimPrefix(err error) string {
+	s := err.Error()
+	if len(s) > 4 && s[:4] == "zk: " {
+		return s[4:]
+	}
+	return s
+}
+
+// MultiError is the error of a failed Multi: no operation was applied. Index is the first
+// operation that failed and Err its error (an *OpError wrapping the server's code).
+// Results holds every operation's result, as the server reported it.
+type MultiError struct {
+	Index   int
+	Err     error
+	Results []OpResult
+}
+
+func (e *MultiError) Error() string {
+	return fmt.Sprintf("zk: multi: op %d: %v", e.Index, trimPrefix(e.Err))
+}
+
+func (e *MultiError) Unwrap() error { return e.Err }
+
+// connLoss is ErrConnectionLoss with its cause (an I/O error, a timeout, ...).
+func connLoss(cause error) error {
+	if cause == nil || errors.Is(cause, ErrConnectionLoss) {
+		return ErrConnectionLoss
+	}
+	return fmt.Errorf("%w: %w", ErrConnectionLoss, cause)
+}
+
+// badArgs is ErrBadArguments with the reason the client refused the request.
+func badArgs(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrBadArguments, fmt.Sprintf(format, args...))
+}
