@@ -340,6 +340,14 @@ func (s *Server) reloadFromDisk() error {
 
 func (s *Server) becomeLeader() {
 	s.ens.role = roleLeading
+	// A new leader owns session expiry from now on: every session's clock starts afresh,
+	// as ZooKeeper's leader builds its session tracker (followers never saw the touches).
+	now := s.nowMs()
+	for id, sess := range s.sessions {
+		if sess.valid && !sess.closing {
+			s.tracker.Add(id, sess.timeout, now)
+		}
+	}
 	self := s.self()
 	ln, err := net.Listen("tcp", self.quorumAddr())
 	if err != nil {

@@ -107,6 +107,7 @@ func startEnsemble(t *testing.T, n int) *testEnsemble {
 		cfg := server.Config{
 			ListenAddr: "127.0.0.1:0", DataDir: t.TempDir(), TickTime: 100, InitLimit: 20, SyncLimit: 10,
 			ServerID: int64(i + 1), Peers: peers, PreAllocSize: 1 << 20, Logger: logger,
+			MaxSessionTimeout: 20000,
 		}
 		m := &ensembleMember{cfg: cfg}
 		e.members = append(e.members, m)

@@ -57,7 +57,8 @@ func TestEnsembleLinearizable(t *testing.T) {
 			}
 			defer c.Close()
 			lastVersion := map[string]int32{}
-			for n := 0; ; n++ {
+			// A bounded history keeps the linearizability check fast.
+			for n := 0; n < 2000; n++ {
 				select {
 				case <-stop:
 					return
@@ -68,6 +69,7 @@ func TestEnsembleLinearizable(t *testing.T) {
 				call := now()
 				var in linearize.Input
 				var out linearize.Output
+				var opErr error
 				keep := true
 				switch r := rng.IntN(10); {
 				case r < 4:
@@ -79,6 +81,7 @@ func TestEnsembleLinearizable(t *testing.T) {
 						data, st, err = c.Get(ctx, key)
 					}
 					if err != nil {
+						opErr = err
 						keep = false // a failed read has no effect
 						break
 					}
@@ -88,19 +91,24 @@ func TestEnsembleLinearizable(t *testing.T) {
 					v := fmt.Sprintf("c%d-%d", ci, n)
 					in = linearize.Input{Key: key, Kind: linearize.Set, Value: v}
 					st, err := c.Set(ctx, key, []byte(v), -1)
-					out = writeOutput(st, err)
+					out, opErr = writeOutput(st, err), err
 				default:
 					v := fmt.Sprintf("c%d-%d", ci, n)
 					exp := lastVersion[key] + int32(rng.IntN(2))
 					in = linearize.Input{Key: key, Kind: linearize.CAS, Value: v, Version: exp}
 					st, err := c.Set(ctx, key, []byte(v), exp)
-					out = writeOutput(st, err)
+					out, opErr = writeOutput(st, err), err
 				}
 				cancel()
 				ret := now()
+				if errors.Is(opErr, zk.ErrSessionExpired) || errors.Is(opErr, zk.ErrClosed) {
+					// Never sent, or sent by a session that is gone: the client stops here.
+					return
+				}
 				if !keep {
 					continue
 				}
+				time.Sleep(time.Duration(8+rng.IntN(12)) * time.Millisecond) // spread over the restarts
 				op := porcupine.Operation{ClientId: ci, Input: in, Call: call, Output: out, Return: ret}
 				mu.Lock()
 				if out.Result == linearize.Unknown {
@@ -126,6 +134,7 @@ func TestEnsembleLinearizable(t *testing.T) {
 		time.Sleep(time.Duration(300+rng.IntN(700)) * time.Millisecond)
 		e.start(victim)
 	}
+	restartsDone := time.Since(start)
 	time.Sleep(500 * time.Millisecond)
 	close(stop)
 	wg.Wait()
@@ -147,6 +156,15 @@ func TestEnsembleLinearizable(t *testing.T) {
 	res := porcupine.CheckOperationsTimeout(linearize.Model.ToModel(), history, 2*time.Minute)
 	if res != porcupine.Ok {
 		t.Fatalf("history of %d operations is not linearizable (%v)", len(history), res)
+	}
+	last := int64(0)
+	for _, op := range history {
+		if op.Return < end && op.Return > last {
+			last = op.Return
+		}
+	}
+	if time.Duration(last) < restartsDone {
+		t.Fatalf("the clients stopped at %v, before the restarts ended at %v", time.Duration(last), restartsDone)
 	}
 	t.Logf("%d operations (%d writes, %d with unknown outcome) linearizable across 4 server restarts", len(history), writes, len(unknown))
 }

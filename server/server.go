@@ -269,10 +269,12 @@ func (s *Server) Start() error {
 		// Nothing runs concurrently yet: the core is not started.
 		s.startLooking("start-up")
 	}
+	// Read before the core starts: from then on only the core touches the tree.
+	zxid := s.tree.LastZxid()
 	s.wg.Add(2)
 	go s.run()
 	go s.acceptLoop()
-	s.log.Info("zkd serving", "addr", s.Addr(), "dataDir", s.cfg.DataDir, "zxid", hex(s.tree.LastZxid()))
+	s.log.Info("zkd serving", "addr", s.Addr(), "dataDir", s.cfg.DataDir, "zxid", hex(zxid))
 	return nil
 }
 
