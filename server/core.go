@@ -196,6 +196,9 @@ func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 			s.learnerReady(s.ens.learner.Forward(id, 0, jute.OpCreateSession, body, nil))
 			return
 		}
+		if s.ens.role == roleLeading {
+			s.ens.owners[id] = s.cfg.ServerID
+		}
 		txn := s.prep.CreateSession(id, timeout, s.nextZxid(), s.nowMs())
 		s.propose(&pendingTxn{kind: pkCreateSession, txn: txn, sess: sess})
 		return
@@ -224,6 +227,9 @@ func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 		return
 	}
 	s.tracker.Add(sess.id, timeout, s.nowMs())
+	if s.ens.role == roleLeading {
+		s.ens.owners[sess.id] = s.cfg.ServerID
+	}
 	s.attach(c, sess, req)
 }
 
@@ -357,7 +363,9 @@ func (s *Server) submitWrite(q *queued) {
 		return
 	}
 	var txn *jute.LoggedTxn
-	if r.hdr.Type == jute.OpCloseSession {
+	if s.ens.role == roleLeading && !s.ownedBy(sess.id, s.cfg.ServerID) {
+		txn = sessionMovedTxn(sess.id, r.hdr.Xid, r.hdr.Type, s.nextZxid(), s.nowMs())
+	} else if r.hdr.Type == jute.OpCloseSession {
 		s.tracker.SetClosing(sess.id)
 		txn = s.prep.CloseSession(sess.id, r.hdr.Xid, s.nextZxid(), s.nowMs())
 	} else {

@@ -77,6 +77,10 @@ type ensemble struct {
 	dialing     bool
 	syncs       []*queued                 // forwarded (or leader-local) syncs, oldest first
 	revalidates map[int64][]pendingReconn // reconnects waiting for the leader's answer
+	// owners maps a session to the server whose client connection owns it (leader only).
+	// A session that reconnected elsewhere has moved: writes still arriving through its
+	// old server fail with SESSIONMOVED.
+	owners map[int64]int64
 }
 
 type pendingReconn struct {
@@ -168,6 +172,7 @@ func (s *Server) initEnsemble() error {
 	s.ens.st = zab.PersistentState{AcceptedEpoch: acc, CurrentEpoch: cur, LastLogged: last}
 	s.ens.revalidates = map[int64][]pendingReconn{}
 	s.ens.qconns = map[zab.ConnID]*quorumConn{}
+	s.ens.owners = map[int64]int64{}
 	cfg := election.Config{ID: s.cfg.ServerID, Voters: s.voters()}
 	for _, p := range s.cfg.Peers {
 		if p.Observer {
@@ -309,6 +314,7 @@ func (s *Server) stopRole() {
 	s.pending = nil
 	s.ens.syncs = nil
 	clear(s.ens.revalidates)
+	clear(s.ens.owners)
 	s.prep.Reset()
 	// A follower may have logged proposals that were never applied; ZooKeeper fast-forwards
 	// its tree over them before the next election, so its vote names its last logged zxid.
@@ -497,6 +503,8 @@ func (s *Server) leaderReady(r zab.LeaderReady) {
 		valid := sess != nil && sess.valid && !sess.closing
 		if valid {
 			s.tracker.TouchTimeout(a.Session, a.Timeout, s.nowMs())
+			s.ens.owners[a.Session] = a.Sid
+			s.disownLocal(sess)
 		}
 		s.leaderReady(s.ens.leader.Revalidated(a.Conn, a.Session, valid))
 	}
@@ -518,8 +526,14 @@ func (s *Server) leaderRemoteRequest(fr zab.ForwardedRequest) {
 	}
 	now := s.nowMs()
 	var txn *jute.LoggedTxn
+	if fr.Type != jute.OpCreateSession && !s.ownedBy(fr.Session, fr.Sid) {
+		txn = sessionMovedTxn(fr.Session, fr.Cxid, fr.Type, s.nextZxid(), now)
+		s.propose(&pendingTxn{kind: pkRemote, txn: txn})
+		return
+	}
 	switch fr.Type {
 	case jute.OpCreateSession:
+		s.ens.owners[fr.Session] = fr.Sid
 		var to jute.CreateSessionTxn
 		if err := jute.Unmarshal(fr.Body, &to); err != nil {
 			return
@@ -545,6 +559,33 @@ func (s *Server) leaderRemoteRequest(fr zab.ForwardedRequest) {
 		txn = s.prep.Prepare(&prep.Request{SessionID: fr.Session, Cxid: fr.Cxid, Type: fr.Type, Body: rec, AuthIDs: fr.AuthInfo}, s.nextZxid(), now)
 	}
 	s.propose(&pendingTxn{kind: pkRemote, txn: txn})
+}
+
+// ownedBy reports whether server sid owns a session, claiming it for sid when no server
+// does yet (after a leader change owners are unknown, as in ZooKeeper).
+func (s *Server) ownedBy(session, sid int64) bool {
+	owner, ok := s.ens.owners[session]
+	if !ok {
+		s.ens.owners[session] = sid
+		return true
+	}
+	return owner == sid
+}
+
+// disownLocal drops this server's own client connection of a session that moved away.
+func (s *Server) disownLocal(sess *clientSession) {
+	if c := sess.conn; c != nil {
+		s.detach(c)
+		c.close()
+	}
+}
+
+// sessionMovedTxn is the error txn for a write from a server that no longer owns the session.
+func sessionMovedTxn(session int64, cxid int32, op jute.OpCode, zxid, now int64) *jute.LoggedTxn {
+	return &jute.LoggedTxn{
+		Header: jute.TxnHeader{ClientID: session, Cxid: cxid, Zxid: zxid, Time: now, Type: jute.OpError},
+		Body:   &jute.ErrorTxn{Err: jute.ErrSessionMoved},
+	}
 }
 
 // snapStream serializes the tree as a SNAP sync streams it, at the tree's current zxid.

@@ -11,6 +11,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/internal/rawzk"
+	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
 )
 
@@ -93,11 +95,17 @@ type testEnsemble struct {
 }
 
 func startEnsemble(t *testing.T, n int) *testEnsemble {
-	ports := freePorts(t, 2*n)
+	return startEnsembleObservers(t, n, 0)
+}
+
+// startEnsembleObservers starts n voters and then obs observers (the highest ids).
+func startEnsembleObservers(t *testing.T, n, obs int) *testEnsemble {
+	ports := freePorts(t, 2*(n+obs))
 	var peers []server.Peer
-	for i := 0; i < n; i++ {
-		peers = append(peers, server.Peer{ID: int64(i + 1), Host: "127.0.0.1", QuorumPort: ports[2*i], ElectionPort: ports[2*i+1]})
+	for i := 0; i < n+obs; i++ {
+		peers = append(peers, server.Peer{ID: int64(i + 1), Host: "127.0.0.1", QuorumPort: ports[2*i], ElectionPort: ports[2*i+1], Observer: i >= n})
 	}
+	n += obs
 	e := &testEnsemble{t: t, net: newMemElection()}
 	for i := 0; i < n; i++ {
 		logger := slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -162,16 +170,16 @@ func (e *testEnsemble) modes() map[int]string {
 
 func (e *testEnsemble) waitServing() {
 	waitFor(e.t, "ensemble to elect and sync", func() bool {
-		leaders, followers := 0, 0
+		leaders, learners := 0, 0
 		for _, mode := range e.modes() {
 			switch mode {
 			case "leader":
 				leaders++
-			case "follower":
-				followers++
+			case "follower", "observer":
+				learners++
 			}
 		}
-		return leaders == 1 && leaders+followers == len(e.modes())
+		return leaders == 1 && leaders+learners == len(e.modes())
 	})
 }
 
@@ -317,4 +325,63 @@ func TestEnsembleSessionExpiryRemovesEphemerals(t *testing.T) {
 	if ev := waitEvent(t, ch); ev.Type != zk.EventNodeDeleted {
 		t.Fatalf("event %+v", ev)
 	}
+}
+
+// TestEnsembleSessionMoved: a session that reconnects through another server has moved;
+// a write still sent through its old connection fails with SESSIONMOVED.
+func TestEnsembleSessionMoved(t *testing.T) {
+	e := startEnsemble(t, 3)
+	e.waitServing()
+	l := e.leaderIndex()
+	f1, f2 := (l+1)%3, (l+2)%3
+	a := rawzk.Connect(t, e.members[f1].cfg.ListenAddr)
+	if h := a.Call(jute.OpCreate, &jute.CreateRequest{Path: "/m", ACL: jute.OpenACLUnsafe}, &jute.CreateResponse{}); h.Err != jute.OK {
+		t.Fatal(h.Err)
+	}
+	b := rawzk.Dial(t, e.members[f2].cfg.ListenAddr)
+	resp, err := b.Handshake(&jute.ConnectRequest{TimeOut: 10000, SessionID: a.Session, Passwd: a.Passwd, HasReadOnly: true})
+	if err != nil || resp.SessionID != a.Session {
+		t.Fatalf("moving the session: %+v %v", resp, err)
+	}
+	h := a.Call(jute.OpSetData, &jute.SetDataRequest{Path: "/m", Data: []byte("x"), Version: -1}, &jute.SetDataResponse{})
+	if h.Err != jute.ErrSessionMoved {
+		t.Fatalf("write through the old connection: %v, want SESSIONMOVED", h.Err)
+	}
+	if h := b.Call(jute.OpSetData, &jute.SetDataRequest{Path: "/m", Data: []byte("y"), Version: -1}, &jute.SetDataResponse{}); h.Err != jute.OK {
+		t.Fatalf("write through the new connection: %v", h.Err)
+	}
+}
+
+func TestEnsembleObserver(t *testing.T) {
+	e := startEnsembleObservers(t, 3, 1)
+	e.waitServing()
+	if m := e.modes()[3]; m != "observer" {
+		t.Fatalf("member 4 is %q, want observer", m)
+	}
+	obs := connectTo(t, e.members[3].cfg.ListenAddr)
+	for i := 0; i < 10; i++ {
+		if _, err := obs.Create(fmt.Sprintf("/o%d", i), nil, 0, open); err != nil {
+			t.Fatalf("write through the observer: %v", err)
+		}
+	}
+	// Observers get committed txns (INFORM): a write elsewhere shows up there.
+	other := connectTo(t, e.members[e.leaderIndex()].cfg.ListenAddr)
+	if _, err := other.Create("/from-leader", nil, 0, open); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := obs.Sync("/"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := obs.Exists("/from-leader"); err != nil || !ok {
+		t.Fatalf("observer misses /from-leader: %v %v", ok, err)
+	}
+	// An observer does not vote: with two of three voters gone there is no quorum, even
+	// though the observer and one voter remain.
+	l := e.leaderIndex()
+	for i := 0; i < 3; i++ {
+		if i != l {
+			e.stop(i)
+		}
+	}
+	waitFor(t, "the leader to lose its quorum", func() bool { return e.modes()[l] != "leader" })
 }

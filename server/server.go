@@ -479,11 +479,15 @@ func (s *Server) recordLatency(c *conn, r *request) {
 	c.stats.add(ms)
 }
 
-// Mode is this server's role as srvr reports it: standalone, leader, follower, observer,
-// or looking.
+// Mode is this server's role as srvr reports it (standalone, leader, follower or
+// observer), or "" while it does not serve clients (looking for a leader, or syncing).
 func (s *Server) Mode() string {
 	var m string
-	if !s.Query(func() { m = s.ens.role.String() }) {
+	if !s.Query(func() {
+		if s.serving() {
+			m = s.ens.role.String()
+		}
+	}) {
 		return ""
 	}
 	return m

@@ -86,8 +86,8 @@ func parseStatusRSS(b []byte) (int64, error) {
 
 // machineSample is the machine's CPU time from the first line of /proc/stat, in ticks.
 type machineSample struct {
-	ok                  bool
-	total, idle, iowait int64
+	ok                       bool
+	total, idle, iowait, irq int64
 }
 
 func sampleMachine() machineSample {
@@ -122,19 +122,23 @@ func parseProcStat(b []byte) (machineSample, error) {
 			m.idle = n
 		case 4:
 			m.iowait = n
+		case 5, 6:
+			m.irq += n
 		}
 	}
 	m.ok = true
 	return m, nil
 }
 
-// machineUse is the share of all CPUs' time that was busy, and that was idle waiting for
-// I/O, between two samples, in percent.
-func machineUse(a, b machineSample) (busy, iowait float64) {
+// machineUse gives, in percent of all CPUs' time between two samples: the busy share, the
+// share idle waiting for I/O, and the share spent in interrupts (loopback networking runs
+// there, on behalf of whichever process).
+func machineUse(a, b machineSample) (busy, iowait, irq float64) {
 	d := b.total - a.total
 	if !a.ok || !b.ok || d <= 0 {
-		return 0, 0
+		return 0, 0, 0
 	}
 	idle := (b.idle - a.idle) + (b.iowait - a.iowait)
-	return 100 * float64(d-idle) / float64(d), 100 * float64(b.iowait-a.iowait) / float64(d)
+	pct := func(n int64) float64 { return 100 * float64(n) / float64(d) }
+	return pct(d - idle), pct(b.iowait - a.iowait), pct(b.irq - a.irq)
 }

@@ -127,27 +127,27 @@ func TestSampleSelf(t *testing.T) {
 }
 
 func TestMachineUse(t *testing.T) {
-	a, err := parseProcStat([]byte("cpu  100 0 50 800 50 0 0 0 0 0\ncpu0 1 2 3 4 5 6 7 8\n"))
+	a, err := parseProcStat([]byte("cpu  100 0 50 800 50 10 5 0 0 0\ncpu0 1 2 3 4 5 6 7 8\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := parseProcStat([]byte("cpu  250 0 100 850 100 0 0 0 0 0\n"))
+	b, err := parseProcStat([]byte("cpu  250 0 100 850 100 20 15 0 0 0\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 300 ticks passed: 200 busy (user+system), 50 idle, 50 iowait.
-	busy, iowait := machineUse(a, b)
-	if !within(busy*100, 6667) || !within(iowait*100, 1667) {
-		t.Errorf("busy %v iowait %v, want 66.7 and 16.7", busy, iowait)
+	// 320 ticks passed: 220 busy (user+system+irq+softirq), 50 idle, 50 iowait.
+	busy, iowait, irq := machineUse(a, b)
+	if !within(busy*100, 6875) || !within(iowait*100, 1562) || !within(irq*100, 625) {
+		t.Errorf("busy %v iowait %v irq %v, want 68.75, 15.6 and 6.25", busy, iowait, irq)
 	}
-	// Over 1 s on 2 CPUs, the server used 0.5 s and zkbench 0.3 s: 40% of the machine, so
-	// others had the remaining 26.7 of the 66.7% busy.
+	// Over 1 s on 2 CPUs, the server used 0.5 s and zkbench 0.3 s: 40% of the machine, and
+	// interrupts 6.25%, so others had the remaining 22.5 of the 68.75% busy.
 	res := Result{Seconds: 1, ServerCPUSeconds: 0.5, ClientCPUSeconds: 0.3}
 	res.fillMachine(a, b, 2)
-	if res.MachineBusyPct != 67 || res.MachineIOWaitPct != 17 || res.OtherCPUPct != 27 {
+	if res.MachineBusyPct != 69 || res.MachineIOWaitPct != 16 || res.OtherCPUPct != 23 {
 		t.Errorf("fillMachine: busy %v iowait %v other %v", res.MachineBusyPct, res.MachineIOWaitPct, res.OtherCPUPct)
 	}
-	if busy, _ := machineUse(machineSample{}, b); busy != 0 {
+	if busy, _, _ := machineUse(machineSample{}, b); busy != 0 {
 		t.Errorf("busy from a missing sample: %v", busy)
 	}
 	if _, err := parseProcStat([]byte("intr 1 2 3\n")); err == nil {

@@ -320,3 +320,46 @@ func TestPausedLeaderServesNoStaleRead(t *testing.T) {
 	}
 	t.Logf("sync+read on the resumed old leader: value %q, err %v", val, err)
 }
+
+// TestProcessEnsembleFive: five processes survive losing the leader and a follower at
+// once (three of five is still a quorum); both come back and catch up.
+func TestProcessEnsembleFive(t *testing.T) {
+	e := startProcEnsemble(t, 5, 200)
+	c := connectAll(t, e.addrs)
+	for i := 0; i < 20; i++ {
+		if _, err := c.Create(fmt.Sprintf("/a%d", i), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	l := e.leader()
+	f := (l + 1) % 5
+	e.procs[l].kill()
+	e.procs[f].kill()
+	e.procs[l], e.procs[f] = nil, nil
+	e.waitQuorum(3)
+	var alive []string
+	for i, a := range e.addrs {
+		if i != l && i != f {
+			alive = append(alive, a)
+		}
+	}
+	c2 := connectAll(t, alive)
+	for i := 0; i < 20; i++ {
+		if _, err := c2.Create(fmt.Sprintf("/b%d", i), nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.start(l)
+	e.start(f)
+	e.waitQuorum(5)
+	for _, i := range []int{l, f} {
+		ci := connectAll(t, []string{e.addrs[i]})
+		for j := 0; j < 20; j++ {
+			for _, p := range []string{fmt.Sprintf("/a%d", j), fmt.Sprintf("/b%d", j)} {
+				if ok, _, err := ci.Exists(p); err != nil || !ok {
+					t.Fatalf("server %d after restart misses %s: %v %v", i+1, p, ok, err)
+				}
+			}
+		}
+	}
+}
