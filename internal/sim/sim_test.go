@@ -7,7 +7,7 @@ import (
 )
 
 var (
-	seeds = flag.Int("sim.seeds", 300, "number of seeded schedules per configuration")
+	seeds = flag.Int("sim.seeds", 1500, "number of seeded schedules per configuration (3 and 5 servers)")
 	steps = flag.Int("sim.steps", 3000, "steps per schedule")
 	seed  = flag.Uint64("sim.seed", 0, "replay only this seed (with -v, -sim.trace prints every step)")
 	trace = flag.Bool("sim.trace", false, "print every step of a replayed seed")
