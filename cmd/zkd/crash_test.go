@@ -4,7 +4,6 @@ import (
 	"bufio"
 	"fmt"
 	"io"
-	"log"
 	"net"
 	"os"
 	"os/exec"
@@ -165,22 +164,7 @@ func fourLetter(addr, cmd string) string {
 
 func connectZK(t *testing.T, addr string) *zk.Conn {
 	t.Helper()
-	c, ev, err := zk.Connect([]string{addr}, 10*time.Second, zk.WithLogger(log.New(io.Discard, "", 0)))
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(c.Close)
-	deadline := time.After(30 * time.Second)
-	for {
-		select {
-		case e := <-ev:
-			if e.State == zk.StateHasSession {
-				return c
-			}
-		case <-deadline:
-			t.Fatal("no session")
-		}
-	}
+	return connectAll(t, []string{addr})
 }
 
 // TestCrashKeepsAcknowledgedWrites kills zkd with SIGKILL in the middle of a write load and
