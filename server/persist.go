@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"runtime/debug"
 	"sort"
 	"time"
 
@@ -41,6 +42,8 @@ func (s *Server) recover() error {
 		}
 	}
 	start := time.Now()
+	// Nearly everything recovery allocates stays live: collecting garbage meanwhile is wasted.
+	defer debug.SetGCPercent(debug.SetGCPercent(400))
 	tree, snapZxid, sessions, err := s.loadSnapshot()
 	if err != nil {
 		return err
@@ -57,6 +60,7 @@ func (s *Server) recover() error {
 		return fmt.Errorf("server: open log: %w", err)
 	}
 	replayed := 0
+	tree.BeginReplay()
 	last, err := storage.ReadLog(fs, s.logDir(), snapZxid, func(zxid int64, b []byte) error {
 		// The tree keeps the decoded data, and b is only valid during the call.
 		t, err := jute.DecodeTxn(bytes.Clone(b))
@@ -74,6 +78,7 @@ func (s *Server) recover() error {
 		replayed++
 		return nil
 	})
+	tree.EndReplay()
 	if err != nil {
 		return fmt.Errorf("server: replay log: %w", err)
 	}
@@ -85,11 +90,13 @@ func (s *Server) recover() error {
 		"zxid", hex(tree.LastZxid()), "nodes", tree.NodeCount(), "sessions", len(s.sessions),
 		"took", time.Since(start).Round(time.Millisecond))
 	s.durable.Store(tree.LastZxid())
-	// Like ZooKeeper, take a snapshot at every start, so the next recovery replays only
-	// what comes after it.
-	if err := s.snapshotNow(); err != nil {
-		return err
+	// Like ZooKeeper, snapshot at start, so the next recovery replays only what comes after
+	// it. An empty database is snapshotted at once (snapshot.0); otherwise the snapshot is
+	// taken in the background once serving (the log holds everything until then).
+	if snapZxid == 0 && replayed == 0 {
+		return s.snapshotNow()
 	}
+	s.startSnapshot = replayed > 0
 	return nil
 }
 
@@ -330,6 +337,11 @@ func (s *Server) maybeSnapshot() {
 	if s.walk != nil || s.txnsSinceSnap < s.snapThreshold {
 		return
 	}
+	s.startBackgroundSnapshot()
+}
+
+// startBackgroundSnapshot rolls the log and starts a fuzzy snapshot walk.
+func (s *Server) startBackgroundSnapshot() {
 	s.resetSnapThreshold()
 	s.logCh <- logItem{roll: true}
 	w := &snapshotWalk{

@@ -188,6 +188,7 @@ type Server struct {
 	snapThreshold      int
 	walk               *snapshotWalk
 	rng                *rand.Rand
+	startSnapshot      bool // take a background snapshot once serving
 
 	persist
 	ens ensemble
@@ -271,6 +272,10 @@ func (s *Server) Start() error {
 	}
 	// Read before the core starts: from then on only the core touches the tree.
 	zxid := s.tree.LastZxid()
+	if s.startSnapshot {
+		s.startSnapshot = false
+		s.startBackgroundSnapshot()
+	}
 	s.wg.Add(2)
 	go s.run()
 	go s.acceptLoop()

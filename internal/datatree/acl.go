@@ -1,6 +1,8 @@
 package datatree
 
 import (
+	"slices"
+
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -18,6 +20,10 @@ type aclCache struct {
 	// pinned defers removal of unreferenced lists while a snapshot walk may still emit
 	// nodes whose key must appear in the snapshot's ACL table.
 	pinned int
+	// last is the most recently interned list: most creates reuse one ACL, and comparing
+	// it is much cheaper than encoding the list to look it up.
+	last    []jute.ACL
+	lastKey int64
 }
 
 func newACLCache() *aclCache {
@@ -35,6 +41,12 @@ func (c *aclCache) intern(acls []jute.ACL) int64 {
 	if acls == nil {
 		return OpenACLKey
 	}
+	if c.last != nil && slices.Equal(acls, c.last) {
+		if _, ok := c.byKey[c.lastKey]; ok {
+			c.refs[c.lastKey]++
+			return c.lastKey
+		}
+	}
 	s := aclString(acls)
 	k, ok := c.byValue[s]
 	if !ok {
@@ -44,6 +56,7 @@ func (c *aclCache) intern(acls []jute.ACL) int64 {
 		c.byKey[k] = acls
 	}
 	c.refs[k]++
+	c.last, c.lastKey = acls, k
 	return k
 }
 

@@ -126,6 +126,25 @@ func (t *Tree) applyOne(hdr *jute.TxnHeader, typ jute.OpCode, body jute.Record, 
 	return res
 }
 
+// event records events for watches, except while replaying a log.
+func (t *Tree) event(ev *[]Event, events ...Event) {
+	if !t.replaying {
+		*ev = append(*ev, events...)
+	}
+}
+
+func (t *Tree) addDigest(path string, n *Node) {
+	if !t.replaying {
+		t.digest += nodeDigest(path, n)
+	}
+}
+
+func (t *Tree) unDigest(path string, n *Node) {
+	if !t.replaying {
+		t.digest -= nodeDigest(path, n)
+	}
+}
+
 func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, parentCVersion int32, zxid, time int64, ev *[]Event) (jute.Stat, jute.Code) {
 	parentPath := Parent(path)
 	parent := t.nodes[parentPath]
@@ -160,17 +179,17 @@ func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, par
 		// Replay over a fuzzy snapshot can delete a parent that still holds a child the
 		// snapshot caught; that child's own create comes later and replaces it here
 		// (ZooKeeper's NodeHashMapImpl.put removes the old node's digest).
-		t.digest -= nodeDigest(path, old)
+		t.unDigest(path, old)
 		t.acls.release(old.ACL)
 		t.dataSize -= nodeSize(path, old.Data)
 		t.untrack(path, old.Stat.EphemeralOwner)
 	}
 	t.nodes[path] = n
-	t.digest += nodeDigest(path, n)
+	t.addDigest(path, n)
 	t.dataSize += nodeSize(path, data)
 	t.track(path, owner)
 	t.quotaCreated(parentPath, path, data)
-	*ev = append(*ev, Event{jute.EventNodeCreated, path}, Event{jute.EventNodeChildrenChanged, parentPath})
+	t.event(ev, Event{jute.EventNodeCreated, path}, Event{jute.EventNodeChildrenChanged, parentPath})
 	return t.StatOf(n), jute.OK
 }
 
@@ -240,7 +259,7 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
 		}
 		return jute.ErrNoNode
 	}
-	t.digest -= nodeDigest(path, n)
+	t.unDigest(path, n)
 	delete(t.nodes, path)
 	t.acls.release(n.ACL)
 	t.dataSize -= nodeSize(path, n.Data)
@@ -253,7 +272,7 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
 	}
 	t.endChange(parentPath, parent)
 	t.quotaDeleted(parentPath, path, n.Data)
-	*ev = append(*ev, Event{jute.EventNodeDeleted, path}, Event{jute.EventNodeChildrenChanged, parentPath})
+	t.event(ev, Event{jute.EventNodeDeleted, path}, Event{jute.EventNodeChildrenChanged, parentPath})
 	return jute.OK
 }
 
@@ -270,7 +289,7 @@ func (t *Tree) setData(path string, data []byte, version int32, zxid, time int64
 	n.Stat.Mzxid = zxid
 	n.Stat.Mtime = time
 	t.endChange(path, n)
-	*ev = append(*ev, Event{jute.EventNodeDataChanged, path})
+	t.event(ev, Event{jute.EventNodeDataChanged, path})
 	return t.StatOf(n), jute.OK
 }
 

@@ -2,6 +2,7 @@ package datatree
 
 import (
 	"bytes"
+	"fmt"
 	"slices"
 	"testing"
 
@@ -1054,4 +1055,31 @@ func TestQuotaStats(t *testing.T) {
 	before := statsOf()
 	a.create("/q/z", "zzz")
 	check(before)
+}
+
+// TestReplayModeKeepsTheSameTree: a tree replayed with BeginReplay/EndReplay ends with the
+// same nodes and digest as one that kept its digest change by change.
+func TestReplayModeKeepsTheSameTree(t *testing.T) {
+	live, replayed := New(), New()
+	replayed.BeginReplay()
+	for i := int64(1); i <= 200; i++ {
+		p := fmt.Sprintf("/n%d", i%37)
+		var hdr jute.TxnHeader
+		var body jute.Record
+		switch i % 4 {
+		case 0, 1:
+			hdr, body = jute.TxnHeader{Zxid: i, Time: i, Type: jute.OpCreate}, &jute.CreateTxn{Path: p, Data: []byte{byte(i)}, ACL: jute.OpenACLUnsafe, ParentCVersion: -1, V0: true}
+		case 2:
+			hdr, body = jute.TxnHeader{Zxid: i, Time: i, Type: jute.OpSetData}, &jute.SetDataTxn{Path: p, Data: []byte{byte(i), 1}, Version: int32(i)}
+		default:
+			hdr, body = jute.TxnHeader{Zxid: i, Time: i, Type: jute.OpDelete}, &jute.DeleteTxn{Path: p}
+		}
+		live.Apply(&hdr, body)
+		replayed.Apply(&hdr, body)
+	}
+	replayed.EndReplay()
+	if live.Digest() != replayed.Digest() || live.NodeCount() != replayed.NodeCount() {
+		t.Fatalf("digest %x vs %x, nodes %d vs %d", live.Digest(), replayed.Digest(), live.NodeCount(), replayed.NodeCount())
+	}
+	checkInvariants(t, replayed)
 }

@@ -83,6 +83,26 @@ type Tree struct {
 
 	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled).
 	ExtendedTypes bool
+
+	// replaying skips the per-change digest and event bookkeeping while a log is replayed;
+	// EndReplay recomputes the digest once.
+	replaying bool
+}
+
+// BeginReplay makes Apply skip work that replaying a log does not need: keeping the digest
+// up to date change by change, and reporting events (there are no watches yet).
+func (t *Tree) BeginReplay() { t.replaying = true }
+
+// EndReplay recomputes the digest and returns the tree to normal operation.
+func (t *Tree) EndReplay() {
+	if !t.replaying {
+		return
+	}
+	t.replaying = false
+	t.digest = 0
+	for p, n := range t.nodes {
+		t.digest += nodeDigest(p, n)
+	}
 }
 
 // Reserved nodes present in every tree.
@@ -313,6 +333,15 @@ func nodeDigest(path string, n *Node) uint64 {
 	return uint64(c)
 }
 
-// change brackets a mutation of a node so the digest follows it.
-func (t *Tree) beginChange(path string, n *Node) { t.digest -= nodeDigest(path, n) }
-func (t *Tree) endChange(path string, n *Node)   { t.digest += nodeDigest(path, n) }
+// beginChange and endChange bracket a mutation of a node so the digest follows it.
+func (t *Tree) beginChange(path string, n *Node) {
+	if !t.replaying {
+		t.digest -= nodeDigest(path, n)
+	}
+}
+
+func (t *Tree) endChange(path string, n *Node) {
+	if !t.replaying {
+		t.digest += nodeDigest(path, n)
+	}
+}
