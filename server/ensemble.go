@@ -81,6 +81,8 @@ type ensemble struct {
 	// A session that reconnected elsewhere has moved: writes still arriving through its
 	// old server fail with SESSIONMOVED.
 	owners map[int64]int64
+	// syncs of learners by the mode they got, for mntr (diff_count, snap_count)
+	diffs, snaps, truncs int64
 }
 
 type pendingReconn struct {
@@ -465,6 +467,14 @@ func (s *Server) leaderReady(r zab.LeaderReady) {
 		q := s.ens.qconns[o.Conn]
 		if q == nil {
 			continue
+		}
+		switch o.Packet.Type {
+		case zab.PktDiff:
+			s.ens.diffs++
+		case zab.PktSnap:
+			s.ens.snaps++
+		case zab.PktTrunc:
+			s.ens.truncs++
 		}
 		q.send(&o.Packet)
 		if o.SnapFollows {

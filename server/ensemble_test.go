@@ -6,6 +6,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"strings"
 	"sync"
 	"testing"
 	"time"
@@ -98,8 +99,17 @@ func startEnsemble(t *testing.T, n int) *testEnsemble {
 	return startEnsembleObservers(t, n, 0)
 }
 
+// startEnsembleConfig starts n voters with extra settings.
+func startEnsembleConfig(t *testing.T, n int, f func(*server.Config)) *testEnsemble {
+	return startEnsembleFull(t, n, 0, f)
+}
+
 // startEnsembleObservers starts n voters and then obs observers (the highest ids).
 func startEnsembleObservers(t *testing.T, n, obs int) *testEnsemble {
+	return startEnsembleFull(t, n, obs, nil)
+}
+
+func startEnsembleFull(t *testing.T, n, obs int, f func(*server.Config)) *testEnsemble {
 	ports := freePorts(t, 2*(n+obs))
 	var peers []server.Peer
 	for i := 0; i < n+obs; i++ {
@@ -116,6 +126,9 @@ func startEnsembleObservers(t *testing.T, n, obs int) *testEnsemble {
 			ListenAddr: "127.0.0.1:0", DataDir: t.TempDir(), TickTime: 100, InitLimit: 20, SyncLimit: 10,
 			ServerID: int64(i + 1), Peers: peers, PreAllocSize: 1 << 20, Logger: logger,
 			MaxSessionTimeout: 20000,
+		}
+		if f != nil {
+			f(&cfg)
 		}
 		m := &ensembleMember{cfg: cfg}
 		e.members = append(e.members, m)
@@ -384,4 +397,58 @@ func TestEnsembleObserver(t *testing.T) {
 		}
 	}
 	waitFor(t, "the leader to lose its quorum", func() bool { return e.modes()[l] != "leader" })
+}
+
+// TestEnsembleSnapSync: a follower that was away while the leader's log was purged past
+// its zxid is synced with SNAP; one that missed less is synced with DIFF.
+func TestEnsembleSnapSync(t *testing.T) {
+	e := startEnsembleConfig(t, 3, func(c *server.Config) {
+		c.SnapCount = 40
+		c.PurgeInterval = 50 * time.Millisecond
+		c.SnapRetainCount = 3
+		c.FourLetterWhitelist = []string{"*"}
+	})
+	e.waitServing()
+	l := e.leaderIndex()
+	f := (l + 1) % 3
+	e.stop(f)
+	c := connectTo(t, e.members[l].cfg.ListenAddr)
+	for i := 0; i < 400; i++ {
+		if _, err := c.Create(fmt.Sprintf("/s%d", i), []byte{byte(i)}, 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Wait until the leader's oldest log starts after the follower's last zxid.
+	waitFor(t, "the leader to purge old logs", func() bool {
+		names, _ := os.ReadDir(e.members[l].cfg.DataDir + "/version-2")
+		for _, n := range names {
+			if n.Name() == "log.1" {
+				return false
+			}
+		}
+		return true
+	})
+	e.start(f)
+	waitFor(t, "the follower to rejoin", func() bool { return e.modes()[f] == "follower" })
+	fc := connectTo(t, e.members[f].cfg.ListenAddr)
+	for i := 0; i < 400; i++ {
+		d, _, err := fc.Get(fmt.Sprintf("/s%d", i))
+		if err != nil || len(d) != 1 || d[0] != byte(i) {
+			t.Fatalf("/s%d on the follower synced by SNAP: %v %v", i, d, err)
+		}
+	}
+	mntr := fourLetter(t, e.members[l].cfg.ListenAddr, "mntr")
+	if !strings.Contains(mntr, "zk_snap_count\t1\n") {
+		t.Fatalf("leader's mntr does not count one SNAP sync:\n%s", grepLines(mntr, "_count\t"))
+	}
+}
+
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -152,6 +152,10 @@ func (s *Server) serverStats() admin.ServerStats {
 		MaxFileDescriptors:  maxFDs(),
 		Uptime:              time.Since(s.start).Milliseconds(),
 		ResponseSize:        admin.NewBufferStats(),
+		Counters: map[string]int64{
+			"diff_count": s.ens.diffs,
+			"snap_count": s.ens.snaps,
+		},
 	}
 	return st
 }
