@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -119,5 +120,39 @@ func TestFsync(t *testing.T) {
 	rs, err := readResults(&out)
 	if err != nil || len(rs) != 1 || rs[0].Ops != 5 || rs[0].Kind != kindFsync {
 		t.Fatalf("fsync result %+v, %v", rs, err)
+	}
+}
+
+func TestRunBest(t *testing.T) {
+	ctx := context.Background()
+	seq := func(others ...float64) func(int) (*Result, error) {
+		return func(attempt int) (*Result, error) {
+			return &Result{Ops: int64(attempt), OtherCPUPct: others[attempt]}, nil
+		}
+	}
+	var retried []float64
+	again := func(r *Result) { retried = append(retried, r.OtherCPUPct) }
+
+	// Contended twice, then clean: the clean run is kept.
+	r, err := runBest(ctx, 5, 10, seq(40, 30, 5, 99), again)
+	if err != nil || r.Ops != 2 || r.Attempts != 3 || len(retried) != 2 {
+		t.Errorf("got run %d of %d attempts, %v retried; want run 2 of 3", r.Ops, r.Attempts, retried)
+	}
+	// Out of retries: the least contended is kept.
+	retried = nil
+	r, _ = runBest(ctx, 2, 10, seq(40, 20, 30, 1), again)
+	if r.Ops != 1 || r.Attempts != 3 {
+		t.Errorf("got run %d of %d attempts, want run 1 of 3", r.Ops, r.Attempts)
+	}
+	// No retries allowed.
+	r, _ = runBest(ctx, 0, 10, seq(40, 1), again)
+	if r.Ops != 0 || r.Attempts != 1 {
+		t.Errorf("got run %d of %d attempts, want run 0 of 1", r.Ops, r.Attempts)
+	}
+	// An error ends it, with the error.
+	boom := errors.New("boom")
+	_, err = runBest(ctx, 3, 10, func(int) (*Result, error) { return &Result{OtherCPUPct: 50}, boom }, again)
+	if !errors.Is(err, boom) {
+		t.Errorf("err = %v", err)
 	}
 }

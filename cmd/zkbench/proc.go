@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"strconv"
@@ -44,24 +45,10 @@ func sampleProc(pid int) (procSample, error) {
 	return procSample{ok: true, cpu: cpu, rss: rss}, nil
 }
 
-// parseStatCPU returns utime+stime from the contents of /proc/PID/stat. The command name
-// (field 2) may contain spaces and parentheses, so fields are counted from the last ')'.
+// parseStatCPU returns utime+stime from the contents of /proc/PID/stat.
 func parseStatCPU(b []byte) (time.Duration, error) {
-	i := bytes.LastIndexByte(b, ')')
-	if i < 0 {
-		return 0, fmt.Errorf("malformed /proc stat")
-	}
-	f := strings.Fields(string(b[i+1:]))
-	// f[0] is field 3 (state); utime and stime are fields 14 and 15.
-	if len(f) < 13 {
-		return 0, fmt.Errorf("malformed /proc stat: %d fields", len(f))
-	}
-	ut, err1 := strconv.ParseInt(f[11], 10, 64)
-	st, err2 := strconv.ParseInt(f[12], 10, 64)
-	if err1 != nil || err2 != nil {
-		return 0, fmt.Errorf("malformed /proc stat times %q %q", f[11], f[12])
-	}
-	return time.Duration(ut+st) * time.Second / userHZ, nil
+	_, ticks, err := parseStatFlagsTicks(b)
+	return time.Duration(ticks) * time.Second / userHZ, err
 }
 
 // parseStatusRSS returns VmRSS in bytes from the contents of /proc/PID/status.
@@ -84,10 +71,12 @@ func parseStatusRSS(b []byte) (int64, error) {
 	return 0, fmt.Errorf("no VmRSS in /proc status")
 }
 
-// machineSample is the machine's CPU time from the first line of /proc/stat, in ticks.
+// machineSample is the machine's CPU time from the first line of /proc/stat, and the time
+// of the kernel threads then alive, in ticks.
 type machineSample struct {
-	ok                       bool
-	total, idle, iowait, irq int64
+	ok                              bool
+	total, idle, iowait, irq, steal int64
+	kthreads                        int64
 }
 
 func sampleMachine() machineSample {
@@ -99,7 +88,55 @@ func sampleMachine() machineSample {
 	if err != nil {
 		return machineSample{}
 	}
+	m.kthreads = kernelThreadTicks()
 	return m
+}
+
+// pfKthread is PF_KTHREAD in the flags field of /proc/PID/stat.
+const pfKthread = 0x00200000
+
+// kernelThreadTicks sums the CPU time of the kernel threads (the file system's journal,
+// block I/O and writeback workers): work a run causes, mostly by fsync, that no process is
+// charged for. Threads that come and go between two samples are missed.
+func kernelThreadTicks() int64 {
+	ents, err := os.ReadDir("/proc")
+	if err != nil {
+		return 0
+	}
+	var sum int64
+	for _, e := range ents {
+		if n := e.Name(); n[0] < '0' || n[0] > '9' {
+			continue
+		}
+		b, err := os.ReadFile("/proc/" + e.Name() + "/stat")
+		if err != nil {
+			continue // gone
+		}
+		if flags, ticks, err := parseStatFlagsTicks(b); err == nil && flags&pfKthread != 0 {
+			sum += ticks
+		}
+	}
+	return sum
+}
+
+// parseStatFlagsTicks returns the flags (field 9) and utime+stime in ticks (fields 14, 15)
+// of a /proc/PID/stat line.
+func parseStatFlagsTicks(b []byte) (flags uint64, ticks int64, err error) {
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, 0, fmt.Errorf("malformed /proc stat")
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, 0, fmt.Errorf("malformed /proc stat: %d fields", len(f))
+	}
+	flags, err1 := strconv.ParseUint(f[6], 10, 64)
+	ut, err2 := strconv.ParseInt(f[11], 10, 64)
+	st, err3 := strconv.ParseInt(f[12], 10, 64)
+	if err := errors.Join(err1, err2, err3); err != nil {
+		return 0, 0, fmt.Errorf("malformed /proc stat: %w", err)
+	}
+	return flags, ut + st, nil
 }
 
 // parseProcStat reads the aggregate "cpu" line: user nice system idle iowait irq softirq
@@ -124,21 +161,32 @@ func parseProcStat(b []byte) (machineSample, error) {
 			m.iowait = n
 		case 5, 6:
 			m.irq += n
+		case 7:
+			m.steal = n
 		}
 	}
 	m.ok = true
 	return m, nil
 }
 
-// machineUse gives, in percent of all CPUs' time between two samples: the busy share, the
-// share idle waiting for I/O, and the share spent in interrupts (loopback networking runs
-// there, on behalf of whichever process).
-func machineUse(a, b machineSample) (busy, iowait, irq float64) {
+// machineUse is the machine's use between two samples, in percent of all CPUs' time.
+type machineUse struct {
+	busy     float64
+	iowait   float64 // idle, waiting for I/O
+	irq      float64 // interrupts: loopback networking runs there, for whichever process
+	kthreads float64 // kernel threads
+	steal    float64 // taken by the hypervisor for other virtual machines
+}
+
+func machineDelta(a, b machineSample) machineUse {
 	d := b.total - a.total
 	if !a.ok || !b.ok || d <= 0 {
-		return 0, 0, 0
+		return machineUse{}
 	}
 	idle := (b.idle - a.idle) + (b.iowait - a.iowait)
-	pct := func(n int64) float64 { return 100 * float64(n) / float64(d) }
-	return pct(d - idle), pct(b.iowait - a.iowait), pct(b.irq - a.irq)
+	pct := func(n int64) float64 { return 100 * float64(max(n, 0)) / float64(d) }
+	return machineUse{
+		busy: pct(d - idle), iowait: pct(b.iowait - a.iowait), irq: pct(b.irq - a.irq),
+		kthreads: pct(b.kthreads - a.kthreads), steal: pct(b.steal - a.steal),
+	}
 }

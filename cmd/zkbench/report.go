@@ -20,9 +20,9 @@ const (
 // tableHeader and tableRow print results as an aligned text table, a row at a time, so a
 // row appears as soon as its run ends.
 func tableHeader(w io.Writer) {
-	fmt.Fprintf(w, "%-10s %-10s %7s %4s %7s %10s %10s %7s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s\n",
+	fmt.Fprintf(w, "%-10s %-10s %7s %4s %7s %10s %10s %7s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
 		"workload", "label", "clients", "out", "size", "ops", "ops/s", "errors",
-		"p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "srv us/op", "srv cpu%", "cli cpu%", "srv rss MB", "box%", "oth%")
+		"p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "srv us/op", "srv cpu%", "cli cpu%", "srv rss MB", "box%", "oth%", "stl%")
 }
 
 func tableRow(w io.Writer, r *Result) {
@@ -31,11 +31,11 @@ func tableRow(w io.Writer, r *Result) {
 			r.Workload, r.Label, r.Servers, r.ElapsedSeconds, r.Errors)
 		return
 	}
-	fmt.Fprintf(w, "%-10s %-10s %7d %4d %7d %10d %10.0f %7d %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s\n",
+	fmt.Fprintf(w, "%-10s %-10s %7d %4d %7d %10d %10.0f %7d %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
 		r.Workload, dash(r.Label), r.Clients, r.Outstanding, r.DataSize, r.Ops, r.OpsPerSec, r.Errors,
 		ms(r.Latency.P50), ms(r.Latency.P90), ms(r.Latency.P99), ms(r.Latency.P999), ms(r.Latency.Max),
 		opt(r.ServerCPUPerOpUS, "%.1f"), pct(r.ServerCPUSeconds, r.Seconds), pct(r.ClientCPUSeconds, r.Seconds),
-		mb(r.ServerRSSEnd), opt(r.MachineBusyPct, "%.0f"), opt(r.OtherCPUPct, "%.0f"))
+		mb(r.ServerRSSEnd), opt(r.MachineBusyPct, "%.0f"), opt(r.OtherCPUPct, "%.0f"), opt(r.StealPct, "%.0f"))
 	if r.Note != "" || r.BytesPerZnode != 0 || r.Errors > 0 {
 		var extra []string
 		if r.Note != "" {
@@ -246,7 +246,11 @@ func writeComparison(w io.Writer, a, b side) {
 			if va == 0 && vb == 0 {
 				return
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", label, num(va, unit), num(vb, unit), ratio(va, vb))
+			r := ratio(va, vb)
+			if unit == "%m" { // a condition of the run, not a figure of the server
+				r, unit = "", "%"
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", label, num(va, unit), num(vb, unit), r)
 		}
 		row("throughput (ops/s)", mThroughput, "ops/s")
 		row("p50 latency (ms)", func(r *Result) float64 { return r.Latency.P50 / 1000 }, "ms")
@@ -255,10 +259,12 @@ func writeComparison(w io.Writer, a, b side) {
 		row("max latency (ms)", func(r *Result) float64 { return r.Latency.Max / 1000 }, "ms")
 		row("server CPU per op (µs)", mCPUPerOp, "µs")
 		row("server CPU (% of a core)", func(r *Result) float64 { return cpuPct(r.ServerCPUSeconds, r.Seconds) }, "%")
-		row("zkbench CPU (% of a core)", func(r *Result) float64 { return cpuPct(r.ClientCPUSeconds, r.Seconds) }, "%")
-		row("machine CPU busy (% of all cores)", func(r *Result) float64 { return r.MachineBusyPct }, "%")
-		row("machine CPU in iowait (%)", func(r *Result) float64 { return r.MachineIOWaitPct }, "%")
-		row("other processes' CPU (% of all cores)", func(r *Result) float64 { return r.OtherCPUPct }, "%")
+		row("zkbench CPU (% of a core)", func(r *Result) float64 { return cpuPct(r.ClientCPUSeconds, r.Seconds) }, "%m")
+		row("machine CPU busy (% of all cores)", func(r *Result) float64 { return r.MachineBusyPct }, "%m")
+		row("machine CPU in iowait (%)", func(r *Result) float64 { return r.MachineIOWaitPct }, "%m")
+		row("kernel threads' CPU (% of all cores)", func(r *Result) float64 { return r.KernelThreadsPct }, "%m")
+		row("other processes' CPU (% of all cores)", func(r *Result) float64 { return r.OtherCPUPct }, "%m")
+		row("CPU stolen by the hypervisor (%)", func(r *Result) float64 { return r.StealPct }, "%m")
 		row("server RSS at end (MB)", func(r *Result) float64 { return float64(r.ServerRSSEnd) / (1 << 20) }, "MB")
 		row("server RSS per znode (bytes)", mPerZnode, "bytes")
 		fmt.Fprintf(w, "| errors | %s | %s | |\n", errCell(ra), errCell(rb))
@@ -278,17 +284,18 @@ func writeComparison(w io.Writer, a, b side) {
 	}
 }
 
-// contentionLimit is the share of the machine other processes may take during a run before
-// the comparison warns that its figures are unreliable.
+// contentionLimit is the share of the machine other processes and virtual machines may take
+// during a run before the comparison warns that its figures are unreliable.
 const contentionLimit = 10
 
-// contention describes the runs during which other processes used the machine.
+// contention describes the runs during which other processes or virtual machines used the
+// machine's CPUs.
 func contention(sides ...side) string {
 	var runs []string
 	worst := 0.0
 	for _, s := range sides {
 		for _, n := range s.order {
-			if o := s.byWL[n].OtherCPUPct; o > contentionLimit {
+			if o := s.byWL[n].OtherCPUPct + s.byWL[n].StealPct; o > contentionLimit {
 				runs = append(runs, fmt.Sprintf("%s %s (%.0f%%)", s.name, n, o))
 				worst = max(worst, o)
 			}
@@ -297,8 +304,8 @@ func contention(sides ...side) string {
 	if len(runs) == 0 {
 		return ""
 	}
-	return fmt.Sprintf("other processes used up to %.0f%% of the machine's CPU during %d runs, whose figures are "+
-		"therefore unreliable: %s.", worst, len(runs), strings.Join(runs, ", "))
+	return fmt.Sprintf("other processes or virtual machines took up to %.0f%% of the machine's CPU during %d runs, "+
+		"whose figures are therefore unreliable: %s.", worst, len(runs), strings.Join(runs, ", "))
 }
 
 func metricOf(r *Result, f func(*Result) float64) float64 {
@@ -354,11 +361,19 @@ func waitCell(r *Result) string {
 
 func noteCells(a, b side, ra, rb *Result) string {
 	var out []string
-	if ra != nil && ra.Note != "" {
-		out = append(out, fmt.Sprintf("%s: %s.", a.name, ra.Note))
-	}
-	if rb != nil && rb.Note != "" {
-		out = append(out, fmt.Sprintf("%s: %s.", b.name, rb.Note))
+	for _, x := range []struct {
+		name string
+		r    *Result
+	}{{a.name, ra}, {b.name, rb}} {
+		if x.r == nil {
+			continue
+		}
+		if x.r.Note != "" {
+			out = append(out, fmt.Sprintf("%s: %s.", x.name, x.r.Note))
+		}
+		if x.r.Attempts > 1 {
+			out = append(out, fmt.Sprintf("%s: run %d times as other processes or virtual machines took CPU; the least disturbed run is shown.", x.name, x.r.Attempts))
+		}
 	}
 	return strings.Join(out, " ")
 }
@@ -372,8 +387,8 @@ func shape(r *Result) string {
 	case "connect", "ephemeral":
 		parts = append(parts, fmt.Sprintf("%d concurrent session cycles", r.Clients))
 	case "znodes":
-		return fmt.Sprintf("%d znodes of %d bytes in multis of %d, %d sessions × %d outstanding; took %.1f s.",
-			r.Keys, r.DataSize, r.Batch, r.Clients, r.Outstanding, r.Seconds)
+		return fmt.Sprintf("%d znodes of %d bytes in multis of %d, %d sessions × %d outstanding.",
+			r.Keys, r.DataSize, r.Batch, r.Clients, r.Outstanding)
 	default:
 		parts = append(parts, fmt.Sprintf("%d sessions × %d outstanding", r.Clients, r.Outstanding))
 	}

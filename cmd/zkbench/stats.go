@@ -154,12 +154,17 @@ type Result struct {
 	// CPU-bound run (busy near 100) from one waiting on the disk (iowait) or on itself.
 	MachineBusyPct   float64 `json:"machine_busy_pct,omitempty"`
 	MachineIOWaitPct float64 `json:"machine_iowait_pct,omitempty"`
-	// OtherCPUPct is the machine's busy share not spent by the server, zkbench or
-	// interrupts: other processes (and kernel threads such as the file system's journal)
-	// competing for the CPUs, which makes a run unreliable.
+	// KernelThreadsPct is the kernel threads' share (journal, writeback, block I/O).
+	KernelThreadsPct float64 `json:"kernel_threads_pct,omitempty"`
+	// StealPct is the share the hypervisor gave to other virtual machines.
+	StealPct float64 `json:"steal_pct,omitempty"`
+	// OtherCPUPct is the machine's busy share not spent by the server, zkbench, interrupts
+	// or kernel threads: other processes competing for the CPUs, which makes a run
+	// unreliable.
 	OtherCPUPct      float64 `json:"other_cpu_pct,omitempty"`
 	ElapsedSeconds   float64 `json:"elapsed_s,omitempty"` // wait: time to the first success
 	Note             string  `json:"note,omitempty"`
+	Attempts         int     `json:"attempts,omitempty"` // runs made; the least disturbed is kept
 	LatenciesClamped int64   `json:"latencies_clamped,omitempty"`
 }
 
@@ -195,14 +200,16 @@ func (res *Result) fillServer(before, after procSample) {
 // fillMachine sets the machine-wide figures from two samples of /proc/stat, given the number
 // of CPUs; the server and client CPU times must be filled in already.
 func (res *Result) fillMachine(before, after machineSample, ncpu int) {
-	busy, iowait, irq := machineUse(before, after)
-	if busy == 0 || res.Seconds == 0 || ncpu <= 0 {
+	u := machineDelta(before, after)
+	if u.busy == 0 || res.Seconds == 0 || ncpu <= 0 {
 		return
 	}
-	res.MachineBusyPct, res.MachineIOWaitPct = math.Round(busy), math.Round(iowait)
-	// Interrupt time is not charged to any process but is mostly the run's own networking.
-	own := 100*(res.ServerCPUSeconds+res.ClientCPUSeconds)/(res.Seconds*float64(ncpu)) + irq
-	res.OtherCPUPct = math.Round(max(0, busy-own))
+	res.MachineBusyPct, res.MachineIOWaitPct = math.Round(u.busy), math.Round(u.iowait)
+	res.KernelThreadsPct, res.StealPct = math.Round(u.kthreads), math.Round(u.steal)
+	// Interrupts and kernel threads are not charged to any process, but are mostly the
+	// run's own networking and disk writes.
+	own := 100*(res.ServerCPUSeconds+res.ClientCPUSeconds)/(res.Seconds*float64(ncpu)) + u.irq + u.kthreads
+	res.OtherCPUPct = math.Round(max(0, u.busy-own-u.steal))
 }
 
 // errorSummary renders error kinds, most frequent first.

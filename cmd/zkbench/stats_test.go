@@ -103,6 +103,13 @@ func TestParseProc(t *testing.T) {
 	if err != nil || cpu != 3250*time.Millisecond {
 		t.Errorf("parseStatCPU = %v, %v; want 3.25s", cpu, err)
 	}
+	kthread := "76 (kdamond.0) S 2 0 0 0 -1 2129984 0 0 0 0 7 1985 0 0 20 0 1 0 9 0 0\n"
+	if flags, ticks, err := parseStatFlagsTicks([]byte(kthread)); err != nil || flags&pfKthread == 0 || ticks != 1992 {
+		t.Errorf("kernel thread: flags %#x ticks %d err %v", flags, ticks, err)
+	}
+	if flags, _, _ := parseStatFlagsTicks([]byte(stat)); flags&pfKthread != 0 {
+		t.Error("a process taken for a kernel thread")
+	}
 	if _, err := parseStatCPU([]byte("4242 (x) S 1 2")); err == nil {
 		t.Error("parseStatCPU accepted a short line")
 	}
@@ -127,28 +134,31 @@ func TestSampleSelf(t *testing.T) {
 }
 
 func TestMachineUse(t *testing.T) {
-	a, err := parseProcStat([]byte("cpu  100 0 50 800 50 10 5 0 0 0\ncpu0 1 2 3 4 5 6 7 8\n"))
+	a, err := parseProcStat([]byte("cpu  100 0 50 800 50 10 5 20 0 0\ncpu0 1 2 3 4 5 6 7 8\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	b, err := parseProcStat([]byte("cpu  250 0 100 850 100 20 15 0 0 0\n"))
+	b, err := parseProcStat([]byte("cpu  234 0 100 850 100 20 15 36 0 0\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
-	// 320 ticks passed: 220 busy (user+system+irq+softirq), 50 idle, 50 iowait.
-	busy, iowait, irq := machineUse(a, b)
-	if !within(busy*100, 6875) || !within(iowait*100, 1562) || !within(irq*100, 625) {
-		t.Errorf("busy %v iowait %v irq %v, want 68.75, 15.6 and 6.25", busy, iowait, irq)
+	a.kthreads, b.kthreads = 1000, 1016
+	// 320 ticks passed: 220 busy (user+system+irq+softirq+steal), 50 idle, 50 iowait; 16
+	// stolen; kernel threads had 16.
+	u := machineDelta(a, b)
+	if !within(u.busy*100, 6875) || !within(u.iowait*100, 1562) || !within(u.irq*100, 625) || !within(u.kthreads*100, 500) || !within(u.steal*100, 500) {
+		t.Errorf("machine use %+v, want busy 68.75, iowait 15.6, irq 6.25, kernel threads and steal 5", u)
 	}
-	// Over 1 s on 2 CPUs, the server used 0.5 s and zkbench 0.3 s: 40% of the machine, and
-	// interrupts 6.25%, so others had the remaining 22.5 of the 68.75% busy.
+	// Over 1 s on 2 CPUs, the server used 0.5 s and zkbench 0.3 s: 40% of the machine;
+	// interrupts had 6.25%, kernel threads 5% and other virtual machines 5%, so other
+	// processes had the remaining 12.5% of the 68.75% busy.
 	res := Result{Seconds: 1, ServerCPUSeconds: 0.5, ClientCPUSeconds: 0.3}
 	res.fillMachine(a, b, 2)
-	if res.MachineBusyPct != 69 || res.MachineIOWaitPct != 16 || res.OtherCPUPct != 23 {
-		t.Errorf("fillMachine: busy %v iowait %v other %v", res.MachineBusyPct, res.MachineIOWaitPct, res.OtherCPUPct)
+	if res.MachineBusyPct != 69 || res.MachineIOWaitPct != 16 || res.KernelThreadsPct != 5 || res.StealPct != 5 || res.OtherCPUPct != 13 {
+		t.Errorf("fillMachine: %+v", res)
 	}
-	if busy, _, _ := machineUse(machineSample{}, b); busy != 0 {
-		t.Errorf("busy from a missing sample: %v", busy)
+	if u := machineDelta(machineSample{}, b); u.busy != 0 {
+		t.Errorf("busy from a missing sample: %v", u.busy)
 	}
 	if _, err := parseProcStat([]byte("intr 1 2 3\n")); err == nil {
 		t.Error("parseProcStat accepted a file without a cpu line")
@@ -156,7 +166,7 @@ func TestMachineUse(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		return
 	}
-	if m := sampleMachine(); !m.ok || m.total <= 0 {
+	if m := sampleMachine(); !m.ok || m.total <= 0 || m.kthreads <= 0 {
 		t.Errorf("sampleMachine on this machine: %+v", m)
 	}
 }

@@ -16,6 +16,7 @@ type workload struct {
 	name     string
 	desc     string
 	noWarmup bool
+	once     bool // cannot be run again on the same server (its znodes would exist)
 	run      func(ctx context.Context, b *bench) (*Result, error)
 }
 
@@ -30,7 +31,7 @@ var workloads = []*workload{
 	{name: "watch", desc: "one writer, clients watchers re-arming a data watch; latency is write-to-notification", run: runWatch},
 	{name: "connect", desc: "connect storm: clients loops of connect + closeSession; latency is the cycle", run: runConnect},
 	{name: "ephemeral", desc: "ephemeral churn: clients loops of connect + create ephemeral + closeSession", run: runEphemeral},
-	{name: "znodes", desc: "memory: create --znodes znodes (16-byte paths, 10-byte data) in multis of multi-size; reports server RSS per znode", noWarmup: true, run: runZnodes},
+	{name: "znodes", desc: "memory: create --znodes znodes (16-byte paths, 10-byte data) in multis of multi-size; reports server RSS per znode", noWarmup: true, once: true, run: runZnodes},
 }
 
 func findWorkload(name string) (*workload, error) {
