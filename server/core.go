@@ -364,7 +364,7 @@ func (s *Server) submitWrite(q *queued) {
 	}
 	var txn *jute.LoggedTxn
 	if s.ens.role == roleLeading && !s.ownedBy(sess.id, s.cfg.ServerID) {
-		txn = sessionMovedTxn(sess.id, r.hdr.Xid, r.hdr.Type, s.nextZxid(), s.nowMs())
+		txn = sessionErrorTxn(sess.id, r.hdr.Xid, jute.ErrSessionMoved, s.nextZxid(), s.nowMs())
 	} else if r.hdr.Type == jute.OpCloseSession {
 		s.tracker.SetClosing(sess.id)
 		txn = s.prep.CloseSession(sess.id, r.hdr.Xid, s.nextZxid(), s.nowMs())
@@ -521,10 +521,18 @@ func (s *Server) sessionCreated(txn *jute.LoggedTxn) {
 // connection is closed now.
 func (s *Server) sessionClosed(id int64, expired, requested bool) {
 	s.tracker.Remove(id)
+	if s.ens.owners != nil {
+		delete(s.ens.owners, id)
+	}
 	sess := s.sessions[id]
 	delete(s.sessions, id)
 	if sess == nil {
 		return
+	}
+	if !requested {
+		// Requests still waiting (on a learner, behind a close decided elsewhere) will
+		// never be answered: the connection is closed below.
+		s.dropQueue(sess)
 	}
 	if expired {
 		s.log.Info("session expired", "session", hex(id))

@@ -200,6 +200,7 @@ func (s *Server) startLooking(reason string) {
 }
 
 func (s *Server) lastLogged() int64 {
+	s.logFence()
 	if z := s.txlog.LastZxid(); z > s.tree.LastZxid() {
 		return z
 	}
@@ -306,12 +307,19 @@ func (s *Server) stopRole() {
 		s.detach(c)
 		c.close()
 	}
+	// The pipeline is thrown away: its requests give back their outstanding slots, and
+	// closes that never committed are forgotten (the next leader decides about sessions).
+	now := s.nowMs()
+	s.tracker = session.NewTracker(int64(s.cfg.TickTime))
 	for _, sess := range s.sessions {
-		sess.queue = nil
+		s.dropQueue(sess)
 		sess.conn = nil
+		sess.closing = false
 		if !sess.valid {
 			delete(s.sessions, sess.id)
+			continue
 		}
+		s.tracker.Add(sess.id, sess.timeout, now)
 	}
 	s.pending = nil
 	s.ens.syncs = nil
@@ -320,6 +328,8 @@ func (s *Server) stopRole() {
 	s.prep.Reset()
 	// A follower may have logged proposals that were never applied; ZooKeeper fast-forwards
 	// its tree over them before the next election, so its vote names its last logged zxid.
+	// Appends still queued for the log count: wait for them first.
+	s.logFence()
 	if s.txlog.LastZxid() > s.tree.LastZxid() {
 		if err := s.reloadFromDisk(); err != nil {
 			s.failStop(err)
@@ -327,8 +337,17 @@ func (s *Server) stopRole() {
 	}
 }
 
+// dropQueue discards a session's waiting requests, giving back their outstanding slots.
+func (s *Server) dropQueue(sess *clientSession) {
+	for range sess.queue {
+		s.release()
+	}
+	sess.queue = nil
+}
+
 // reloadFromDisk rebuilds the tree and sessions from the snapshot and the whole log.
 func (s *Server) reloadFromDisk() error {
+	s.logFence()
 	s.sessions = map[int64]*clientSession{}
 	s.tracker = session.NewTracker(int64(s.cfg.TickTime))
 	if err := s.txlog.Close(); err != nil {
@@ -405,22 +424,30 @@ func (s *Server) onQuorumAccepted(nc net.Conn, ln net.Listener) {
 
 // recentHistory reads the last n committed txns from the log, for DIFF syncs.
 func (s *Server) recentHistory(n int) []zab.Committed {
-	all := s.olderHistory(s.tree.LastZxid() - int64(n))
-	if len(all) > n {
-		all = all[len(all)-n:]
-	}
-	return all
+	var ring []zab.Committed
+	last := s.tree.LastZxid()
+	storage.ReadLog(s.cfg.FS, s.logDir(), 0, func(zxid int64, b []byte) error {
+		if zxid > last {
+			return errStopRead
+		}
+		if len(ring) == n {
+			copy(ring, ring[1:])
+			ring = ring[:n-1]
+		}
+		ring = append(ring, zab.Committed{Zxid: zxid, Data: bytes.Clone(b)})
+		return nil
+	})
+	return ring
 }
 
-// olderHistory reads committed txns after from from the log, up to the tree's last zxid.
+// olderHistory reads the committed txns from a learner's last zxid on, up to the tree's last
+// zxid. Like ZooKeeper's, it starts with the txn at from itself, so the sync planner can see
+// where the learner's history meets ours; nil means only SNAP can help.
 func (s *Server) olderHistory(from int64) []zab.Committed {
-	if from < 0 {
-		from = 0
-	}
 	var out []zab.Committed
 	var size int
 	last := s.tree.LastZxid()
-	_, err := storage.ReadLog(s.cfg.FS, s.logDir(), from, func(zxid int64, b []byte) error {
+	_, err := storage.ReadLog(s.cfg.FS, s.logDir(), from-1, func(zxid int64, b []byte) error {
 		if zxid > last {
 			return errStopRead
 		}
@@ -436,8 +463,16 @@ func (s *Server) olderHistory(from int64) []zab.Committed {
 	if err != nil && err != errStopRead {
 		return nil
 	}
-	// The log may start after from (purged): only a contiguous range helps.
-	if len(out) > 0 && out[0].Zxid > from+1 && zab.Counter(out[0].Zxid) != 1 {
+	// The log must reach back to the learner's own last txn (a new epoch's zxid names no
+	// txn: then it must reach that epoch's first one).
+	if len(out) == 0 {
+		return nil
+	}
+	if zab.Counter(from) == 0 {
+		if zab.Epoch(out[0].Zxid) > zab.Epoch(from) && zab.Counter(out[0].Zxid) != 1 {
+			return nil
+		}
+	} else if out[0].Zxid != from {
 		return nil
 	}
 	return out
@@ -536,10 +571,19 @@ func (s *Server) leaderRemoteRequest(fr zab.ForwardedRequest) {
 	}
 	now := s.nowMs()
 	var txn *jute.LoggedTxn
-	if fr.Type != jute.OpCreateSession && !s.ownedBy(fr.Session, fr.Sid) {
-		txn = sessionMovedTxn(fr.Session, fr.Cxid, fr.Type, s.nextZxid(), now)
-		s.propose(&pendingTxn{kind: pkRemote, txn: txn})
-		return
+	if fr.Type != jute.OpCreateSession {
+		// As ZooKeeper's checkSession: a request of a session that is gone or closing must
+		// not reach the tree (an ephemeral would outlive its session).
+		if sess := s.sessions[fr.Session]; sess == nil || !sess.valid || sess.closing {
+			txn = sessionErrorTxn(fr.Session, fr.Cxid, jute.ErrSessionExpired, s.nextZxid(), now)
+			s.propose(&pendingTxn{kind: pkRemote, txn: txn})
+			return
+		}
+		if !s.ownedBy(fr.Session, fr.Sid) {
+			txn = sessionErrorTxn(fr.Session, fr.Cxid, jute.ErrSessionMoved, s.nextZxid(), now)
+			s.propose(&pendingTxn{kind: pkRemote, txn: txn})
+			return
+		}
 	}
 	switch fr.Type {
 	case jute.OpCreateSession:
@@ -590,11 +634,12 @@ func (s *Server) disownLocal(sess *clientSession) {
 	}
 }
 
-// sessionMovedTxn is the error txn for a write from a server that no longer owns the session.
-func sessionMovedTxn(session int64, cxid int32, op jute.OpCode, zxid, now int64) *jute.LoggedTxn {
+// sessionErrorTxn is the error txn for a write refused because of its session: expired,
+// or moved to another server.
+func sessionErrorTxn(session int64, cxid int32, code jute.Code, zxid, now int64) *jute.LoggedTxn {
 	return &jute.LoggedTxn{
 		Header: jute.TxnHeader{ClientID: session, Cxid: cxid, Zxid: zxid, Time: now, Type: jute.OpError},
-		Body:   &jute.ErrorTxn{Err: jute.ErrSessionMoved},
+		Body:   &jute.ErrorTxn{Err: code},
 	}
 }
 
@@ -761,7 +806,8 @@ func (s *Server) learnerReady(r zab.Ready) {
 	}
 	if r.SyncLog {
 		// A NEWLEADER ack promises these are durable: write them here, in order, before
-		// the ack leaves. Nothing else is appending while the learner syncs.
+		// the ack leaves, after anything still queued for the log.
+		s.logFence()
 		for _, c := range r.Append {
 			if err := s.txlog.Append(c.Zxid, c.Data); err != nil {
 				s.failStop(err)
@@ -812,6 +858,7 @@ func (s *Server) learnerReady(r zab.Ready) {
 
 // truncateTo cuts the log back to zxid (TRUNC) and reloads the tree.
 func (s *Server) truncateTo(zxid int64) error {
+	s.logFence()
 	if err := s.txlog.TruncateAfter(zxid); err != nil {
 		return err
 	}

@@ -452,3 +452,31 @@ func grepLines(s, sub string) string {
 	}
 	return strings.Join(out, "\n")
 }
+
+// TestEnsembleStepDownReleasesOutstandingSlots: writes stuck on a leader that loses its
+// quorum are dropped when it steps down, and give back their outstanding-request slots
+// (a leak here eventually stops the server from reading any client).
+func TestEnsembleStepDownReleasesOutstandingSlots(t *testing.T) {
+	e := startEnsembleConfig(t, 3, func(c *server.Config) { c.FourLetterWhitelist = []string{"*"} })
+	e.waitServing()
+	l := e.leaderIndex()
+	c := rawzk.Connect(t, e.members[l].cfg.ListenAddr)
+	for i := 0; i < 3; i++ {
+		if i != l {
+			e.stop(i)
+		}
+	}
+	for i := 0; i < 8; i++ {
+		c.Send(jute.OpCreate, &jute.CreateRequest{Path: fmt.Sprintf("/stuck%d", i), ACL: jute.OpenACLUnsafe})
+	}
+	waitFor(t, "the leader to step down", func() bool { return e.modes()[l] != "leader" })
+	for i := 0; i < 3; i++ {
+		if i != l {
+			e.start(i)
+		}
+	}
+	e.waitServing()
+	waitFor(t, "no outstanding requests on the old leader", func() bool {
+		return strings.Contains(fourLetter(t, e.members[l].cfg.ListenAddr, "mntr"), "zk_outstanding_requests\t0\n")
+	})
+}

@@ -18,6 +18,8 @@ type logItem struct {
 	zxid int64
 	data []byte
 	roll bool
+	// fence, when set, is closed once every item queued before it is in the log.
+	fence chan struct{}
 }
 
 // persist is the storage side of the pipeline: the log goroutine and snapshots.
@@ -152,6 +154,18 @@ func (s *Server) startPersist() {
 	}
 }
 
+// logFence waits until everything queued for the log so far is written to it, so the core
+// can look at or change the log directly (role changes, TRUNC, a NEWLEADER ack). It cannot
+// deadlock: the log goroutine never waits on the core.
+func (s *Server) logFence() {
+	if s.logCh == nil {
+		return
+	}
+	f := make(chan struct{})
+	s.logCh <- logItem{fence: f}
+	<-f
+}
+
 func (s *Server) appendLog(t *jute.LoggedTxn) {
 	data := jute.EncodeTxn(make([]byte, 0, 128), t)
 	s.logCh <- logItem{zxid: t.Header.Zxid, data: data}
@@ -183,6 +197,10 @@ func (s *Server) logLoop() {
 		last := int64(-1)
 		var err error
 		for _, it := range batch {
+			if it.fence != nil {
+				close(it.fence)
+				continue
+			}
 			if it.roll {
 				err = s.txlog.Roll()
 			} else {
@@ -199,7 +217,10 @@ func (s *Server) logLoop() {
 		if err != nil {
 			s.failStop(fmt.Errorf("server: write txn log: %w", err))
 			// Drain so the core never blocks; nothing more becomes durable.
-			for range s.logCh {
+			for it := range s.logCh {
+				if it.fence != nil {
+					close(it.fence)
+				}
 			}
 			return
 		}

@@ -524,11 +524,11 @@ func (p *Preparer) CloseSession(session int64, cxid int32, zxid, timeMs int64) *
 		es[path] = struct{}{}
 	}
 	for path, rec := range p.overlay {
-		switch {
-		case !rec.exists:
-			delete(es, path)
-		case rec.stat.EphemeralOwner == session:
+		if rec.exists && rec.stat.EphemeralOwner == session {
 			es[path] = struct{}{}
+		} else {
+			// Deleted, or recreated by someone else: not this session's to delete.
+			delete(es, path)
 		}
 	}
 	paths := make([]string, 0, len(es))

@@ -194,3 +194,30 @@ func TestFailedMultiLeavesNoOverlay(t *testing.T) {
 		t.Fatalf("setData saw the failed multi's create")
 	}
 }
+
+// TestCloseSessionSparesARecreatedEphemeral: A's ephemeral /lock is deleted and recreated
+// by B, all still unapplied, then A closes: A's close must not delete B's /lock.
+func TestCloseSessionSparesARecreatedEphemeral(t *testing.T) {
+	tree := datatree.New()
+	p := New(tree)
+	const a, b = 0x100, 0x200
+	zxid := int64(0)
+	next := func() int64 { zxid++; return zxid }
+	create := &Request{SessionID: a, Type: jute.OpCreate, Body: &jute.CreateRequest{Path: "/lock", ACL: jute.OpenACLUnsafe, Flags: jute.FlagEphemeral}}
+	txn := p.Prepare(create, next(), 1)
+	tree.Apply(&txn.Header, txn.Body)
+	p.Applied(zxid)
+	// Unapplied from here on.
+	p.Prepare(&Request{SessionID: a, Type: jute.OpDelete, Body: &jute.DeleteRequest{Path: "/lock", Version: -1}}, next(), 1)
+	if txn := p.Prepare(&Request{SessionID: b, Type: jute.OpCreate, Body: &jute.CreateRequest{Path: "/lock", ACL: jute.OpenACLUnsafe, Flags: jute.FlagEphemeral}}, next(), 1); txn.Header.Type == jute.OpError {
+		t.Fatalf("B's create failed: %+v", txn.Body)
+	}
+	closeA := p.CloseSession(a, 0, next(), 1)
+	if got := closeA.Body.(*jute.CloseSessionTxn).Paths2Delete; len(got) != 0 {
+		t.Fatalf("A's close deletes %v, which B now owns", got)
+	}
+	closeB := p.CloseSession(b, 0, next(), 1)
+	if got := closeB.Body.(*jute.CloseSessionTxn).Paths2Delete; len(got) != 1 || got[0] != "/lock" {
+		t.Fatalf("B's close deletes %v, want [/lock]", got)
+	}
+}

@@ -489,6 +489,9 @@ func (l *Leader) remoteSync(c *lconn, r *LeaderReady) {
 }
 
 func (l *Leader) addSync(ps pendingSync, r *LeaderReady) {
+	if l.tracker == nil {
+		return // a sync before the leader is established: nothing to answer yet
+	}
 	ps.at = l.tracker.LastProposed()
 	ps.needed = map[int64]int64{}
 	for _, c := range l.sortedConns() {
