@@ -101,6 +101,7 @@ func (s *Server) run() {
 	}
 	for {
 		if s.walk != nil {
+			// A snapshot walk advances whenever nothing else is waiting.
 			select {
 			case ev := <-s.events:
 				s.handle(ev)
@@ -108,6 +109,14 @@ func (s *Server) run() {
 				s.applyDurable()
 			case now := <-tick.C:
 				s.onTick(now)
+			case m, ok := <-electionIn:
+				if !ok {
+					electionIn = nil
+					continue
+				}
+				s.onElectionMessage(m)
+			case <-s.electionTimerC():
+				s.onElectionTimer()
 			case <-s.stopping:
 				s.shutdownCore()
 				return
