@@ -24,6 +24,15 @@ var (
 	buildErr  error
 )
 
+// TestMain removes the binary built for these tests.
+func TestMain(m *testing.M) {
+	code := m.Run()
+	if binPath != "" {
+		os.RemoveAll(filepath.Dir(binPath))
+	}
+	os.Exit(code)
+}
+
 func zkdBinary(t *testing.T) string {
 	t.Helper()
 	buildOnce.Do(func() {
