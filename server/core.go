@@ -99,31 +99,14 @@ func (s *Server) run() {
 	if s.ens.transport != nil {
 		electionIn = s.ens.transport.Recv()
 	}
+	// ready is a closed channel: selecting on it arms the snapshot walk's step, which then
+	// competes fairly with everything else the core does.
+	ready := make(chan struct{})
+	close(ready)
 	for {
+		var walkStep <-chan struct{}
 		if s.walk != nil {
-			// A snapshot walk advances whenever nothing else is waiting.
-			select {
-			case ev := <-s.events:
-				s.handle(ev)
-			case <-s.durableSignal:
-				s.applyDurable()
-			case now := <-tick.C:
-				s.onTick(now)
-			case m, ok := <-electionIn:
-				if !ok {
-					electionIn = nil
-					continue
-				}
-				s.onElectionMessage(m)
-			case <-s.electionTimerC():
-				s.onElectionTimer()
-			case <-s.stopping:
-				s.shutdownCore()
-				return
-			default:
-				s.snapshotStep()
-			}
-			continue
+			walkStep = ready
 		}
 		select {
 		case ev := <-s.events:
@@ -140,6 +123,8 @@ func (s *Server) run() {
 			s.onElectionMessage(m)
 		case <-s.electionTimerC():
 			s.onElectionTimer()
+		case <-walkStep:
+			s.snapshotStep()
 		case <-s.stopping:
 			s.shutdownCore()
 			return
