@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"log"
+	"os"
 	"sort"
 	"strings"
 	"sync"
@@ -460,5 +461,58 @@ func TestConcurrentClients(t *testing.T) {
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
+	}
+}
+
+// TestFuzzySnapshotsRestart takes many background snapshots while clients write, then
+// restarts from the newest snapshot plus the log after it.
+func TestFuzzySnapshotsRestart(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.SnapCount = 20 }))
+	var wg sync.WaitGroup
+	for w := 0; w < 4; w++ {
+		c, _ := connect(t, srv.Addr(), 10*time.Second)
+		wg.Add(1)
+		go func(w int) {
+			defer wg.Done()
+			for i := 0; i < 100; i++ {
+				p := fmt.Sprintf("/f%d-%d", w, i)
+				if _, err := c.Create(p, []byte(p), 0, open); err != nil {
+					t.Errorf("create %s: %v", p, err)
+					return
+				}
+				if i%3 == 0 {
+					if _, err := c.Set(p, []byte(p+"!"), -1); err != nil {
+						t.Errorf("set %s: %v", p, err)
+						return
+					}
+				}
+			}
+		}(w)
+	}
+	wg.Wait()
+	snaps, _ := os.ReadDir(srv.DataDir() + "/version-2")
+	n := 0
+	for _, e := range snaps {
+		if strings.HasPrefix(e.Name(), "snapshot.") {
+			n++
+		}
+	}
+	if n < 5 {
+		t.Fatalf("only %d snapshots taken", n)
+	}
+	srv.Restart()
+	c, _ := connect(t, srv.Addr(), 10*time.Second)
+	for w := 0; w < 4; w++ {
+		for i := 0; i < 100; i++ {
+			p := fmt.Sprintf("/f%d-%d", w, i)
+			want := p
+			if i%3 == 0 {
+				want += "!"
+			}
+			d, _, err := c.Get(p)
+			if err != nil || string(d) != want {
+				t.Fatalf("%s after restart: %q %v", p, d, err)
+			}
+		}
 	}
 }
