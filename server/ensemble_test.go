@@ -480,3 +480,69 @@ func TestEnsembleStepDownReleasesOutstandingSlots(t *testing.T) {
 		return strings.Contains(fourLetter(t, e.members[l].cfg.ListenAddr, "mntr"), "zk_outstanding_requests\t0\n")
 	})
 }
+
+// TestEnsembleTruncatesUncommittedTail: a leader cut off from both followers logs writes
+// nobody acks, steps down, and rejoins after the others established a new epoch; it is
+// TRUNCated back to the committed history and the unacknowledged writes vanish.
+func TestEnsembleTruncatesUncommittedTail(t *testing.T) {
+	e := startEnsembleConfig(t, 3, func(c *server.Config) { c.FourLetterWhitelist = []string{"*"} })
+	e.waitServing()
+	l := e.leaderIndex()
+	committed := connectTo(t, e.members[l].cfg.ListenAddr)
+	if _, err := committed.Create("/committed", nil, 0, open); err != nil {
+		t.Fatal(err)
+	}
+	raw := rawzk.Connect(t, e.members[l].cfg.ListenAddr)
+	for i := 0; i < 3; i++ {
+		if i != l {
+			e.stop(i)
+		}
+	}
+	for i := 0; i < 5; i++ {
+		raw.Send(jute.OpCreate, &jute.CreateRequest{Path: fmt.Sprintf("/tail%d", i), ACL: jute.OpenACLUnsafe})
+	}
+	waitFor(t, "the isolated leader to step down", func() bool { return e.modes()[l] != "leader" })
+	e.stop(l)
+	for i := 0; i < 3; i++ {
+		if i != l {
+			e.start(i)
+		}
+	}
+	waitFor(t, "the other two to establish a new epoch", func() bool {
+		m := e.modes()
+		leaders := 0
+		for i := 0; i < 3; i++ {
+			if i != l && m[i] == "leader" {
+				leaders++
+			}
+		}
+		return leaders == 1
+	})
+	e.start(l)
+	e.waitServing()
+	c := connectTo(t, e.members[l].cfg.ListenAddr)
+	if ok, _, err := c.Exists("/committed"); err != nil || !ok {
+		t.Fatalf("/committed missing on the truncated server: %v %v", ok, err)
+	}
+	for i := 0; i < 5; i++ {
+		if ok, _, err := c.Exists(fmt.Sprintf("/tail%d", i)); err != nil || ok {
+			t.Fatalf("/tail%d, never acknowledged, is on the rejoined server: %v %v", i, ok, err)
+		}
+	}
+	other := connectTo(t, e.members[(l+1)%3].cfg.ListenAddr)
+	if ok, _, err := other.Exists("/tail0"); err != nil || ok {
+		t.Fatalf("/tail0 reached the new leader's history: %v %v", ok, err)
+	}
+	nl := e.leaderIndex()
+	if mntr := fourLetter(t, e.members[nl].cfg.ListenAddr, "mntr"); !strings.Contains(mntr, "zk_trunc_count\t1\n") {
+		t.Fatalf("the new leader did not sync the rejoined server with TRUNC:\n%s", grepLines(mntr, "_count\t"))
+	}
+	// The rejoined server's log no longer holds the tail either: it survives a restart.
+	e.stop(l)
+	e.start(l)
+	e.waitServing()
+	c2 := connectTo(t, e.members[l].cfg.ListenAddr)
+	if ok, _, err := c2.Exists("/tail0"); err != nil || ok {
+		t.Fatalf("/tail0 came back after a restart: %v %v", ok, err)
+	}
+}

@@ -155,6 +155,8 @@ func (s *Server) serverStats() admin.ServerStats {
 		Counters: map[string]int64{
 			"diff_count": s.ens.diffs,
 			"snap_count": s.ens.snaps,
+			// zkd's own: ZooKeeper counts DIFF and SNAP syncs but not TRUNC ones.
+			"trunc_count": s.ens.truncs,
 		},
 	}
 	return st
