@@ -389,8 +389,9 @@ func (s *Server) nextZxid() int64 {
 // propose sends a prepared txn to the log (standalone) or to the quorum (leader); it is
 // applied once durable, or once a quorum has it.
 func (s *Server) propose(p *pendingTxn) {
-	if p.txn.Header.Zxid == 0 {
-		return // leadership was lost while preparing
+	if p.txn.Header.Zxid == 0 || (s.ensembleMode() && s.ens.role != roleLeading) {
+		// Leadership was lost while preparing: only a leader may put txns in the log.
+		return
 	}
 	s.pending = append(s.pending, p)
 	if s.ens.role == roleLeading {
@@ -556,6 +557,11 @@ func (s *Server) notify(t jute.EventType, path string) {
 	}
 }
 
+// ownsSessions reports whether this server decides expiries: standalone, or a serving leader.
+func (s *Server) ownsSessions() bool {
+	return !s.ensembleMode() || (s.ens.role == roleLeading && s.ens.serving)
+}
+
 // onTick drives the replication state machines' clocks, and on the server that owns
 // sessions (standalone or leader) expires sessions and removes expired containers and TTL
 // nodes.
@@ -576,6 +582,9 @@ func (s *Server) onTick(now time.Time) {
 		return
 	}
 	for _, id := range s.tracker.Expired(ms) {
+		if !s.ownsSessions() {
+			return // stepped down while expiring
+		}
 		sess := s.sessions[id]
 		if sess == nil || sess.closing {
 			continue
@@ -587,6 +596,9 @@ func (s *Server) onTick(now time.Time) {
 	if s.cfg.ContainerCheckInterval > 0 && now.Sub(s.lastContainerCheck) >= s.cfg.ContainerCheckInterval {
 		s.lastContainerCheck = now
 		for _, path := range s.tree.ExpiryCandidates(ms, 10000) {
+			if !s.ownsSessions() {
+				return
+			}
 			// Take a zxid only when there is something to delete: zxids have no gaps.
 			if !s.prep.ContainerDeletable(path) {
 				continue
