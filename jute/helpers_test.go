@@ -15,44 +15,17 @@ import (
 	"testing"
 )
 
-// requestBody returns an empty record for the body of a request with opcode op, or nil when
-// the opcode has no known request layout.
+// requestBody returns an empty record for the body of a request with opcode op (Empty for
+// requests without a body), or nil when the opcode has no known request layout.
 func requestBody(op OpCode) Record {
-	switch op {
-	case OpCreate, OpCreate2, OpCreateContainer:
-		return &CreateRequest{}
-	case OpCreateTTL:
-		return &CreateTTLRequest{}
-	case OpDelete, OpCheck:
-		return &PathVersionRequest{}
-	case OpExists, OpGetData, OpGetChildren, OpGetChildren2:
-		return &PathWatchRequest{}
-	case OpSetData:
-		return &SetDataRequest{}
-	case OpGetACL, OpSync, OpGetAllChildrenNumber, OpGetEphemerals, OpDeleteContainer:
-		return &PathRequest{}
-	case OpSetACL:
-		return &SetACLRequest{}
-	case OpReconfig:
-		return &ReconfigRequest{}
-	case OpMulti, OpMultiRead:
-		return &MultiRequest{}
-	case OpAuth:
-		return &AuthPacket{}
-	case OpSetWatches:
-		return &SetWatches{}
-	case OpSetWatches2:
-		return &SetWatches{V2: true}
-	case OpAddWatch:
-		return &AddWatchRequest{}
-	case OpCheckWatches, OpRemoveWatches:
-		return &WatchesRequest{}
-	case OpSASL:
-		return &SASLToken{}
-	case OpPing, OpCloseSession, OpWhoAmI:
+	b, ok := NewRequestBody(op)
+	switch {
+	case !ok:
+		return nil
+	case b == nil:
 		return &Empty{}
 	}
-	return nil
+	return b
 }
 
 // replyBody returns an empty record for the body of a successful reply to opcode op, or nil

@@ -30,18 +30,53 @@ func (r *MultiRequest) Encode(e *Encoder) {
 // may not appear in a multi.
 func newMultiOpBody(t OpCode) Record {
 	switch t {
-	case OpCreate, OpCreate2, OpCreateContainer:
-		return &CreateRequest{}
-	case OpCreateTTL:
-		return &CreateTTLRequest{}
-	case OpDelete, OpCheck:
-		return &PathVersionRequest{}
-	case OpSetData:
-		return &SetDataRequest{}
-	case OpGetData, OpGetChildren:
-		return &PathWatchRequest{}
+	case OpCreate, OpCreate2, OpCreateContainer, OpCreateTTL, OpDelete, OpCheck, OpSetData,
+		OpGetData, OpGetChildren:
+		b, _ := NewRequestBody(t)
+		return b
 	}
 	return nil
+}
+
+// NewRequestBody returns an empty record for the body of a client request with opcode op.
+// ok is false for opcodes with no client request layout; body is nil for requests without a
+// body (ping, closeSession, whoAmI).
+func NewRequestBody(op OpCode) (body Record, ok bool) {
+	switch op {
+	case OpCreate, OpCreate2, OpCreateContainer:
+		return &CreateRequest{}, true
+	case OpCreateTTL:
+		return &CreateTTLRequest{}, true
+	case OpDelete, OpCheck:
+		return &PathVersionRequest{}, true
+	case OpExists, OpGetData, OpGetChildren, OpGetChildren2:
+		return &PathWatchRequest{}, true
+	case OpSetData:
+		return &SetDataRequest{}, true
+	case OpGetACL, OpSync, OpGetAllChildrenNumber, OpGetEphemerals, OpDeleteContainer:
+		return &PathRequest{}, true
+	case OpSetACL:
+		return &SetACLRequest{}, true
+	case OpReconfig:
+		return &ReconfigRequest{}, true
+	case OpMulti, OpMultiRead:
+		return &MultiRequest{}, true
+	case OpAuth:
+		return &AuthPacket{}, true
+	case OpSetWatches:
+		return &SetWatches{}, true
+	case OpSetWatches2:
+		return &SetWatches{V2: true}, true
+	case OpAddWatch:
+		return &AddWatchRequest{}, true
+	case OpCheckWatches, OpRemoveWatches:
+		return &WatchesRequest{}, true
+	case OpSASL:
+		return &SASLToken{}, true
+	case OpPing, OpCloseSession, OpWhoAmI:
+		return nil, true
+	}
+	return nil, false
 }
 
 func (r *MultiRequest) Decode(d *Decoder) {

@@ -24,42 +24,12 @@ type request struct {
 // opcodes clients may not send; body is nil for requests without a body.
 func newBody(op jute.OpCode) (body jute.Record, ok bool) {
 	switch op {
-	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer:
-		return &jute.CreateRequest{}, true
-	case jute.OpCreateTTL:
-		return &jute.CreateTTLRequest{}, true
-	case jute.OpDelete:
-		return &jute.DeleteRequest{}, true
-	case jute.OpExists, jute.OpGetData, jute.OpGetChildren, jute.OpGetChildren2:
-		return &jute.PathWatchRequest{}, true
-	case jute.OpSetData:
-		return &jute.SetDataRequest{}, true
-	case jute.OpGetACL, jute.OpSync, jute.OpGetAllChildrenNumber, jute.OpGetEphemerals:
-		return &jute.PathRequest{}, true
-	case jute.OpSetACL:
-		return &jute.SetACLRequest{}, true
-	case jute.OpMulti, jute.OpMultiRead:
-		return &jute.MultiRequest{}, true
-	case jute.OpReconfig:
-		return &jute.ReconfigRequest{}, true
-	case jute.OpCheckWatches, jute.OpRemoveWatches:
-		return &jute.WatchesRequest{}, true
-	case jute.OpAuth:
-		return &jute.AuthPacket{}, true
-	case jute.OpSetWatches:
-		return &jute.SetWatches{}, true
-	case jute.OpSetWatches2:
-		return &jute.SetWatches{V2: true}, true
-	case jute.OpAddWatch:
-		return &jute.AddWatchRequest{}, true
-	case jute.OpSASL:
-		return &jute.SASLToken{}, true
-	case jute.OpPing, jute.OpCloseSession, jute.OpWhoAmI:
-		return nil, true
+	case jute.OpCheck, jute.OpDeleteContainer:
+		// Refused like unknown opcodes: a top-level check poisons ZooKeeper 3.8.0's log
+		// (ZOOKEEPER-2623), and deleteContainer skips ACLs.
+		return nil, false
 	}
-	// check (13) outside multi and deleteContainer (20) are refused like unknown opcodes:
-	// the first poisons ZooKeeper 3.8.0's log (ZOOKEEPER-2623), the second skips ACLs.
-	return nil, false
+	return jute.NewRequestBody(op)
 }
 
 // decodeRequest decodes a frame after the handshake. Only a frame too short for its
