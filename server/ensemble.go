@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -911,14 +910,4 @@ func (s *Server) finishReconnect(id int64, valid bool) {
 		}
 		s.attach(w.c, sess, w.req)
 	}
-}
-
-// sortedSessions is used by tests and dumps.
-func (s *Server) sortedSessions() []int64 {
-	ids := make([]int64, 0, len(s.sessions))
-	for id := range s.sessions {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	return ids
 }

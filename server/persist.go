@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"runtime/debug"
 	"sort"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/datatree"
@@ -26,10 +27,9 @@ type logItem struct {
 type persist struct {
 	txlog         *storage.Log
 	logCh         chan logItem
-	durable       atomicInt64
+	durable       atomic.Int64
 	durableSignal chan struct{}
 	logDone       chan struct{}
-	snapDone      chan error
 }
 
 func (s *Server) snapDir() string { return filepath.Join(s.cfg.DataDir, "version-2") }
@@ -146,7 +146,6 @@ func (s *Server) startPersist() {
 	s.logCh = make(chan logItem, 4096)
 	s.durableSignal = make(chan struct{}, 1)
 	s.logDone = make(chan struct{})
-	s.snapDone = make(chan error, 1)
 	go s.logLoop()
 	if s.cfg.PurgeInterval > 0 {
 		s.wg.Add(1)

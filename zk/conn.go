@@ -70,9 +70,6 @@ func WithReconnectBackoff(min, max time.Duration) Option {
 	return func(c *config) { c.backoffMin, c.backoffMax = min, max }
 }
 
-// withRand seeds the host provider and backoff jitter (tests).
-func withRand(r *rand.Rand) Option { return func(c *config) { c.rng = r } }
-
 // Conn is a client session with a ZooKeeper ensemble. It is safe for concurrent use. Requests
 // are pipelined on one connection and answered in the order they were issued; the session
 // survives reconnects to any server of the ensemble until it expires or Close is called.

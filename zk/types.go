@@ -74,11 +74,6 @@ func (s State) String() string {
 // Connected reports whether the state has a usable connection.
 func (s State) Connected() bool { return s == StateConnected || s == StateConnectedReadOnly }
 
-// terminal reports whether no further state can follow.
-func (s State) terminal() bool {
-	return s == StateClosed || s == StateExpired || s == StateAuthFailed
-}
-
 // EventType says what an Event reports. The values 1-7 are ZooKeeper's; EventSession and
 // EventNotWatching are the client's own.
 type EventType int32

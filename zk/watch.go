@@ -22,8 +22,6 @@ const (
 	numKinds
 )
 
-func (k watchKind) persistent() bool { return k == kindPersistent || k == kindRecursive }
-
 // oneShotBuffer holds a standard watch's single event, so delivering it never blocks and
 // needs no goroutine.
 const oneShotBuffer = 1

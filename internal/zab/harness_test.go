@@ -27,13 +27,6 @@ type simNode struct {
 	conn    ConnID
 }
 
-func (n *simNode) lastApplied() int64 {
-	if len(n.applied) == 0 {
-		return 0
-	}
-	return n.applied[len(n.applied)-1]
-}
-
 type harness struct {
 	t        *testing.T
 	rng      *rand.Rand

@@ -60,10 +60,9 @@ type Learner struct {
 	// Proposals appended to the log and not yet acked, in order. Kept apart from pending:
 	// a COMMIT can arrive before this follower's own fsync (a quorum formed without it),
 	// and the leader still needs every ACK (it times out on the oldest missing one).
-	unacked    []int64
-	logged     int64
-	acked      int64
-	lastQueued int64
+	unacked []int64
+	logged  int64
+	acked   int64
 
 	touches map[int64]int32
 	touched []int64
@@ -161,7 +160,6 @@ func (l *Learner) onLeaderInfo(p jute.QuorumPacket, r *Ready) Ready {
 // SnapLoaded tells the learner that the owner loaded the SNAP stream (state at zxid).
 func (l *Learner) SnapLoaded(zxid int64) {
 	l.st.LastLogged = zxid
-	l.lastQueued = zxid
 }
 
 func (l *Learner) onSyncPacket(p jute.QuorumPacket, r *Ready) Ready {
@@ -255,7 +253,6 @@ func (l *Learner) addProposal(p jute.QuorumPacket, r *Ready) *Ready {
 		return r
 	}
 	l.pending = append(l.pending, Committed{Zxid: p.Zxid, Data: p.Data})
-	l.lastQueued = p.Zxid
 	if l.phase == lpNewLeader || l.phase == lpBroadcast {
 		r.Append = append(r.Append, Committed{Zxid: p.Zxid, Data: p.Data})
 		l.st.LastLogged = p.Zxid

@@ -1,5 +1,0 @@
-package server
-
-import "sync/atomic"
-
-type atomicInt64 = atomic.Int64
