@@ -5,12 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
-	"runtime/debug"
 	"sort"
 	"sync/atomic"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/gctune"
 	"github.com/zkd-io/zkd/internal/storage"
 	"github.com/zkd-io/zkd/jute"
 )
@@ -44,8 +44,12 @@ func (s *Server) recover() error {
 		}
 	}
 	start := time.Now()
-	// Nearly everything recovery allocates stays live: collecting garbage meanwhile is wasted.
-	defer debug.SetGCPercent(debug.SetGCPercent(400))
+	// Nearly everything recovery allocates stays live: collecting garbage meanwhile is
+	// wasted work (a third of a snapshot load). The memory limit, well above what the
+	// snapshot's tree takes, bounds the garbage a long replay makes (data replaced by later
+	// txns): the collector runs when the heap reaches it.
+	resumeGC := gctune.Pause(512<<20 + 6*s.newestSnapshotSize())
+	defer resumeGC()
 	tree, snapZxid, sessions, err := s.loadSnapshot()
 	if err != nil {
 		return err
@@ -63,12 +67,16 @@ func (s *Server) recover() error {
 	}
 	replayed := 0
 	tree.BeginReplay()
-	last, err := storage.ReadLog(fs, s.logDir(), snapZxid, func(zxid int64, b []byte) error {
-		// The tree keeps the decoded data, and b is only valid during the call.
+	decode := func(zxid int64, b []byte) (jute.LoggedTxn, error) {
+		// b is only valid during the call, and the txn is applied later, on this
+		// goroutine: it gets a copy (which the tree copies the data it keeps out of).
 		t, err := jute.DecodeTxn(bytes.Clone(b))
 		if err != nil {
-			return fmt.Errorf("txn 0x%x: %w", zxid, err)
+			return t, fmt.Errorf("txn 0x%x: %w", zxid, err)
 		}
+		return t, nil
+	}
+	last, err := storage.ReadLogAhead(fs, s.logDir(), snapZxid, decode, func(t jute.LoggedTxn) error {
 		tree.Apply(&t.Header, t.Body)
 		switch t.Header.Type {
 		case jute.OpCreateSession:
@@ -81,6 +89,7 @@ func (s *Server) recover() error {
 		return nil
 	})
 	tree.EndReplay()
+	resumeGC()
 	if err != nil {
 		return fmt.Errorf("server: replay log: %w", err)
 	}
@@ -100,6 +109,19 @@ func (s *Server) recover() error {
 	}
 	s.startSnapshot = replayed > 0
 	return nil
+}
+
+// newestSnapshotSize is the size of the newest snapshot file, 0 if there is none.
+func (s *Server) newestSnapshotSize() int64 {
+	files, err := storage.FindSnapshots(s.cfg.FS, s.snapDir())
+	if err != nil || len(files) == 0 {
+		return 0
+	}
+	size, err := s.cfg.FS.Stat(filepath.Join(s.snapDir(), files[0].Name))
+	if err != nil {
+		return 0
+	}
+	return size
 }
 
 func (s *Server) addRecoveredSession(id int64, timeout int32, now int64) {

@@ -11,6 +11,8 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"net/http"
+	_ "net/http/pprof"
 	"os"
 	"os/signal"
 	"path/filepath"
@@ -20,6 +22,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/config"
+	"github.com/zkd-io/zkd/internal/gctune"
 	"github.com/zkd-io/zkd/server"
 )
 
@@ -41,6 +44,7 @@ func run(args []string) error {
 	extended := fset.Bool("extended-types", false, "enable TTL nodes (zookeeper.extendedTypesEnabled)")
 	containerCheck := fset.Duration("container-check-interval", 0, "how often to remove empty containers and expired TTL nodes (znode.container.checkIntervalMs)")
 	logLevel := fset.String("log-level", "info", "debug, info, warn or error")
+	pprofAddr := fset.String("pprof", "", "serve Go's /debug/pprof on this host:port (for profiling; keep it on loopback)")
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
@@ -56,6 +60,17 @@ func run(args []string) error {
 	}
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
+	if *pprofAddr != "" {
+		ln, err := net.Listen("tcp", *pprofAddr)
+		if err != nil {
+			return fmt.Errorf("--pprof: %w", err)
+		}
+		// Started before recovery, so start-up itself can be profiled.
+		go func() { _ = http.Serve(ln, nil) }()
+	}
+	// The collector's headroom follows the live heap (unless GOGC is set): a large tree
+	// does not double its memory, a small one is not collected every few megabytes.
+	gctune.Govern(gctune.DefaultPolicy)
 	cfg := config.Defaults()
 	if *cfgPath != "" {
 		var err error

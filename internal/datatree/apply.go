@@ -134,15 +134,11 @@ func (t *Tree) event(ev *[]Event, events ...Event) {
 }
 
 func (t *Tree) addDigest(path string, n *Node) {
-	if !t.replaying {
-		t.digest += nodeDigest(path, n)
-	}
+	t.digest += t.nodeDigest(path, n)
 }
 
 func (t *Tree) unDigest(path string, n *Node) {
-	if !t.replaying {
-		t.digest -= nodeDigest(path, n)
-	}
+	t.digest -= t.nodeDigest(path, n)
 }
 
 func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, parentCVersion int32, zxid, time int64, ev *[]Event) (jute.Stat, jute.Code) {
@@ -152,7 +148,8 @@ func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, par
 		return jute.Stat{}, jute.ErrNoNode
 	}
 	name := Base(path)
-	if parent.HasChild(name) {
+	old := t.nodes[path]
+	if parent.hasChild(name, old) {
 		return jute.Stat{}, jute.ErrNodeExists
 	}
 	t.beginChange(parentPath, parent)
@@ -165,7 +162,7 @@ func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, par
 		parent.Stat.Pzxid = zxid
 	}
 	n := &Node{
-		Data: data,
+		Data: ownData(data),
 		ACL:  t.acls.intern(acl),
 		Stat: jute.StatPersisted{
 			Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
@@ -173,9 +170,9 @@ func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, par
 			EphemeralOwner: owner,
 		},
 	}
-	parent.addChild(name)
+	parent.addChild(name, n)
 	t.endChange(parentPath, parent)
-	if old := t.nodes[path]; old != nil {
+	if old != nil {
 		// Replay over a fuzzy snapshot can delete a parent that still holds a child the
 		// snapshot caught; that child's own create comes later and replaces it here
 		// (ZooKeeper's NodeHashMapImpl.put removes the old node's digest).
@@ -265,7 +262,7 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
 	t.dataSize -= nodeSize(path, n.Data)
 	t.untrack(path, n.Stat.EphemeralOwner)
 	t.beginChange(parentPath, parent)
-	parent.removeChild(Base(path))
+	t.removeChild(parentPath, parent, Base(path), n)
 	// Only forward: a replayed delete must not undo a later create's pzxid.
 	if zxid > parent.Stat.Pzxid {
 		parent.Stat.Pzxid = zxid
@@ -284,7 +281,7 @@ func (t *Tree) setData(path string, data []byte, version int32, zxid, time int64
 	t.beginChange(path, n)
 	t.dataSize += nodeSize(path, data) - nodeSize(path, n.Data)
 	t.quotaChanged(path, int64(len(data)-len(n.Data)), 0)
-	n.Data = data
+	n.Data = ownData(data)
 	n.Stat.Version = version
 	n.Stat.Mzxid = zxid
 	n.Stat.Mtime = time
@@ -317,4 +314,15 @@ func (t *Tree) killSession(session, zxid int64, b *jute.CloseSessionTxn, ev *[]E
 		t.delete(p, zxid, ev)
 	}
 	delete(t.ephemerals, session)
+}
+
+// ownData returns an exact-size copy of data for the tree to keep. Decoded data usually
+// aliases a larger buffer (a request frame, a logged txn, a multi's sub-record); keeping the
+// alias would keep all of that buffer alive as long as the node. Nil stays nil: ZooKeeper
+// tells null data from empty.
+func ownData(data []byte) []byte {
+	if data == nil {
+		return nil
+	}
+	return append(make([]byte, 0, len(data)), data...)
 }

@@ -377,16 +377,26 @@ func checkInvariants(tb testing.TB, t *Tree) {
 	tb.Helper()
 	var sum uint64
 	for p, n := range t.nodes {
-		sum += nodeDigest(p, n)
+		sum += t.nodeDigest(p, n)
 		if p != "/" {
-			if par := t.nodes[Parent(p)]; par == nil || !par.HasChild(Base(p)) {
+			if par := t.nodes[Parent(p)]; par == nil || !par.hasChild(Base(p), n) {
 				tb.Errorf("%s: not linked from its parent", p)
 			}
 		}
-		for c := range n.children {
-			if t.nodes[Join(p, c)] == nil {
-				tb.Errorf("%s: child %q has no node", p, c)
+		seen := map[string]bool{}
+		for i, c := range n.childNames() {
+			if seen[c] {
+				tb.Errorf("%s: child %q listed twice", p, c)
 			}
+			seen[c] = true
+			if cn := t.nodes[Join(p, c)]; cn == nil {
+				tb.Errorf("%s: child %q has no node", p, c)
+			} else if int(cn.idx) != i {
+				tb.Errorf("%s: child %q is at %d of the list, its node says %d", p, c, i, cn.idx)
+			}
+		}
+		if n.children != nil && len(n.children.names) == 0 {
+			tb.Errorf("%s: empty child list kept", p)
 		}
 	}
 	if uint64(t.Digest()) != sum {

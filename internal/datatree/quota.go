@@ -97,7 +97,7 @@ func (t *Tree) updateQuotaForPath(real string) {
 		}
 		count++
 		bytes += int64(len(n.Data))
-		for c := range n.children {
+		for _, c := range n.childNames() {
 			walk(Join(p, c))
 		}
 	}
@@ -113,7 +113,7 @@ func (t *Tree) setupQuota(p string) {
 	if n == nil {
 		return
 	}
-	if len(n.children) == 0 {
+	if n.NumChildren() == 0 {
 		if strings.HasSuffix(p, "/"+limitNode) {
 			real := p[len(QuotaPath) : len(p)-len(limitNode)-1]
 			if real != "" {
@@ -126,7 +126,7 @@ func (t *Tree) setupQuota(p string) {
 		}
 		return
 	}
-	for c := range n.children {
+	for _, c := range n.childNames() {
 		t.setupQuota(Join(p, c))
 	}
 }

@@ -2,6 +2,7 @@ package datatree
 
 import (
 	"fmt"
+	"slices"
 
 	"github.com/zkd-io/zkd/jute"
 )
@@ -19,38 +20,65 @@ type SnapNode struct {
 // fuzzy: each node is captured when it is visited; replaying the log from the zxid at which
 // the walk started repairs the difference.
 type Walker struct {
-	t     *Tree
-	stack []string
-	done  bool // closed
+	t       *Tree
+	stack   []walkFrame
+	started bool
+	done    bool // closed
+}
+
+// walkFrame is a node whose children are being visited: the names are copied when the node
+// is visited (the child list changes as txns are applied), and each child's path is made
+// only when it is its turn, so a node with a million children costs a copy of its list,
+// not a million paths at once.
+type walkFrame struct {
+	parent string
+	names  []string
+	next   int
 }
 
 // Walk starts a snapshot walk. ACL lists stay in the table until the walk is closed, so
 // every key a visited node holds appears in ACLs() taken before Close.
 func (t *Tree) Walk() *Walker {
 	t.acls.pinned++
-	return &Walker{t: t, stack: []string{"/"}}
+	return &Walker{t: t}
 }
 
 // Next appends up to max nodes to out and reports whether the walk is finished.
 func (w *Walker) Next(max int, out []SnapNode) ([]SnapNode, bool) {
-	for i := 0; i < max && len(w.stack) > 0; i++ {
-		p := w.stack[len(w.stack)-1]
-		w.stack = w.stack[:len(w.stack)-1]
-		n := w.t.nodes[p]
-		if n == nil {
-			i--
-			continue
-		}
-		sp := p
-		if p == "/" {
-			sp = ""
-		}
-		out = append(out, SnapNode{Path: sp, Data: n.Data, ACLKey: n.ACL, Stat: n.Stat})
-		for c := range n.children {
-			w.stack = append(w.stack, Join(p, c))
+	emitted := 0
+	if !w.started && max > 0 {
+		w.started = true
+		if n := w.t.nodes["/"]; n != nil {
+			out = w.visit("/", n, out)
+			emitted++
 		}
 	}
-	return out, len(w.stack) == 0
+	for emitted < max && len(w.stack) > 0 {
+		f := &w.stack[len(w.stack)-1]
+		if f.next == len(f.names) {
+			w.stack = w.stack[:len(w.stack)-1]
+			continue
+		}
+		p := Join(f.parent, f.names[f.next])
+		f.next++
+		if n := w.t.nodes[p]; n != nil {
+			out = w.visit(p, n, out)
+			emitted++
+		}
+	}
+	return out, w.started && len(w.stack) == 0
+}
+
+func (w *Walker) visit(p string, n *Node, out []SnapNode) []SnapNode {
+	sp := p
+	if p == "/" {
+		sp = ""
+	}
+	out = append(out, SnapNode{Path: sp, Data: n.Data, ACLKey: n.ACL, Stat: n.Stat})
+	if names := n.childNames(); len(names) > 0 {
+		w.stack = append(w.stack, walkFrame{parent: p, names: slices.Clone(names)})
+	}
+	return out
 }
 
 // Close ends the walk, early or after the last Next; ACL lists that only the walk kept go.
@@ -71,6 +99,21 @@ type Loader struct {
 	t *Tree
 	// MissingACLs counts nodes whose ACL key was not in the snapshot's table.
 	MissingACLs int
+	// stack is the last node loaded and its ancestors: snapshots list nodes in pre-order,
+	// so a node's parent is on it and needs no map look-up.
+	stack []loadedNode
+	// pending nodes are not in the path map yet: Finish adds them all to a map made big
+	// enough at once, which costs a third of growing it node by node (every growth step
+	// rehashes keys scattered over the heap).
+	pending []loadedNode
+	// ttlShaped nodes have an ephemeralOwner that marks a TTL node only if extended types
+	// are on, which Finish is told.
+	ttlShaped []string
+}
+
+type loadedNode struct {
+	path string
+	n    *Node
 }
 
 // NewLoader returns a loader for an empty tree (without the reserved nodes, which the
@@ -88,7 +131,7 @@ func NewLoader() *Loader {
 // ACL adds an entry of the snapshot's ACL table.
 func (l *Loader) ACL(key int64, acls []jute.ACL) { l.t.acls.load(key, acls) }
 
-// Node adds a node; its parent must already be loaded.
+// Node adds a node; its parent must already be loaded. The tree keeps sn.Data.
 func (l *Loader) Node(sn SnapNode) error {
 	t := l.t
 	p := sn.Path
@@ -107,18 +150,58 @@ func (l *Loader) Node(sn SnapNode) error {
 		if !ValidPathForLoad(p) {
 			return fmt.Errorf("datatree: invalid path %q in snapshot", p)
 		}
-		parent := t.nodes[Parent(p)]
+		parent := l.parent(Parent(p))
 		if parent == nil {
 			return fmt.Errorf("datatree: node %q loaded before its parent", p)
 		}
-		parent.addChild(Base(p))
+		parent.addChild(Base(p), n)
+	} else {
+		l.stack = l.stack[:0]
 	}
-	if old := t.nodes[p]; old != nil {
-		return fmt.Errorf("datatree: node %q appears twice", p)
-	}
-	t.nodes[p] = n
+	l.pending = append(l.pending, loadedNode{p, n})
+	l.stack = append(l.stack, loadedNode{p, n})
 	t.acls.addRef(n.ACL)
 	t.dataSize += nodeSize(p, n.Data)
+	t.digest += t.nodeDigest(p, n)
+	if o := n.Stat.EphemeralOwner; o < 0 && o != ContainerOwner && o&ttlMask == ttlMask {
+		l.ttlShaped = append(l.ttlShaped, p)
+	} else {
+		t.track(p, o)
+	}
+	return nil
+}
+
+// parent finds a loaded node by path, on the ancestor stack if it is there (it always is
+// for ZooKeeper's pre-order), and leaves the stack ending with it.
+func (l *Loader) parent(pp string) *Node {
+	for i := len(l.stack) - 1; i >= 0; i-- {
+		if l.stack[i].path == pp {
+			l.stack = l.stack[:i+1]
+			return l.stack[i].n
+		}
+	}
+	if err := l.flush(); err != nil {
+		return nil
+	}
+	n := l.t.nodes[pp]
+	l.stack = append(l.stack[:0], loadedNode{pp, n})
+	return n
+}
+
+// flush moves the pending nodes to the path map.
+func (l *Loader) flush() error {
+	t := l.t
+	if len(t.nodes) == 0 {
+		t.nodes = make(map[string]*Node, len(l.pending))
+	}
+	for _, ln := range l.pending {
+		before := len(t.nodes)
+		t.nodes[ln.path] = ln.n
+		if len(t.nodes) == before {
+			return fmt.Errorf("datatree: node %q appears twice", ln.path)
+		}
+	}
+	l.pending = l.pending[:0]
 	return nil
 }
 
@@ -141,13 +224,16 @@ func ValidPathForLoad(p string) bool {
 // nodes if the snapshot lacked them.
 func (l *Loader) Finish(extendedTypes bool, lastZxid int64) (*Tree, error) {
 	t := l.t
+	if err := l.flush(); err != nil {
+		return nil, err
+	}
+	l.pending = nil
 	if t.nodes["/"] == nil {
 		return nil, fmt.Errorf("datatree: snapshot has no root node")
 	}
 	t.ExtendedTypes = extendedTypes
-	for p, n := range t.nodes {
-		t.track(p, n.Stat.EphemeralOwner)
-		t.digest += nodeDigest(p, n)
+	for _, p := range l.ttlShaped {
+		t.track(p, t.nodes[p].Stat.EphemeralOwner)
 	}
 	if t.nodes[ZookeeperPath] == nil || t.nodes[QuotaPath] == nil || t.nodes[ConfigPath] == nil {
 		t.addSystemNodes()

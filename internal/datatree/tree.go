@@ -6,6 +6,7 @@
 package datatree
 
 import (
+	"encoding/binary"
 	"hash/crc32"
 	"sort"
 	"strings"
@@ -25,41 +26,85 @@ func TTLOwner(ttl int64) int64 { return ttlMask | (ttl & jute.MaxTTL) }
 // Node is one znode. Data is never mutated in place: a setData installs a new slice, so a
 // reader may hand Data to another goroutine for encoding.
 type Node struct {
-	Data     []byte
-	ACL      int64
-	Stat     jute.StatPersisted
-	children map[string]struct{}
+	Data []byte
+	ACL  int64
+	Stat jute.StatPersisted
+	// idx is the node's position in its parent's child list.
+	idx int32
+	// children lists the child names (substrings of the children's paths) in no order;
+	// nil for a leaf. A list, not a set: it costs no hashing to build, which dominates
+	// loading a large snapshot, and the tree's path map answers membership.
+	children *childList
 }
 
+type childList struct{ names []string }
+
 // NumChildren is the current number of children.
-func (n *Node) NumChildren() int { return len(n.children) }
+func (n *Node) NumChildren() int {
+	if n.children == nil {
+		return 0
+	}
+	return len(n.children.names)
+}
 
 // Children returns the child names in no particular order.
 func (n *Node) Children() []string {
-	out := make([]string, 0, len(n.children))
-	for c := range n.children {
-		out = append(out, c)
-	}
-	return out
-}
-
-// HasChild reports whether name is a child.
-func (n *Node) HasChild(name string) bool {
-	_, ok := n.children[name]
-	return ok
-}
-
-func (n *Node) addChild(name string) {
 	if n.children == nil {
-		n.children = make(map[string]struct{}, 1)
+		return []string{}
 	}
-	n.children[name] = struct{}{}
+	return append([]string(nil), n.children.names...)
 }
 
-func (n *Node) removeChild(name string) {
-	delete(n.children, name)
-	if len(n.children) == 0 {
+// childNames is the list itself, for iteration inside the package.
+func (n *Node) childNames() []string {
+	if n.children == nil {
+		return nil
+	}
+	return n.children.names
+}
+
+// hasChild reports whether c, the node the path map holds for parentName/name, is listed by
+// n. A node can be in the path map without being listed: replaying a log over a fuzzy
+// snapshot can delete and recreate a parent while the snapshot still holds a child.
+func (n *Node) hasChild(name string, c *Node) bool {
+	if c == nil || n.children == nil {
+		return false
+	}
+	names := n.children.names
+	return int(c.idx) < len(names) && names[c.idx] == name
+}
+
+func (n *Node) addChild(name string, c *Node) {
+	if n.children == nil {
+		n.children = &childList{}
+	}
+	c.idx = int32(len(n.children.names))
+	n.children.names = append(n.children.names, name)
+}
+
+// removeChild unlists c (named name, path parentPath/name) from parent n: the last name
+// takes its place.
+func (t *Tree) removeChild(parentPath string, n *Node, name string, c *Node) {
+	if !n.hasChild(name, c) {
+		return
+	}
+	l := n.children
+	last := len(l.names) - 1
+	if i := c.idx; int(i) != last {
+		moved := l.names[last]
+		l.names[i] = moved
+		if m := t.nodes[Join(parentPath, moved)]; m != nil {
+			m.idx = i
+		}
+	}
+	l.names[last] = ""
+	l.names = l.names[:last]
+	switch {
+	case last == 0:
 		n.children = nil
+	case cap(l.names) > 64 && last < cap(l.names)/4:
+		// Give back the memory of a list that has shrunk a lot.
+		l.names = append(make([]string, 0, 2*last), l.names...)
 	}
 }
 
@@ -80,30 +125,22 @@ type Tree struct {
 	digest     uint64
 	dataSize   int64
 	lastZxid   int64
+	scratch    []byte // nodeDigest's buffer
 
 	// ExtendedTypes enables TTL nodes (zookeeper.extendedTypesEnabled).
 	ExtendedTypes bool
 
-	// replaying skips the per-change digest and event bookkeeping while a log is replayed;
-	// EndReplay recomputes the digest once.
+	// replaying skips event bookkeeping while a log is replayed.
 	replaying bool
 }
 
-// BeginReplay makes Apply skip work that replaying a log does not need: keeping the digest
-// up to date change by change, and reporting events (there are no watches yet).
+// BeginReplay makes Apply skip work that replaying a log does not need: reporting events
+// (there are no watches yet). The digest is still kept change by change: that touches only
+// nodes the txns touch, while recomputing it afterwards would touch every node.
 func (t *Tree) BeginReplay() { t.replaying = true }
 
-// EndReplay recomputes the digest and returns the tree to normal operation.
-func (t *Tree) EndReplay() {
-	if !t.replaying {
-		return
-	}
-	t.replaying = false
-	t.digest = 0
-	for p, n := range t.nodes {
-		t.digest += nodeDigest(p, n)
-	}
-}
+// EndReplay returns the tree to normal operation.
+func (t *Tree) EndReplay() { t.replaying = false }
 
 // Reserved nodes present in every tree.
 const (
@@ -123,7 +160,7 @@ func New() *Tree {
 	}
 	root := &Node{Data: []byte{}, ACL: OpenACLKey}
 	t.nodes["/"] = root
-	t.digest += nodeDigest("/", root)
+	t.digest += t.nodeDigest("/", root)
 	t.dataSize += int64(len("/"))
 	t.addSystemNodes()
 	return t
@@ -144,8 +181,8 @@ func (t *Tree) ensureNode(parent, path string, n *Node) bool {
 		return false
 	}
 	t.nodes[path] = n
-	t.nodes[parent].addChild(Base(path))
-	t.digest += nodeDigest(path, n)
+	t.nodes[parent].addChild(Base(path), n)
+	t.digest += t.nodeDigest(path, n)
 	t.dataSize += int64(len(path) + len(n.Data))
 	return true
 }
@@ -195,7 +232,7 @@ func (t *Tree) IsEphemeral(n *Node) bool {
 
 // StatOf returns the client-visible Stat of a node.
 func (t *Tree) StatOf(n *Node) jute.Stat {
-	nc := int32(len(n.children))
+	nc := int32(n.NumChildren())
 	return jute.Stat{
 		Czxid:          n.Stat.Czxid,
 		Mzxid:          n.Stat.Mzxid,
@@ -247,7 +284,7 @@ func (t *Tree) CountDescendants(path string) int {
 		return 0
 	}
 	count := 0
-	for c := range n.children {
+	for _, c := range n.childNames() {
 		count += 1 + t.CountDescendants(Join(path, c))
 	}
 	return count
@@ -261,7 +298,7 @@ func (t *Tree) ExpiryCandidates(nowMs int64, limit int) []string {
 		if len(out) >= limit {
 			return out
 		}
-		if n := t.nodes[p]; n != nil && len(n.children) == 0 && n.Stat.Cversion > 0 {
+		if n := t.nodes[p]; n != nil && n.NumChildren() == 0 && n.Stat.Cversion > 0 {
 			out = append(out, p)
 		}
 	}
@@ -270,7 +307,7 @@ func (t *Tree) ExpiryCandidates(nowMs int64, limit int) []string {
 			break
 		}
 		n := t.nodes[p]
-		if n == nil || len(n.children) != 0 {
+		if n == nil || n.NumChildren() != 0 {
 			continue
 		}
 		if ttl, ok := t.IsTTL(n.Stat.EphemeralOwner); ok && ttl != 0 && nowMs-n.Stat.Mtime > ttl {
@@ -293,55 +330,44 @@ func nodeSize(path string, data []byte) int64 {
 	return n
 }
 
-var crcTable = crc32.MakeTable(crc32.IEEE)
-
 // nodeDigest is ZooKeeper's DigestCalculator: CRC32 over path, data and the stat block;
-// nodes under /zookeeper/ do not count.
-func nodeDigest(path string, n *Node) uint64 {
+// nodes under /zookeeper/ do not count. The pieces go through crc32 in one call, from a
+// scratch buffer the tree keeps (a stack buffer would escape: crc32 dispatches through a
+// function value), unless the data is large.
+func (t *Tree) nodeDigest(path string, n *Node) uint64 {
 	if strings.HasPrefix(path, "/zookeeper/") {
 		return 0
 	}
 	if path == "/" {
 		path = ""
 	}
-	c := crc32.Update(0, crcTable, []byte(path))
-	if n.Data != nil {
-		c = crc32.Update(c, crcTable, n.Data)
+	b := append(t.scratch[:0], path...)
+	var c uint32
+	if len(n.Data) <= 1024 {
+		b = append(b, n.Data...)
+	} else {
+		c = crc32.Update(crc32.Update(0, crc32.IEEETable, b), crc32.IEEETable, n.Data)
+		b = b[:0]
 	}
-	var b [60]byte
 	s := &n.Stat
-	put64 := func(off int, v int64) {
-		for i := 0; i < 8; i++ {
-			b[off+i] = byte(v >> (56 - 8*i))
-		}
-	}
-	put32 := func(off int, v int32) {
-		for i := 0; i < 4; i++ {
-			b[off+i] = byte(v >> (24 - 8*i))
-		}
-	}
-	put64(0, s.Czxid)
-	put64(8, s.Mzxid)
-	put64(16, s.Pzxid)
-	put64(24, s.Ctime)
-	put64(32, s.Mtime)
-	put32(40, s.Version)
-	put32(44, s.Cversion)
-	put32(48, s.Aversion)
-	put64(52, s.EphemeralOwner)
-	c = crc32.Update(c, crcTable, b[:])
-	return uint64(c)
+	b = binary.BigEndian.AppendUint64(b, uint64(s.Czxid))
+	b = binary.BigEndian.AppendUint64(b, uint64(s.Mzxid))
+	b = binary.BigEndian.AppendUint64(b, uint64(s.Pzxid))
+	b = binary.BigEndian.AppendUint64(b, uint64(s.Ctime))
+	b = binary.BigEndian.AppendUint64(b, uint64(s.Mtime))
+	b = binary.BigEndian.AppendUint32(b, uint32(s.Version))
+	b = binary.BigEndian.AppendUint32(b, uint32(s.Cversion))
+	b = binary.BigEndian.AppendUint32(b, uint32(s.Aversion))
+	b = binary.BigEndian.AppendUint64(b, uint64(s.EphemeralOwner))
+	t.scratch = b[:0]
+	return uint64(crc32.Update(c, crc32.IEEETable, b))
 }
 
 // beginChange and endChange bracket a mutation of a node so the digest follows it.
 func (t *Tree) beginChange(path string, n *Node) {
-	if !t.replaying {
-		t.digest -= nodeDigest(path, n)
-	}
+	t.digest -= t.nodeDigest(path, n)
 }
 
 func (t *Tree) endChange(path string, n *Node) {
-	if !t.replaying {
-		t.digest += nodeDigest(path, n)
-	}
+	t.digest += t.nodeDigest(path, n)
 }

@@ -605,12 +605,26 @@ func TestLoader(t *testing.T) {
 		if err := l.Node(SnapNode{Path: "/a", ACLKey: OpenACLKey}); err != nil {
 			t.Fatal(err)
 		}
-		if err := l.Node(SnapNode{Path: "/a", ACLKey: OpenACLKey}); err == nil {
-			t.Error("duplicate node accepted")
-		}
-		for _, p := range []string{"a", "/a/", "//a", "/a//b", "/"} {
+		for _, p := range []string{"a", "/a/", "//a", "/a//b"} {
 			if err := l.Node(SnapNode{Path: p, ACLKey: OpenACLKey}); err == nil {
 				t.Errorf("path %q accepted", p)
+			}
+		}
+		// A duplicate is found by Node or, at the latest, by Finish.
+		for _, p := range []string{"/a", "/"} {
+			l := NewLoader()
+			err := l.Node(root)
+			if err == nil {
+				err = l.Node(SnapNode{Path: "/a", ACLKey: OpenACLKey})
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err = l.Node(SnapNode{Path: p, ACLKey: OpenACLKey}); err == nil {
+				_, err = l.Finish(true, 0)
+			}
+			if err == nil {
+				t.Errorf("duplicate node %q accepted", p)
 			}
 		}
 		if _, err := NewLoader().Finish(true, 0); err == nil {

@@ -9,7 +9,9 @@ import (
 	"fmt"
 	"hash/adler32"
 	"os"
+	"runtime"
 	"testing"
+	"time"
 
 	"github.com/zkd-io/zkd/jute"
 )
@@ -463,5 +465,58 @@ func TestSnapshotHandlerErrorStops(t *testing.T) {
 	})
 	if !errors.Is(err, stop) || errors.Is(err, ErrCorruptSnapshot) || n != 3 {
 		t.Fatalf("err %v after %d nodes", err, n)
+	}
+}
+
+// TestSnapshotPipelineManyBatches reads a snapshot many decoding batches long: every node
+// arrives once, in file order, and a handler error in the middle stops the decoder (no
+// goroutine is left behind).
+func TestSnapshotPipelineManyBatches(t *testing.T) {
+	c := testTree("x")
+	for i := 0; i < 5*pipeBatch+7; i++ {
+		c.nodes = append(c.nodes, SnapNode{Path: fmt.Sprintf("/a/n%06d", i), Data: []byte{byte(i)}, ACLKey: -1,
+			Stat: jute.StatPersisted{Czxid: int64(i)}})
+	}
+	fsys := NewMemFS()
+	if err := fsys.MkdirAll("/s", 0o755); err != nil {
+		t.Fatal(err)
+	}
+	writeSnap(t, fsys, "/s", 0x10, c, 100)
+	sf := SnapshotFile{Name: SnapName(0x10), Zxid: 0x10}
+	got := &snapContents{}
+	if err := ReadSnapshotFile(fsys, "/s", sf, got.handler()); err != nil {
+		t.Fatal(err)
+	}
+	if len(got.nodes) != len(c.nodes) {
+		t.Fatalf("%d nodes read, %d written", len(got.nodes), len(c.nodes))
+	}
+	for i := range c.nodes {
+		if got.nodes[i].Path != c.nodes[i].Path || !bytes.Equal(got.nodes[i].Data, c.nodes[i].Data) || got.nodes[i].Stat != c.nodes[i].Stat {
+			t.Fatalf("node %d: got %+v, wrote %+v", i, got.nodes[i], c.nodes[i])
+		}
+	}
+	if got.digest == nil || *got.digest != *c.digest || len(got.sessions) != 2 || len(got.acls) != 2 {
+		t.Fatalf("sections: digest %v, %d sessions, %d acls", got.digest, len(got.sessions), len(got.acls))
+	}
+
+	before := runtime.NumGoroutine()
+	stop := errors.New("stop")
+	n := 0
+	err := ReadSnapshotFile(fsys, "/s", sf, SnapshotHandler{Node: func(SnapNode) error {
+		if n++; n == 2*pipeBatch+3 {
+			return stop
+		}
+		return nil
+	}})
+	if !errors.Is(err, stop) || n != 2*pipeBatch+3 {
+		t.Fatalf("err %v after %d nodes", err, n)
+	}
+	// The decoder has closed its channel when ReadSnapshotFile returns; it may take a
+	// moment more to exit.
+	for deadline := time.Now().Add(10 * time.Second); runtime.NumGoroutine() > before; {
+		if time.Now().After(deadline) {
+			t.Fatalf("%d goroutines before, %d after", before, runtime.NumGoroutine())
+		}
+		time.Sleep(time.Millisecond)
 	}
 }

@@ -1,0 +1,162 @@
+// Package gctune owns the process's garbage-collector settings (GOGC and the memory limit).
+// Go's collector lets the heap grow to twice the live data by default; for a server whose
+// live data is a large tree that doubling is most of its memory, and for one whose tree is
+// small it means a collection every few megabytes of requests. Govern replaces the fixed
+// ratio with a headroom proportionate to the live heap, and Pause switches collection off
+// while a snapshot loads (nearly everything it allocates stays live).
+//
+// The settings are process-wide, so this package is the only place that changes them; a
+// program opts in to Govern, while Pause and its resume nest safely when several servers in
+// one process (tests) recover at once.
+package gctune
+
+import (
+	"math"
+	"os"
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+)
+
+// Policy sets the headroom: the heap may grow by max(MinHeadroom, Fraction × live heap)
+// before the next collection.
+type Policy struct {
+	MinHeadroom int64
+	Fraction    float64
+}
+
+// DefaultPolicy keeps memory within about 1.5x the live data for large trees while small
+// ones, whose requests make most of the garbage, are collected every 64 MiB.
+var DefaultPolicy = Policy{MinHeadroom: 64 << 20, Fraction: 0.5}
+
+var (
+	mu       sync.Mutex
+	policy   *Policy // nil: not governing; base is returned to after a pause
+	base     = 100   // GOGC percent when not governing (read at the first Pause)
+	paused   int
+	memLimit int64
+	hooked   bool // a cycle hook is armed
+)
+
+// Govern makes every collection set the next one's target from the policy. It does
+// nothing if the GOGC environment variable is set: the operator has chosen.
+func Govern(p Policy) bool {
+	if _, set := os.LookupEnv("GOGC"); set {
+		return false
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	policy = &p
+	if paused == 0 {
+		debug.SetGCPercent(percentFor(liveHeap()))
+	}
+	armLocked()
+	return true
+}
+
+// Pause stops collection until the returned resume is called (Pauses nest), keeping a
+// memory limit of at most limit bytes as a guard: the collector runs anyway if the heap
+// reaches it. Resume is idempotent.
+func Pause(limit int64) (resume func()) {
+	mu.Lock()
+	if paused == 0 {
+		old := debug.SetGCPercent(-1)
+		if policy == nil {
+			base = old
+		}
+		memLimit = debug.SetMemoryLimit(-1)
+		debug.SetMemoryLimit(min(memLimit, limit))
+	}
+	paused++
+	mu.Unlock()
+	var once sync.Once
+	return func() { once.Do(unpause) }
+}
+
+func unpause() {
+	mu.Lock()
+	defer mu.Unlock()
+	paused--
+	if paused > 0 {
+		return
+	}
+	debug.SetMemoryLimit(memLimit)
+	// The collector's target comes from the heap it last marked, which is far below what
+	// the pause let the heap grow to: with the usual percentage the next collection would
+	// start at once, far behind, and make every allocating goroutine help it (a stall just
+	// as the server starts serving). Instead give the heap a runway of a quarter of its
+	// size; the cycle that ends it sets the target from the real live heap.
+	now := heapObjects()
+	marked := max(liveHeap(), 4<<20)
+	target := now + now/4 + 4<<20
+	debug.SetGCPercent(int(min(math.MaxInt32, 100*target/marked)))
+	armLocked()
+}
+
+// armLocked makes sure a hook runs after the next collection.
+func armLocked() {
+	if hooked {
+		return
+	}
+	hooked = true
+	s := &sentinel{}
+	runtime.SetFinalizer(s, func(*sentinel) { afterCycle() })
+}
+
+// sentinel is garbage from birth; its finalizer runs after the collection that finds it.
+// It holds a pointer so it is not a tiny allocation (those share blocks and may never be
+// finalized).
+type sentinel struct{ _ *int }
+
+func afterCycle() {
+	mu.Lock()
+	defer mu.Unlock()
+	hooked = false
+	if paused > 0 {
+		armLocked()
+		return
+	}
+	if policy == nil {
+		debug.SetGCPercent(base)
+		return
+	}
+	debug.SetGCPercent(percentFor(liveHeap()))
+	armLocked()
+}
+
+func percentFor(live int64) int {
+	p := policy
+	if p == nil {
+		return base
+	}
+	live = max(live, 1<<20)
+	headroom := max(p.MinHeadroom, int64(p.Fraction*float64(live)))
+	return int(min(10000, max(10, 100*headroom/live)))
+}
+
+func liveHeap() int64    { return readUint("/gc/heap/live:bytes") }
+func heapObjects() int64 { return readUint("/memory/classes/heap/objects:bytes") }
+
+func readUint(name string) int64 {
+	s := []metrics.Sample{{Name: name}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return int64(min(s[0].Value.Uint64(), math.MaxInt64))
+}
+
+// Percent reports the current GOGC percent, -1 when collection is off.
+func Percent() int {
+	s := []metrics.Sample{{Name: "/gc/gogc:percent"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	v := s[0].Value.Uint64()
+	if v > math.MaxInt32 {
+		return -1
+	}
+	return int(v)
+}
