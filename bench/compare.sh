@@ -1,29 +1,27 @@
 #!/usr/bin/env bash
 # Compare zkd with Apache ZooKeeper 3.8 (Debian's package) on this machine, in one run.
 #
-#   bench/compare.sh [--quick] [--out FILE] [--keep] [--no-failover] [--zkd-failover]
+#   bench/compare.sh [--quick] [--out FILE] [--keep] [--no-failover]
 #
 # Builds zkd and zkbench, then for each server in turn: starts it on loopback with the same
 # zoo.cfg (fsync on, tickTime 2000, maxClientCnxns 0, data under a temporary directory),
 # warms it up, runs the workload matrix with zkbench (the same client for both), then on a
 # fresh data directory creates the memory workload's znodes and times restarts (clean stop
-# and kill -9) until the first read. ZooKeeper also gets a 3-server ensemble whose leader is
-# killed (kill -9) to time failover; zkd is skipped there unless --zkd-failover (its ensemble
-# mode is not finished).
+# and kill -9) until the first read. Each also gets a 3-server ensemble whose leader is
+# killed (kill -9) to time failover.
 # Writes the comparison to bench/RESULTS.md (or --out) and a latency plot beside it.
 #
 #   --quick        ~2-3 minutes: shorter runs, 200k znodes (default: ~10 minutes, 1M znodes)
 #   --out FILE     markdown output (default bench/RESULTS.md)
 #   --keep         keep the work directory (server logs, zoo.cfg, raw JSON lines)
 #   --no-failover  skip the ensembles
-#   --zkd-failover also time zkd's failover (a 3-server zkd ensemble, the same way)
 #
 # Environment: JAVA_OPTS (default "-Xmx2g -XX:-UsePerfData"), ZKD_REFZK_CLASSPATH (class path
 # of a ZooKeeper installed elsewhere), TMPDIR (where data directories go: the disk measured).
 set -euo pipefail
 
 cmdline="bench/compare.sh${*:+ $*}"
-quick=0 keep=0 failover=1 zkd_failover=0
+quick=0 keep=0 failover=1 zkd_failover=1
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$repo/bench/RESULTS.md"
 while [ $# -gt 0 ]; do
@@ -31,7 +29,7 @@ while [ $# -gt 0 ]; do
     --quick) quick=1 ;;
     --keep) keep=1 ;;
     --no-failover) failover=0 ;;
-    --zkd-failover) zkd_failover=1 ;;
+    --zkd-failover) zkd_failover=1 ;; # the default now; kept for old command lines
     --out) out=$(realpath -m "$2"); shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown argument $1" >&2; exit 2 ;;
@@ -202,13 +200,20 @@ run_server() {
   if [ "$kind" = zookeeper ]; then heap_full=$(live_heap "$server_pid"); fi
 
   log "$kind: restart after a clean stop"
+  t0=$(date +%s%N)
   stop_pid "$server_pid" TERM
+  # The stop is timed too: zkd writes a snapshot at a clean stop when the log since the last
+  # one is long, which moves work from the next start to the stop.
+  printf '{"kind":"wait","label":"%s","workload":"stop-clean","ops":1,"elapsed_s":%s}\n' "$kind" \
+    "$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')" >> "$json"
+  sync # flushing the page cache is not the next server's recovery time
   t0=$(date +%s%N)
   start "$kind" "$dir"
   zkbench wait --servers "127.0.0.1:$port" --since "$t0" --path /zkm/n0000000000 \
     --name recovery-clean --label "$kind" --json "$json"
   log "$kind: restart after kill -9"
   stop_pid "$server_pid" KILL
+  sync
   t0=$(date +%s%N)
   start "$kind" "$dir"
   zkbench wait --servers "127.0.0.1:$port" --since "$t0" --path /zkm/n0000000000 \

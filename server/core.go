@@ -111,6 +111,17 @@ func (s *Server) run() {
 		select {
 		case ev := <-s.events:
 			s.handle(ev)
+			// Take what else is queued with cheap non-blocking receives rather than a full
+			// select per request; bounded, so the other cases still get their turn.
+		drain:
+			for i := 0; i < 64; i++ {
+				select {
+				case ev := <-s.events:
+					s.handle(ev)
+				default:
+					break drain
+				}
+			}
 		case <-s.durableSignal:
 			s.applyDurable()
 		case now := <-tick.C:

@@ -107,7 +107,8 @@ func (s *Server) recover() error {
 	if snapZxid == 0 && replayed == 0 {
 		return s.snapshotNow()
 	}
-	s.startSnapshot = replayed > 0
+	s.snappedZxid.Store(snapZxid)
+	s.startSnapshot = s.worthSnapshot(snapZxid)
 	return nil
 }
 
@@ -276,6 +277,19 @@ func (s *Server) closePersist() error {
 	if s.logCh != nil {
 		close(s.logCh)
 		<-s.logDone
+	}
+	// A clean stop writes a snapshot when the next start would otherwise replay a long log
+	// (ZooKeeper does not): restarts after a clean stop then load it and replay nothing.
+	// Only a serving server does, whose tree is a committed state; the core has stopped, so
+	// the tree is ours to read.
+	if s.txlog != nil && s.tree != nil && s.serving() && s.worthSnapshot(s.snappedZxid.Load()) {
+		start := time.Now()
+		if err := s.snapshotNow(); err != nil {
+			s.log.Warn("snapshot at shutdown failed", "err", err)
+		} else {
+			s.log.Info("snapshot written at shutdown", "zxid", hex(s.tree.LastZxid()), "nodes", s.tree.NodeCount(),
+				"took", time.Since(start).Round(time.Millisecond))
+		}
 	}
 	if s.txlog != nil {
 		if err := s.txlog.Sync(); err != nil {
@@ -460,5 +474,17 @@ func (s *Server) writeSnapshot(w *snapshotWalk) {
 		s.log.Error("snapshot failed", "zxid", hex(w.zxid), "err", err)
 		return
 	}
+	s.snappedZxid.Store(w.zxid)
 	s.log.Info("snapshot written", "zxid", hex(w.zxid), "nodes", nodes, "took", time.Since(start).Round(time.Millisecond))
+}
+
+// worthSnapshot reports whether replaying the log from zxid from to the tree's last zxid
+// would cost enough to be worth writing a snapshot now: at least 1,000 txns, and at least
+// 1% of the nodes a snapshot writes.
+func (s *Server) worthSnapshot(from int64) bool {
+	last := s.tree.LastZxid()
+	if from == 0 || last>>32 != from>>32 {
+		return last != from
+	}
+	return last-from >= max(1000, int64(s.tree.NodeCount()/100))
 }

@@ -186,6 +186,7 @@ type Server struct {
 	lastContainerCheck time.Time
 	txnsSinceSnap      int
 	snapThreshold      int
+	snappedZxid        atomic.Int64 // zxid of the newest complete snapshot (written or loaded)
 	walk               *snapshotWalk
 	rng                *rand.Rand
 	startSnapshot      bool // take a background snapshot once serving

@@ -1,11 +1,14 @@
 package server_test
 
 import (
+	"fmt"
+	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkd-io/zkd/internal/rawzk"
+	"github.com/zkd-io/zkd/internal/storage"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"
@@ -142,5 +145,56 @@ func TestCloseSessionReply(t *testing.T) {
 	o, _ := connect(t, srv.Addr(), 10*time.Second)
 	if ok, _, err := o.Exists("/e"); ok || err != nil {
 		t.Fatalf("ephemeral after close: %v %v", ok, err)
+	}
+}
+
+// TestCleanStopSnapshot: a clean stop with a long log since the last snapshot writes one at
+// the last zxid, so the next start replays nothing; a short log does not.
+func TestCleanStopSnapshot(t *testing.T) {
+	srv := zktest.Start(t)
+	c, _ := connect(t, srv.Addr(), 30*time.Second)
+	newest := func() int64 {
+		t.Helper()
+		files, err := storage.FindSnapshots(storage.OSFS{}, filepath.Join(srv.DataDir(), "version-2"))
+		if err != nil || len(files) == 0 {
+			t.Fatalf("snapshots: %v %v", files, err)
+		}
+		return files[0].Zxid
+	}
+	before := newest()
+	// 1,200 txns: past the 1,000-txn floor, far below snapCount.
+	var last int64
+	for i := 0; i < 12; i++ {
+		ops := make([]any, 100)
+		for j := range ops {
+			ops[j] = &zk.CreateRequest{Path: fmt.Sprintf("/n%d-%d", i, j), Data: []byte("x"), Acl: open}
+		}
+		if _, err := c.Multi(ops...); err != nil {
+			t.Fatal(err)
+		}
+		for j := 0; j < 10; j++ {
+			st, err := c.Set("/n0-0", []byte("y"), -1)
+			if err != nil {
+				t.Fatal(err)
+			}
+			last = st.Mzxid
+		}
+	}
+	c.Close()
+	srv.Stop()
+	if got := newest(); got < last || got == before {
+		t.Fatalf("newest snapshot %#x after a clean stop; last write %#x, snapshot before %#x", got, last, before)
+	}
+	snapped := newest()
+	srv.Restart()
+	c2, _ := connect(t, srv.Addr(), 30*time.Second)
+	if _, _, err := c2.Get("/n11-99"); err != nil {
+		t.Fatalf("after restart: %v", err)
+	}
+	c2.Close()
+	srv.Stop()
+	// Only a session's create and close were logged since: no new snapshot.
+	if got := newest(); got != snapped {
+		t.Fatalf("a short log was snapshotted at stop: %#x, was %#x", got, snapped)
 	}
 }

@@ -134,11 +134,12 @@ func (t *Tree) event(ev *[]Event, events ...Event) {
 }
 
 func (t *Tree) addDigest(path string, n *Node) {
-	t.digest += t.nodeDigest(path, n)
+	n.digest = uint32(t.nodeDigest(path, n))
+	t.digest += uint64(n.digest)
 }
 
 func (t *Tree) unDigest(path string, n *Node) {
-	t.digest -= t.nodeDigest(path, n)
+	t.digest -= uint64(n.digest)
 }
 
 func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, parentCVersion int32, zxid, time int64, ev *[]Event) (jute.Stat, jute.Code) {
@@ -324,5 +325,7 @@ func ownData(data []byte) []byte {
 	if data == nil {
 		return nil
 	}
-	return append(make([]byte, 0, len(data)), data...)
+	b := make([]byte, len(data)) // make+copy: the compiler skips zeroing
+	copy(b, data)
+	return b
 }

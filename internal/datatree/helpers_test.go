@@ -377,7 +377,11 @@ func checkInvariants(tb testing.TB, t *Tree) {
 	tb.Helper()
 	var sum uint64
 	for p, n := range t.nodes {
-		sum += t.nodeDigest(p, n)
+		d := t.nodeDigest(p, n)
+		sum += d
+		if uint64(n.digest) != d {
+			tb.Errorf("%s: cached digest %#x, recomputed %#x", p, n.digest, d)
+		}
 		if p != "/" {
 			if par := t.nodes[Parent(p)]; par == nil || !par.hasChild(Base(p), n) {
 				tb.Errorf("%s: not linked from its parent", p)

@@ -162,7 +162,7 @@ func (l *Loader) Node(sn SnapNode) error {
 	l.stack = append(l.stack, loadedNode{p, n})
 	t.acls.addRef(n.ACL)
 	t.dataSize += nodeSize(p, n.Data)
-	t.digest += t.nodeDigest(p, n)
+	t.addDigest(p, n)
 	if o := n.Stat.EphemeralOwner; o < 0 && o != ContainerOwner && o&ttlMask == ttlMask {
 		l.ttlShaped = append(l.ttlShaped, p)
 	} else {

@@ -31,6 +31,9 @@ type Node struct {
 	Stat jute.StatPersisted
 	// idx is the node's position in its parent's child list.
 	idx int32
+	// digest is the node's share of the tree digest, as last computed: a change subtracts
+	// it rather than hashing the old contents again.
+	digest uint32
 	// children lists the child names (substrings of the children's paths) in no order;
 	// nil for a leaf. A list, not a set: it costs no hashing to build, which dominates
 	// loading a large snapshot, and the tree's path map answers membership.
@@ -160,7 +163,7 @@ func New() *Tree {
 	}
 	root := &Node{Data: []byte{}, ACL: OpenACLKey}
 	t.nodes["/"] = root
-	t.digest += t.nodeDigest("/", root)
+	t.addDigest("/", root)
 	t.dataSize += int64(len("/"))
 	t.addSystemNodes()
 	return t
@@ -182,7 +185,7 @@ func (t *Tree) ensureNode(parent, path string, n *Node) bool {
 	}
 	t.nodes[path] = n
 	t.nodes[parent].addChild(Base(path), n)
-	t.digest += t.nodeDigest(path, n)
+	t.addDigest(path, n)
 	t.dataSize += int64(len(path) + len(n.Data))
 	return true
 }
@@ -365,9 +368,9 @@ func (t *Tree) nodeDigest(path string, n *Node) uint64 {
 
 // beginChange and endChange bracket a mutation of a node so the digest follows it.
 func (t *Tree) beginChange(path string, n *Node) {
-	t.digest -= t.nodeDigest(path, n)
+	t.unDigest(path, n)
 }
 
 func (t *Tree) endChange(path string, n *Node) {
-	t.digest += t.nodeDigest(path, n)
+	t.addDigest(path, n)
 }

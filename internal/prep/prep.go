@@ -39,7 +39,8 @@ type Preparer struct {
 	SkipACL bool
 
 	overlay map[string]*record
-	order   []pending
+	order   []pending // from head on: prepared txns' changes, oldest first
+	head    int
 }
 
 // New returns a preparer over tree.
@@ -69,26 +70,35 @@ func IsWrite(op jute.OpCode) bool {
 }
 
 // Pending reports whether any txn is prepared but not yet applied.
-func (p *Preparer) Pending() int { return len(p.order) }
+func (p *Preparer) Pending() int { return len(p.order) - p.head }
 
 // Applied tells prep that every txn up to zxid is now in the tree.
 func (p *Preparer) Applied(zxid int64) {
-	i := 0
+	i := p.head
 	for ; i < len(p.order) && p.order[i].zxid <= zxid; i++ {
 		pe := p.order[i]
 		if r := p.overlay[pe.path]; r != nil && r.zxid == pe.zxid {
 			delete(p.overlay, pe.path)
 		}
+		p.order[i] = pending{}
 	}
-	if i > 0 {
-		p.order = append(p.order[:0], p.order[i:]...)
+	p.head = i
+	// A queue, not a shift per call: applied entries are dropped in bulk once they are
+	// most of the slice.
+	switch {
+	case p.head == len(p.order):
+		p.order, p.head = p.order[:0], 0
+	case p.head >= 1024 && 2*p.head >= len(p.order):
+		n := copy(p.order, p.order[p.head:])
+		p.order, p.head = p.order[:n], 0
 	}
 }
 
 // Reset drops the overlay (after the pipeline is discarded, e.g. on leader change).
 func (p *Preparer) Reset() {
 	p.overlay = make(map[string]*record)
-	p.order = p.order[:0]
+	clear(p.order)
+	p.order, p.head = p.order[:0], 0
 }
 
 func (p *Preparer) get(path string) (*record, error) {
@@ -105,24 +115,58 @@ func (p *Preparer) get(path string) (*record, error) {
 	return &record{zxid: -1, exists: true, stat: n.Stat, childCount: n.NumChildren(), acl: p.Tree.ACL(n.ACL)}, nil
 }
 
-// txnState collects the changes of one txn so a failing multi can drop them.
+// txnState collects the changes of one txn so a failing multi can drop them. Most txns
+// change one or two nodes: a list is cheaper than a map until it grows.
 type txnState struct {
 	zxid    int64
 	time    int64
-	changes map[string]*record
-	order   []string
+	changes []change
+	index   map[string]int // into changes, once there are more than smallTxn
+}
+
+type change struct {
+	path string
+	r    *record
+}
+
+const smallTxn = 16
+
+func (s *txnState) find(path string) int {
+	if s.index != nil {
+		if i, ok := s.index[path]; ok {
+			return i
+		}
+		return -1
+	}
+	for i := range s.changes {
+		if s.changes[i].path == path {
+			return i
+		}
+	}
+	return -1
 }
 
 func (s *txnState) put(path string, r *record) {
 	r.zxid = s.zxid
-	if _, ok := s.changes[path]; !ok {
-		s.order = append(s.order, path)
+	if i := s.find(path); i >= 0 {
+		s.changes[i].r = r
+		return
 	}
-	s.changes[path] = r
+	s.changes = append(s.changes, change{path, r})
+	switch {
+	case s.index != nil:
+		s.index[path] = len(s.changes) - 1
+	case len(s.changes) > smallTxn:
+		s.index = make(map[string]int, 2*len(s.changes))
+		for i, c := range s.changes {
+			s.index[c.path] = i
+		}
+	}
 }
 
 func (p *Preparer) lookup(s *txnState, path string) (*record, error) {
-	if r, ok := s.changes[path]; ok {
+	if i := s.find(path); i >= 0 {
+		r := s.changes[i].r
 		if !r.exists {
 			return nil, jute.ErrNoNode
 		}
@@ -132,14 +176,14 @@ func (p *Preparer) lookup(s *txnState, path string) (*record, error) {
 }
 
 func (p *Preparer) commit(s *txnState) {
-	for _, path := range s.order {
-		p.overlay[path] = s.changes[path]
-		p.order = append(p.order, pending{s.zxid, path})
+	for _, c := range s.changes {
+		p.overlay[c.path] = c.r
+		p.order = append(p.order, pending{s.zxid, c.path})
 	}
 }
 
 func (p *Preparer) newState(zxid, time int64) *txnState {
-	return &txnState{zxid: zxid, time: time, changes: make(map[string]*record)}
+	return &txnState{zxid: zxid, time: time}
 }
 
 // Prepare turns a write request into its txn. A request that fails becomes an error txn
