@@ -40,10 +40,12 @@ var (
 )
 
 // Govern makes every collection set the next one's target from the policy. It does
-// nothing if the GOGC environment variable is set: the operator has chosen.
+// nothing if the GOGC or GOMEMLIMIT environment variable is set: the operator has chosen.
 func Govern(p Policy) bool {
-	if _, set := os.LookupEnv("GOGC"); set {
-		return false
+	for _, k := range []string{"GOGC", "GOMEMLIMIT"} {
+		if _, set := os.LookupEnv(k); set {
+			return false
+		}
 	}
 	mu.Lock()
 	defer mu.Unlock()

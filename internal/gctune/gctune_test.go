@@ -57,23 +57,31 @@ func TestGovernSetsHeadroomFromLiveHeap(t *testing.T) {
 		mu.Unlock()
 		debug.SetGCPercent(100)
 	}()
+	unsetenv(t, "GOMEMLIMIT")
 	t.Setenv("GOGC", "")
 	if Govern(DefaultPolicy) {
 		t.Fatal("governing although GOGC is set")
 	}
 	// t.Setenv cannot unset; clear it for this process for the rest of the test.
 	unsetenv(t, "GOGC")
+	t.Setenv("GOMEMLIMIT", "1GiB")
+	if Govern(DefaultPolicy) {
+		t.Fatal("governing although GOMEMLIMIT is set")
+	}
+	unsetenv(t, "GOMEMLIMIT")
 	if !Govern(Policy{MinHeadroom: 8 << 20, Fraction: 0.5}) {
 		t.Fatal("Govern refused")
 	}
 	// A live heap of about 64 MiB: the fraction decides, 50%.
-	live := make([][]byte, 64)
-	for i := range live {
-		live[i] = make([]byte, 1<<20)
+	// In a package variable, so it stays live until the test drops it.
+	liveSink = make([][]byte, 64)
+	for i := range liveSink {
+		liveSink[i] = make([]byte, 1<<20)
 	}
 	waitPercent(t, func(p int) bool { return p >= 45 && p <= 55 }, "about 50 with 64 MiB live")
-	live = nil
+	liveSink = nil
 	// A small live heap: the minimum headroom decides, far above 100.
 	waitPercent(t, func(p int) bool { return p > 150 }, "above 150 with little live")
-	runtime.KeepAlive(live)
 }
+
+var liveSink [][]byte
