@@ -688,6 +688,9 @@ func (s *Server) becomeLearner(observer bool) {
 	go func() {
 		defer s.wg.Done()
 		start := time.Now()
+		// The elected leader opens its quorum port as it decides, which is when we decide
+		// too: the first dials often come too early. Retry soon, then back off.
+		backoff := 5 * time.Millisecond
 		for {
 			nc, err := net.DialTimeout("tcp", addr, time.Duration(s.cfg.TickTime)*time.Millisecond)
 			if err == nil {
@@ -701,7 +704,8 @@ func (s *Server) becomeLearner(observer bool) {
 			select {
 			case <-s.stopping:
 				return
-			case <-time.After(100 * time.Millisecond):
+			case <-time.After(backoff):
+				backoff = min(2*backoff, 100*time.Millisecond)
 			}
 		}
 	}()

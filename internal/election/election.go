@@ -362,6 +362,12 @@ func (e *Election) process(nowMs int64, n Notification) {
 		case e.totalOrderPredicate(n.Leader, n.Zxid, n.PeerEpoch, e.propLeader, e.propZxid, e.propEpoch):
 			e.propLeader, e.propZxid, e.propEpoch = n.Leader, n.Zxid, n.PeerEpoch
 			e.sendNotifications()
+		case n.From != e.cfg.ID && (n.Leader != e.propLeader || n.Zxid != e.propZxid || n.PeerEpoch != e.propEpoch):
+			// Beyond ZooKeeper: the sender proposes a worse leader than we do. It would learn
+			// ours only when one of us resends (200 ms on, doubling), typically because our
+			// notification reached it while it still followed the old leader. Tell it now;
+			// it adopts ours and tells everyone, and an equal vote gets no answer.
+			e.send(n.From, e.notification(Looking, e.propLeader, e.propZxid, e.clock, e.propEpoch))
 		}
 		e.recvset[n.From] = vote{leader: n.Leader, zxid: n.Zxid, electionEpoch: n.ElectionEpoch, peerEpoch: n.PeerEpoch, state: Looking}
 		prop := vote{leader: e.propLeader, zxid: e.propZxid, electionEpoch: e.clock, peerEpoch: e.propEpoch, state: Looking}

@@ -441,3 +441,26 @@ func TestDecidedOverride(t *testing.T) {
 		t.Errorf("Decided(Looking) changed the state to %v", e.State())
 	}
 }
+
+// TestWorseVoteIsAnswered: a LOOKING peer proposing a worse leader in our round gets our
+// proposal back at once (ZooKeeper leaves it to the resend timer, 200 ms and more), and only
+// it; a peer that already agrees gets nothing.
+func TestWorseVoteIsAnswered(t *testing.T) {
+	e := New(Config{ID: 2, Voters: []int64{1, 2, 3}})
+	e.Start(0, 5, 1)
+	outs, d := e.Receive(10, looking(1, 1, 5, 1, 1))
+	if d != nil || len(outs) != 1 || outs[0].To != 1 {
+		t.Fatalf("worse vote from 1: outs %+v, decision %v", outs, d)
+	}
+	if n := outs[0].N; n.State != Looking || n.Leader != 2 || n.Zxid != 5 || n.ElectionEpoch != 1 || n.PeerEpoch != 1 || n.From != 2 {
+		t.Fatalf("answer = %+v", n)
+	}
+	outs, d = e.Receive(20, looking(1, 2, 5, 1, 1))
+	if len(outs) != 0 || d != nil {
+		t.Fatalf("agreeing vote answered: %+v %v", outs, d)
+	}
+	// The agreement is a quorum; the decision comes after the finalize wait, not a resend.
+	if _, d := e.Tick(220); d == nil || d.State != Leading {
+		t.Fatalf("decision at 220 = %+v, want leading", d)
+	}
+}
