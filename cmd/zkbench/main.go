@@ -335,7 +335,7 @@ func waitFirst(ctx context.Context, servers []string, op, p string, start time.T
 			return res, fmt.Errorf("no success within %v: %w", timeout, last)
 		}
 		select {
-		case <-time.After(20 * time.Millisecond):
+		case <-time.After(5 * time.Millisecond): // the resolution of the figure
 		case <-ctx.Done():
 		}
 	}
