@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"sort"
+	"strings"
 	"sync/atomic"
 	"time"
 
@@ -45,9 +46,9 @@ func (s *Server) recover() error {
 	}
 	start := time.Now()
 	// Nearly everything recovery allocates stays live: collecting garbage meanwhile is
-	// wasted work (a third of a snapshot load). The memory limit, well above what the
-	// snapshot's tree takes, bounds the garbage a long replay makes (data replaced by later
-	// txns): the collector runs when the heap reaches it.
+	// wasted work (a third of a snapshot load). The guard, well above what the snapshot's
+	// tree takes, bounds the garbage a long replay makes (data replaced by later txns): the
+	// collector runs when the heap has grown that much.
 	resumeGC := gctune.Pause(512<<20 + 6*s.newestSnapshotSize())
 	defer resumeGC()
 	tree, snapZxid, sessions, err := s.loadSnapshot()
@@ -112,7 +113,8 @@ func (s *Server) recover() error {
 	return nil
 }
 
-// newestSnapshotSize is the size of the newest snapshot file, 0 if there is none.
+// newestSnapshotSize is the size of the newest snapshot file (as uncompressed, roughly),
+// 0 if there is none.
 func (s *Server) newestSnapshotSize() int64 {
 	files, err := storage.FindSnapshots(s.cfg.FS, s.snapDir())
 	if err != nil || len(files) == 0 {
@@ -121,6 +123,9 @@ func (s *Server) newestSnapshotSize() int64 {
 	size, err := s.cfg.FS.Stat(filepath.Join(s.snapDir(), files[0].Name))
 	if err != nil {
 		return 0
+	}
+	if strings.HasSuffix(files[0].Name, ".gz") {
+		size *= 10 // a tree's snapshot compresses well; the guard below should not bind
 	}
 	return size
 }
@@ -356,6 +361,7 @@ func (s *Server) snapshotNow() error {
 	if err := w.Finish(s.sessionList(), acls, zxid, s.tree.Digest()); err != nil {
 		return fmt.Errorf("server: snapshot: %w", err)
 	}
+	s.snappedZxid.Store(zxid)
 	return s.txlog.Roll()
 }
 

@@ -109,6 +109,7 @@ type Loader struct {
 	// ttlShaped nodes have an ephemeralOwner that marks a TTL node only if extended types
 	// are on, which Finish is told.
 	ttlShaped []string
+	err       error // from a flush that found a duplicate
 }
 
 type loadedNode struct {
@@ -152,6 +153,9 @@ func (l *Loader) Node(sn SnapNode) error {
 		}
 		parent := l.parent(Parent(p))
 		if parent == nil {
+			if l.err != nil {
+				return l.err
+			}
 			return fmt.Errorf("datatree: node %q loaded before its parent", p)
 		}
 		parent.addChild(Base(p), n)
@@ -181,6 +185,7 @@ func (l *Loader) parent(pp string) *Node {
 		}
 	}
 	if err := l.flush(); err != nil {
+		l.err = err
 		return nil
 	}
 	n := l.t.nodes[pp]

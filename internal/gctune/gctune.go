@@ -37,6 +37,7 @@ var (
 	paused   int
 	memLimit int64
 	hooked   bool // a cycle hook is armed
+	runway   bool // GOGC holds a resume's runway until the next cycle: not a base to keep
 )
 
 // Govern makes every collection set the next one's target from the policy. It does
@@ -57,18 +58,23 @@ func Govern(p Policy) bool {
 	return true
 }
 
-// Pause stops collection until the returned resume is called (Pauses nest), keeping a
-// memory limit of at most limit bytes as a guard: the collector runs anyway if the heap
-// reaches it. Resume is idempotent.
-func Pause(limit int64) (resume func()) {
+// Pause stops collection until the returned resume is called (Pauses nest). As a guard,
+// the collector runs anyway once the heap has grown by more than growth bytes (a memory
+// limit, never above one already set). Resume is idempotent.
+func Pause(growth int64) (resume func()) {
 	mu.Lock()
+	guard := heapObjects() + growth
 	if paused == 0 {
 		old := debug.SetGCPercent(-1)
-		if policy == nil {
+		if policy == nil && !runway {
 			base = old
 		}
 		memLimit = debug.SetMemoryLimit(-1)
-		debug.SetMemoryLimit(min(memLimit, limit))
+		debug.SetMemoryLimit(min(memLimit, guard))
+	} else {
+		// A nested pause (another server recovering in this process) may need more room.
+		cur := debug.SetMemoryLimit(-1)
+		debug.SetMemoryLimit(min(memLimit, max(cur, guard)))
 	}
 	paused++
 	mu.Unlock()
@@ -89,10 +95,8 @@ func unpause() {
 	// start at once, far behind, and make every allocating goroutine help it (a stall just
 	// as the server starts serving). Instead give the heap a runway of a quarter of its
 	// size; the cycle that ends it sets the target from the real live heap.
-	now := heapObjects()
-	marked := max(liveHeap(), 4<<20)
-	target := now + now/4 + 4<<20
-	debug.SetGCPercent(int(min(math.MaxInt32, 100*target/marked)))
+	debug.SetGCPercent(runwayPercent(heapObjects(), liveHeap()))
+	runway = true
 	armLocked()
 }
 
@@ -111,10 +115,19 @@ func armLocked() {
 // finalized).
 type sentinel struct{ _ *int }
 
+// runwayPercent is the GOGC percent whose heap goal is about a quarter above now, given the
+// heap the last collection marked: the goal is marked × (1 + percent/100).
+func runwayPercent(now, marked int64) int {
+	marked = max(marked, 4<<20)
+	target := now + now/4 + 4<<20
+	return int(min(math.MaxInt32, max(10, 100*(target-marked)/marked)))
+}
+
 func afterCycle() {
 	mu.Lock()
 	defer mu.Unlock()
 	hooked = false
+	runway = false
 	if paused > 0 {
 		armLocked()
 		return

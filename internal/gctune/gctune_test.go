@@ -3,6 +3,7 @@ package gctune
 import (
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"testing"
 	"time"
 )
@@ -44,8 +45,10 @@ func TestPauseStopsCollectionAndResumeRestores(t *testing.T) {
 	}
 	resume()
 	resume() // idempotent
-	if p := Percent(); p <= 100 {
-		t.Errorf("just resumed: GOGC %d, want a runway above the old 100", p)
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	if goal, now := int64(s[0].Value.Uint64()), heapObjects(); goal <= now {
+		t.Errorf("just resumed: heap goal %d MiB, not above the heap's %d MiB", goal>>20, now>>20)
 	}
 	waitPercent(t, func(p int) bool { return p == 100 }, "100 again after a cycle")
 }
@@ -85,3 +88,38 @@ func TestGovernSetsHeadroomFromLiveHeap(t *testing.T) {
 }
 
 var liveSink [][]byte
+
+// TestRepeatedPauseKeepsBase: a second recovery that starts before any collection ended the
+// first one's runway must not take the runway for the base to return to.
+func TestRepeatedPauseKeepsBase(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	r1 := Pause(1 << 40)
+	for i := 0; i < 64; i++ {
+		sink = make([]byte, 1<<20)
+	}
+	r1()
+	r2 := Pause(1 << 40)
+	r2()
+	waitPercent(t, func(p int) bool { return p == 100 }, "100 again after a cycle")
+}
+
+// TestRunwayGoal: after a pause during which a collection ran (the memory limit's guard),
+// the heap goal is about a quarter above the heap, not twice it.
+func TestRunwayGoal(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	r := Pause(1 << 40)
+	liveSink = make([][]byte, 256)
+	for i := range liveSink {
+		liveSink[i] = make([]byte, 1<<20)
+	}
+	runtime.GC()
+	now := heapObjects()
+	r()
+	s := []metrics.Sample{{Name: "/gc/heap/goal:bytes"}}
+	metrics.Read(s)
+	goal := int64(s[0].Value.Uint64())
+	if want := now + now/4 + 4<<20; goal > want*11/10 || goal < now {
+		t.Errorf("heap %d MiB: goal %d MiB, want about %d MiB", now>>20, goal>>20, want>>20)
+	}
+	liveSink = nil
+}
