@@ -485,7 +485,13 @@ func TestEnsembleStepDownReleasesOutstandingSlots(t *testing.T) {
 // nobody acks, steps down, and rejoins after the others established a new epoch; it is
 // TRUNCated back to the committed history and the unacknowledged writes vanish.
 func TestEnsembleTruncatesUncommittedTail(t *testing.T) {
-	e := startEnsembleConfig(t, 3, func(c *server.Config) { c.FourLetterWhitelist = []string{"*"} })
+	// The isolated leader must still lead when the tail is sent, right after its followers
+	// stop: it checks for a quorum every half tick, so a long tick leaves room for the stops
+	// (each writes a snapshot) and the sends.
+	e := startEnsembleConfig(t, 3, func(c *server.Config) {
+		c.FourLetterWhitelist = []string{"*"}
+		c.TickTime = 1000
+	})
 	e.waitServing()
 	l := e.leaderIndex()
 	committed := connectTo(t, e.members[l].cfg.ListenAddr)
