@@ -425,7 +425,13 @@ func (s *Server) onQuorumAccepted(nc net.Conn, ln net.Listener) {
 func (s *Server) recentHistory(n int) []zab.Committed {
 	var ring []zab.Committed
 	last := s.tree.LastZxid()
-	storage.ReadLog(s.cfg.FS, s.logDir(), 0, func(zxid int64, b []byte) error {
+	// Zxids of an epoch are consecutive, so the last n of this epoch start at last-n: read
+	// from the file holding it, not the whole log (a new leader does this before it leads).
+	from := int64(0)
+	if zab.Counter(last) > int64(n) {
+		from = last - int64(n)
+	}
+	storage.ReadLog(s.cfg.FS, s.logDir(), from, func(zxid int64, b []byte) error {
 		if zxid > last {
 			return errStopRead
 		}

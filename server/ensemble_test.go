@@ -552,3 +552,52 @@ func TestEnsembleTruncatesUncommittedTail(t *testing.T) {
 		t.Fatalf("/tail0 came back after a restart: %v %v", ok, err)
 	}
 }
+
+// TestEnsembleNewLeaderDiffsFromRecentHistory: a leader elected after 600 txns of an epoch
+// (so its recent history is read from the log's tail, zxids last-500 on, not the whole log)
+// syncs a follower that missed 20 txns with one DIFF, not a SNAP, and the follower has them.
+func TestEnsembleNewLeaderDiffsFromRecentHistory(t *testing.T) {
+	e := startEnsembleConfig(t, 3, func(c *server.Config) { c.FourLetterWhitelist = []string{"*"} })
+	e.waitServing()
+	l := e.leaderIndex()
+	c := connectTo(t, e.members[l].cfg.ListenAddr)
+	var wg sync.WaitGroup
+	errs := make(chan error, 8)
+	for g := 0; g < 8; g++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 75; i++ {
+				if _, err := c.Create(fmt.Sprintf("/h%d-%d", g, i), nil, 0, open); err != nil {
+					errs <- err
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	f, m := (l+1)%3, (l+2)%3
+	e.stop(f)
+	for i := 0; i < 20; i++ {
+		if _, err := c.Create(fmt.Sprintf("/missed%d", i), nil, 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.stop(l)
+	e.start(f)
+	waitFor(t, "a new leader", func() bool { return e.modes()[m] == "leader" && e.modes()[f] == "follower" })
+	mntr := fourLetter(t, e.members[m].cfg.ListenAddr, "mntr")
+	if !strings.Contains(mntr, "zk_diff_count\t1\n") || !strings.Contains(mntr, "zk_snap_count\t0\n") {
+		t.Fatalf("the new leader did not sync the follower with one DIFF:\n%s", grepLines(mntr, "_count\t"))
+	}
+	fc := connectTo(t, e.members[f].cfg.ListenAddr)
+	for i := 0; i < 20; i++ {
+		if ok, _, err := fc.Exists(fmt.Sprintf("/missed%d", i)); err != nil || !ok {
+			t.Fatalf("/missed%d on the caught-up follower: %v %v", i, ok, err)
+		}
+	}
+}
