@@ -28,22 +28,23 @@ const (
 	itemLast
 )
 
-const pipeBatch = 1024
+// snapBatch is how many snapshot callbacks go over in one batch.
+const snapBatch = 1024
 
-var errPipeStopped = errors.New("storage: snapshot consumer stopped")
+var errPipeStopped = errors.New("storage: consumer stopped")
 
-// pipelined runs decode on a goroutine of its own with a handler that queues every callback
-// in batches, and replays them to h on the calling goroutine, in order. It returns h's
-// first error (after which decoding stops) or else decode's. It returns only once the
-// decoding goroutine has finished, so decode's reader is the caller's again.
-func pipelined(h SnapshotHandler, decode func(SnapshotHandler) error) error {
-	full := make(chan []snapItem, 4)
-	free := make(chan []snapItem, 6)
+// ahead runs produce on a goroutine of its own and hands what it adds to consume on the
+// calling goroutine, in order, in batches of batch. The first error from consume stops
+// produce (add returns errPipeStopped); ahead returns it, or else produce's error. It returns
+// only once produce has returned, so whatever produce reads is the caller's again.
+func ahead[T any](batch int, produce func(add func(T) error) error, consume func(T) error) error {
+	full := make(chan []T, 4)
+	free := make(chan []T, 6)
 	stop := make(chan struct{})
-	var decodeErr error
+	var produceErr error
 	go func() {
 		defer close(full)
-		cur := make([]snapItem, 0, pipeBatch)
+		cur := make([]T, 0, batch)
 		send := func() error {
 			select {
 			case full <- cur:
@@ -54,18 +55,50 @@ func pipelined(h SnapshotHandler, decode func(SnapshotHandler) error) error {
 			case cur = <-free:
 				cur = cur[:0]
 			default:
-				cur = make([]snapItem, 0, pipeBatch)
+				cur = make([]T, 0, batch)
 			}
 			return nil
 		}
-		add := func(it snapItem) error {
-			cur = append(cur, it)
-			if len(cur) == pipeBatch {
+		err := produce(func(v T) error {
+			if cur = append(cur, v); len(cur) == batch {
 				return send()
 			}
 			return nil
+		})
+		if len(cur) > 0 && !errors.Is(err, errPipeStopped) {
+			if serr := send(); err == nil {
+				err = serr
+			}
 		}
-		q := SnapshotHandler{
+		produceErr = err // read after full is closed
+	}()
+	var cerr error
+	for b := range full {
+		if cerr == nil {
+			for i := range b {
+				if cerr = consume(b[i]); cerr != nil {
+					close(stop)
+					break
+				}
+			}
+		}
+		clear(b) // the batch is reused: drop references
+		select {
+		case free <- b:
+		default:
+		}
+	}
+	if cerr != nil {
+		return cerr
+	}
+	return produceErr
+}
+
+// pipelined runs decode ahead of h (see ahead) with a handler that queues every callback,
+// and replays them to h on the calling goroutine, in order.
+func pipelined(h SnapshotHandler, decode func(SnapshotHandler) error) error {
+	produce := func(add func(snapItem) error) error {
+		return decode(SnapshotHandler{
 			Session: func(s SnapSession) error { return add(snapItem{kind: itemSession, sess: s}) },
 			ACL: func(k int64, a []jute.ACL) error {
 				return add(snapItem{kind: itemACL, key: k, acls: a})
@@ -73,35 +106,9 @@ func pipelined(h SnapshotHandler, decode func(SnapshotHandler) error) error {
 			Node:              func(n SnapNode) error { return add(snapItem{kind: itemNode, node: n}) },
 			Digest:            func(d SnapDigest) error { return add(snapItem{kind: itemDigest, digest: d}) },
 			LastProcessedZxid: func(z int64) error { return add(snapItem{kind: itemLast, last: z}) },
-		}
-		err := decode(q)
-		if len(cur) > 0 && !errors.Is(err, errPipeStopped) {
-			if serr := send(); err == nil {
-				err = serr
-			}
-		}
-		decodeErr = err // read after full is closed
-	}()
-	var herr error
-	for b := range full {
-		if herr == nil {
-			for i := range b {
-				if herr = deliver(h, &b[i]); herr != nil {
-					close(stop)
-					break
-				}
-				b[i] = snapItem{} // the batch is reused: drop references
-			}
-		}
-		select {
-		case free <- b:
-		default:
-		}
+		})
 	}
-	if herr != nil {
-		return herr
-	}
-	return decodeErr
+	return ahead(snapBatch, produce, func(it snapItem) error { return deliver(h, &it) })
 }
 
 func deliver(h SnapshotHandler, it *snapItem) error {
@@ -145,64 +152,17 @@ func deliver(h SnapshotHandler, it *snapItem) error {
 // decode's results on the calling goroutine, in log order, a batch behind. The first error
 // from either stops the read; ReadLogAhead returns once the reading goroutine has finished.
 func ReadLogAhead[T any](fsys FS, dir string, fromZxid int64, decode func(zxid int64, txn []byte) (T, error), apply func(T) error) (lastZxid int64, err error) {
-	const batch = 256
-	full := make(chan []T, 4)
-	free := make(chan []T, 6)
-	stop := make(chan struct{})
-	var readLast int64
-	var readErr error
-	go func() {
-		defer close(full)
-		cur := make([]T, 0, batch)
-		send := func() error {
-			select {
-			case full <- cur:
-			case <-stop:
-				return errPipeStopped
-			}
-			select {
-			case cur = <-free:
-				cur = cur[:0]
-			default:
-				cur = make([]T, 0, batch)
-			}
-			return nil
-		}
-		last, err := ReadLog(fsys, dir, fromZxid, func(zxid int64, txn []byte) error {
+	var last int64
+	err = ahead(256, func(add func(T) error) error {
+		var rerr error
+		last, rerr = ReadLog(fsys, dir, fromZxid, func(zxid int64, txn []byte) error {
 			v, err := decode(zxid, txn)
 			if err != nil {
 				return err
 			}
-			if cur = append(cur, v); len(cur) == batch {
-				return send()
-			}
-			return nil
+			return add(v)
 		})
-		if len(cur) > 0 && !errors.Is(err, errPipeStopped) {
-			if serr := send(); err == nil {
-				err = serr
-			}
-		}
-		readLast, readErr = last, err
-	}()
-	var aerr error
-	for b := range full {
-		if aerr == nil {
-			for i := range b {
-				if aerr = apply(b[i]); aerr != nil {
-					close(stop)
-					break
-				}
-			}
-		}
-		clear(b)
-		select {
-		case free <- b:
-		default:
-		}
-	}
-	if aerr != nil {
-		return readLast, aerr
-	}
-	return readLast, readErr
+		return rerr
+	}, apply)
+	return last, err
 }

@@ -473,7 +473,7 @@ func TestSnapshotHandlerErrorStops(t *testing.T) {
 // goroutine is left behind).
 func TestSnapshotPipelineManyBatches(t *testing.T) {
 	c := testTree("x")
-	for i := 0; i < 5*pipeBatch+7; i++ {
+	for i := 0; i < 5*snapBatch+7; i++ {
 		c.nodes = append(c.nodes, SnapNode{Path: fmt.Sprintf("/a/n%06d", i), Data: []byte{byte(i)}, ACLKey: -1,
 			Stat: jute.StatPersisted{Czxid: int64(i)}})
 	}
@@ -503,12 +503,12 @@ func TestSnapshotPipelineManyBatches(t *testing.T) {
 	stop := errors.New("stop")
 	n := 0
 	err := ReadSnapshotFile(fsys, "/s", sf, SnapshotHandler{Node: func(SnapNode) error {
-		if n++; n == 2*pipeBatch+3 {
+		if n++; n == 2*snapBatch+3 {
 			return stop
 		}
 		return nil
 	}})
-	if !errors.Is(err, stop) || n != 2*pipeBatch+3 {
+	if !errors.Is(err, stop) || n != 2*snapBatch+3 {
 		t.Fatalf("err %v after %d nodes", err, n)
 	}
 	// The decoder has closed its channel when ReadSnapshotFile returns; it may take a
