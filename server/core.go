@@ -53,16 +53,11 @@ type clientSession struct {
 	// connReq is the ConnectRequest of a new session waiting for its createSession txn.
 	connReq *jute.ConnectRequest
 	// queue holds this session's requests that must wait for its earlier writes: FIFO
-	// order per session means a read waits behind that session's pending writes.
+	// order per session means a read waits behind that session's pending writes
+	// (sessionqueue.go).
 	queue []*queued
-}
-
-// queued is a request waiting in its session's queue.
-type queued struct {
-	c     *conn
-	req   *request
-	write bool        // a write (or a forwarded sync): later reads wait for it
-	txn   *pendingTxn // its txn, when this server prepared it
+	// held: a submitted sync is unanswered, or writes wait unsubmitted behind one.
+	held bool
 }
 
 type pendingKind int
@@ -326,23 +321,25 @@ func (s *Server) onRequest(c *conn, r *request) {
 		s.release()
 		return
 	}
-	if sess.closing {
-		c.send(outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Zxid: s.tree.LastZxid(), Err: jute.ErrSessionExpired}})
-		s.release()
-		return
-	}
 	q := &queued{c: c, req: r}
-	if prep.IsWrite(r.hdr.Type) || (r.hdr.Type == jute.OpSync && s.ensembleMode() && r.bodyErr == nil) {
+	switch {
+	case sess.closing:
+		// Answered in order, behind what the session sent before.
+		q.expired = true
+	case prep.IsWrite(r.hdr.Type):
 		q.write = true
-		sess.queue = append(sess.queue, q)
-		s.submitWrite(q)
+	case r.hdr.Type == jute.OpSync && s.ensembleMode() && r.bodyErr == nil:
+		q.write, q.sync = true, true
+	}
+	if q.write || len(sess.queue) > 0 {
+		s.enqueue(sess, q)
 		return
 	}
-	if len(sess.queue) > 0 {
-		sess.queue = append(sess.queue, q)
-		return
+	if q.expired {
+		s.reply(c, r.hdr.Xid, jute.ErrSessionExpired, nil)
+	} else {
+		s.doRead(c, r)
 	}
-	s.doRead(c, r)
 	s.release()
 }
 
@@ -457,43 +454,24 @@ func (s *Server) applyTxn(p *pendingTxn) {
 		// and waits on exactly this request.
 		if sess := s.sessions[txn.Header.ClientID]; sess != nil && len(sess.queue) > 0 {
 			head := sess.queue[0]
-			if head.write && head.req.hdr.Xid == txn.Header.Cxid && head.req.hdr.Type != jute.OpSync {
+			if head.write && !head.sync && head.req.hdr.Xid == txn.Header.Cxid {
 				q = head
 			}
 		}
 	}
 	if txn.Header.Type == jute.OpCloseSession {
-		s.sessionClosed(txn.Header.ClientID, p.kind == pkExpire, q != nil)
+		s.sessionClosed(txn.Header.ClientID, p.kind == pkExpire, q != nil && !q.done)
 	}
-	if q == nil {
-		return
+	if q == nil || q.done {
+		return // not ours, or dropped (its connection is gone)
 	}
 	sess := q.c.sess
 	if sess == nil || len(sess.queue) == 0 || sess.queue[0] != q {
-		// Cannot happen: a session's writes apply in the order they were queued.
-		s.log.Error("session queue out of order", "zxid", hex(txn.Header.Zxid))
-	} else {
-		sess.queue = sess.queue[1:]
+		s.outOfOrder(sess, q, hex(txn.Header.Zxid))
+		return
 	}
 	s.replyWrite(q, txn, &res)
-	s.release()
-	s.runQueued(sess)
-}
-
-// runQueued answers the reads at the head of a session's queue up to its next write.
-func (s *Server) runQueued(sess *clientSession) {
-	for len(sess.queue) > 0 && !sess.queue[0].write {
-		q := sess.queue[0]
-		sess.queue[0] = nil
-		sess.queue = sess.queue[1:]
-		if !q.c.gone {
-			s.doRead(q.c, q.req)
-		}
-		s.release()
-	}
-	if len(sess.queue) == 0 {
-		sess.queue = nil
-	}
+	s.popHead(sess, q)
 }
 
 func (s *Server) sessionCreated(txn *jute.LoggedTxn) {

@@ -336,14 +336,6 @@ func (s *Server) stopRole() {
 	}
 }
 
-// dropQueue discards a session's waiting requests, giving back their outstanding slots.
-func (s *Server) dropQueue(sess *clientSession) {
-	for range sess.queue {
-		s.release()
-	}
-	sess.queue = nil
-}
-
 // reloadFromDisk rebuilds the tree and sessions from the snapshot and the whole log.
 func (s *Server) reloadFromDisk() error {
 	s.logFence()
@@ -887,18 +879,20 @@ func (s *Server) finishSync() {
 		return
 	}
 	q := s.ens.syncs[0]
+	s.ens.syncs[0] = nil
 	s.ens.syncs = s.ens.syncs[1:]
+	if q.done {
+		return // dropped with its session's queue
+	}
 	sess := q.c.sess
 	if sess == nil || len(sess.queue) == 0 || sess.queue[0] != q {
-		s.release()
+		s.outOfOrder(sess, q, "sync")
 		return
 	}
-	sess.queue = sess.queue[1:]
 	if !q.c.gone {
 		s.reply(q.c, q.req.hdr.Xid, jute.OK, &jute.SyncResponse{Path: q.req.body.(*jute.PathRequest).Path})
 	}
-	s.release()
-	s.runQueued(sess)
+	s.popHead(sess, q)
 }
 
 // finishReconnect answers a client that reconnected through this learner.
