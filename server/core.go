@@ -99,6 +99,10 @@ func (s *Server) run() {
 	ready := make(chan struct{})
 	close(ready)
 	for {
+		if err := s.stepDown; err != nil {
+			s.stepDown = nil
+			s.startLooking(err.Error())
+		}
 		var walkStep <-chan struct{}
 		if s.walk != nil {
 			walkStep = ready
@@ -199,7 +203,11 @@ func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 		if s.ens.role == roleLeading {
 			s.ens.owners[id] = s.cfg.ServerID
 		}
-		txn := s.prep.CreateSession(id, timeout, s.nextZxid(), s.nowMs())
+		zxid, ok := s.nextZxid()
+		if !ok {
+			return
+		}
+		txn := s.prep.CreateSession(id, timeout, zxid, s.nowMs())
 		s.propose(&pendingTxn{kind: pkCreateSession, txn: txn, sess: sess})
 		return
 	}
@@ -364,34 +372,43 @@ func (s *Server) submitWrite(q *queued) {
 		s.learnerReady(s.ens.learner.Forward(sess.id, r.hdr.Xid, r.hdr.Type, r.raw, c.authIDs))
 		return
 	}
+	zxid, ok := s.nextZxid()
+	if !ok {
+		return
+	}
 	var txn *jute.LoggedTxn
 	if s.ens.role == roleLeading && !s.ownedBy(sess.id, s.cfg.ServerID) {
-		txn = sessionErrorTxn(sess.id, r.hdr.Xid, jute.ErrSessionMoved, s.nextZxid(), s.nowMs())
+		txn = sessionErrorTxn(sess.id, r.hdr.Xid, jute.ErrSessionMoved, zxid, s.nowMs())
 	} else if r.hdr.Type == jute.OpCloseSession {
 		s.tracker.SetClosing(sess.id)
-		txn = s.prep.CloseSession(sess.id, r.hdr.Xid, s.nextZxid(), s.nowMs())
+		txn = s.prep.CloseSession(sess.id, r.hdr.Xid, zxid, s.nowMs())
 	} else {
 		pr := &prep.Request{SessionID: sess.id, Cxid: r.hdr.Xid, Type: r.hdr.Type, Body: r.body, AuthIDs: c.authIDs}
-		txn = s.prep.Prepare(pr, s.nextZxid(), s.nowMs())
+		txn = s.prep.Prepare(pr, zxid, s.nowMs())
 	}
 	p := &pendingTxn{kind: pkClient, txn: txn, q: q, sess: sess}
 	q.txn = p
 	s.propose(p)
 }
 
-func (s *Server) nextZxid() int64 {
+// nextZxid reserves the zxid of the next proposal. ok is false when there is none: a leader
+// whose counter ran out must start a new epoch (ZOOKEEPER-1277). It steps down once the
+// current event is handled, never in the middle of preparing a txn, and nothing is prepared
+// meanwhile.
+func (s *Server) nextZxid() (zxid int64, ok bool) {
 	if s.ens.role == roleLeading {
 		z, err := s.ens.leader.NextZxid()
 		if err != nil {
-			// Only a wrapped counter fails here; a new epoch fixes it (ZOOKEEPER-1277).
-			s.startLooking(err.Error())
-			return 0
+			if s.stepDown == nil {
+				s.stepDown = err
+			}
+			return 0, false
 		}
 		s.lastProposed = z
-		return z
+		return z, true
 	}
 	s.lastProposed++
-	return s.lastProposed
+	return s.lastProposed, true
 }
 
 // propose sends a prepared txn to the log (standalone) or to the quorum (leader); it is
@@ -578,8 +595,12 @@ func (s *Server) onTick(now time.Time) {
 		if sess == nil || sess.closing {
 			continue
 		}
+		zxid, ok := s.nextZxid()
+		if !ok {
+			return
+		}
 		sess.closing = true
-		txn := s.prep.CloseSession(id, 0, s.nextZxid(), ms)
+		txn := s.prep.CloseSession(id, 0, zxid, ms)
 		s.propose(&pendingTxn{kind: pkExpire, txn: txn, sess: sess})
 	}
 	if s.cfg.ContainerCheckInterval > 0 && now.Sub(s.lastContainerCheck) >= s.cfg.ContainerCheckInterval {
@@ -592,7 +613,11 @@ func (s *Server) onTick(now time.Time) {
 			if !s.prep.ContainerDeletable(path) {
 				continue
 			}
-			if txn := s.prep.DeleteContainer(path, s.nextZxid(), ms); txn != nil {
+			zxid, ok := s.nextZxid()
+			if !ok {
+				return
+			}
+			if txn := s.prep.DeleteContainer(path, zxid, ms); txn != nil {
 				s.propose(&pendingTxn{kind: pkInternal, txn: txn})
 			}
 		}

@@ -378,7 +378,7 @@ func (s *Server) becomeLeader() {
 	cfg := zab.LeaderConfig{
 		ID: s.cfg.ServerID, QV: zab.NewMajority(s.voters()...), TickMs: int64(s.cfg.TickTime),
 		InitLimit: int64(s.cfg.InitLimit), SyncLimit: int64(s.cfg.SyncLimit), CommitLogCount: 500,
-		Older: s.olderHistory,
+		Older: s.olderHistory, FirstCounter: s.cfg.zxidCounterStart,
 	}
 	var r zab.LeaderReady
 	s.ens.leader, r = zab.NewLeader(cfg, s.ens.st, s.tree.LastZxid(), history, s.nowMs())
@@ -566,18 +566,26 @@ func (s *Server) leaderRemoteRequest(fr zab.ForwardedRequest) {
 	if !s.ens.serving {
 		return
 	}
+	var to jute.CreateSessionTxn
+	if fr.Type == jute.OpCreateSession && jute.Unmarshal(fr.Body, &to) != nil {
+		return // before taking a zxid: zxids have no gaps
+	}
 	now := s.nowMs()
+	zxid, ok := s.nextZxid()
+	if !ok {
+		return
+	}
 	var txn *jute.LoggedTxn
 	if fr.Type != jute.OpCreateSession {
 		// As ZooKeeper's checkSession: a request of a session that is gone or closing must
 		// not reach the tree (an ephemeral would outlive its session).
 		if sess := s.sessions[fr.Session]; sess == nil || !sess.valid || sess.closing {
-			txn = sessionErrorTxn(fr.Session, fr.Cxid, jute.ErrSessionExpired, s.nextZxid(), now)
+			txn = sessionErrorTxn(fr.Session, fr.Cxid, jute.ErrSessionExpired, zxid, now)
 			s.propose(&pendingTxn{kind: pkRemote, txn: txn})
 			return
 		}
 		if !s.ownedBy(fr.Session, fr.Sid) {
-			txn = sessionErrorTxn(fr.Session, fr.Cxid, jute.ErrSessionMoved, s.nextZxid(), now)
+			txn = sessionErrorTxn(fr.Session, fr.Cxid, jute.ErrSessionMoved, zxid, now)
 			s.propose(&pendingTxn{kind: pkRemote, txn: txn})
 			return
 		}
@@ -585,29 +593,25 @@ func (s *Server) leaderRemoteRequest(fr zab.ForwardedRequest) {
 	switch fr.Type {
 	case jute.OpCreateSession:
 		s.ens.owners[fr.Session] = fr.Sid
-		var to jute.CreateSessionTxn
-		if err := jute.Unmarshal(fr.Body, &to); err != nil {
-			return
-		}
 		sess := s.sessions[fr.Session]
 		if sess == nil {
 			sess = &clientSession{id: fr.Session, timeout: to.TimeOut}
 			s.sessions[fr.Session] = sess
 		}
-		txn = s.prep.CreateSession(fr.Session, to.TimeOut, s.nextZxid(), now)
+		txn = s.prep.CreateSession(fr.Session, to.TimeOut, zxid, now)
 	case jute.OpCloseSession:
 		if sess := s.sessions[fr.Session]; sess != nil {
 			sess.closing = true
 		}
 		s.tracker.SetClosing(fr.Session)
-		txn = s.prep.CloseSession(fr.Session, fr.Cxid, s.nextZxid(), now)
+		txn = s.prep.CloseSession(fr.Session, fr.Cxid, zxid, now)
 	default:
 		body, ok := newBody(fr.Type)
 		var rec jute.Record
 		if ok && body != nil && jute.Unmarshal(fr.Body, body) == nil {
 			rec = body
 		}
-		txn = s.prep.Prepare(&prep.Request{SessionID: fr.Session, Cxid: fr.Cxid, Type: fr.Type, Body: rec, AuthIDs: fr.AuthInfo}, s.nextZxid(), now)
+		txn = s.prep.Prepare(&prep.Request{SessionID: fr.Session, Cxid: fr.Cxid, Type: fr.Type, Body: rec, AuthIDs: fr.AuthInfo}, zxid, now)
 	}
 	s.propose(&pendingTxn{kind: pkRemote, txn: txn})
 }

@@ -74,6 +74,9 @@ type Config struct {
 	FS storage.FS
 	// Clock returns the current time; nil means time.Now.
 	Clock func() time.Time
+
+	// zxidCounterStart is where a new leader's zxid counter starts (tests of the rollover).
+	zxidCounterStart int64
 }
 
 func (c *Config) setDefaults() {
@@ -190,6 +193,8 @@ type Server struct {
 	walk               *snapshotWalk
 	rng                *rand.Rand
 	startSnapshot      bool // take a background snapshot once serving
+	// stepDown, when set, ends the leadership once the current event is handled.
+	stepDown error
 
 	persist
 	ens ensemble

@@ -27,6 +27,9 @@ type LeaderConfig struct {
 	// CommitQV decides when a proposal commits; nil means QV. Simulations weaken it to
 	// show that their checks catch a wrong commit rule.
 	CommitQV QuorumVerifier
+	// FirstCounter is where the new epoch's zxid counter starts (0). Tests set it near the
+	// end of the counter's range to reach the rollover that forces a new epoch.
+	FirstCounter int64
 }
 
 // Out is a packet for one learner connection. When SnapFollows is set the owner streams
@@ -304,7 +307,7 @@ func (l *Leader) advance(r *LeaderReady) {
 			cqv = l.cfg.QV
 		}
 		l.tracker = NewTracker(cqv, l.lastProcessed)
-		l.counter = 0
+		l.counter = l.cfg.FirstCounter
 	}
 	if l.phase >= ldNewLeader {
 		for _, c := range l.sortedConns() {
