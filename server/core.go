@@ -90,6 +90,12 @@ func (s *Server) run() {
 	defer s.wg.Done()
 	tick := time.NewTicker(time.Duration(s.cfg.TickTime) * time.Millisecond / 2)
 	defer tick.Stop()
+	var containerC <-chan time.Time
+	if s.cfg.ContainerCheckInterval > 0 {
+		ct := time.NewTicker(s.cfg.ContainerCheckInterval)
+		defer ct.Stop()
+		containerC = ct.C
+	}
 	var electionIn <-chan ElectionMessage
 	if s.ens.transport != nil {
 		electionIn = s.ens.transport.Recv()
@@ -125,6 +131,8 @@ func (s *Server) run() {
 			s.applyDurable()
 		case now := <-tick.C:
 			s.onTick(now)
+		case now := <-containerC:
+			s.onContainerCheck(now)
 		case m, ok := <-electionIn:
 			if !ok {
 				electionIn = nil
@@ -603,23 +611,30 @@ func (s *Server) onTick(now time.Time) {
 		txn := s.prep.CloseSession(id, 0, zxid, ms)
 		s.propose(&pendingTxn{kind: pkExpire, txn: txn, sess: sess})
 	}
-	if s.cfg.ContainerCheckInterval > 0 && now.Sub(s.lastContainerCheck) >= s.cfg.ContainerCheckInterval {
-		s.lastContainerCheck = now
-		for _, path := range s.tree.ExpiryCandidates(ms, 10000) {
-			if !s.ownsSessions() {
-				return
-			}
-			// Take a zxid only when there is something to delete: zxids have no gaps.
-			if !s.prep.ContainerDeletable(path) {
-				continue
-			}
-			zxid, ok := s.nextZxid()
-			if !ok {
-				return
-			}
-			if txn := s.prep.DeleteContainer(path, zxid, ms); txn != nil {
-				s.propose(&pendingTxn{kind: pkInternal, txn: txn})
-			}
+}
+
+// onContainerCheck removes expired containers and TTL nodes, on the server that owns
+// sessions. It runs on its own timer at exactly the check interval, as ZooKeeper's
+// ContainerManager does (inside the half-tick ticker it would miss every other interval).
+func (s *Server) onContainerCheck(now time.Time) {
+	if !s.ownsSessions() {
+		return
+	}
+	ms := now.UnixMilli()
+	for _, path := range s.tree.ExpiryCandidates(ms, 10000) {
+		if !s.ownsSessions() {
+			return
+		}
+		// Take a zxid only when there is something to delete: zxids have no gaps.
+		if !s.prep.ContainerDeletable(path) {
+			continue
+		}
+		zxid, ok := s.nextZxid()
+		if !ok {
+			return
+		}
+		if txn := s.prep.DeleteContainer(path, zxid, ms); txn != nil {
+			s.propose(&pendingTxn{kind: pkInternal, txn: txn})
 		}
 	}
 }

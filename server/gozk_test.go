@@ -516,3 +516,37 @@ func TestFuzzySnapshotsRestart(t *testing.T) {
 		}
 	}
 }
+
+// TestContainerCheckKeepsItsOwnInterval: container removal runs at the check interval, not
+// at the tick's pace (a tick of 10 s here; removal inside the tick waited 5 s or more).
+func TestContainerCheckKeepsItsOwnInterval(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.TickTime = 10000
+		c.ContainerCheckInterval = 100 * time.Millisecond
+	}))
+	c, _ := connect(t, srv.Addr(), 30*time.Second)
+	if _, err := c.CreateContainer("/box", nil, zk.FlagContainer, open); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create("/box/item", nil, 0, open); err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Delete("/box/item", -1); err != nil {
+		t.Fatal(err)
+	}
+	// 30 check intervals, well under the 5 s half tick.
+	deadline := time.Now().Add(3 * time.Second)
+	for {
+		ok, _, err := c.Exists("/box")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !ok {
+			return
+		}
+		if time.Now().After(deadline) {
+			t.Fatal("empty container still there after 3 s with a 100 ms check interval")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+}

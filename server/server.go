@@ -186,7 +186,6 @@ type Server struct {
 	conns              map[*conn]struct{}
 	pending            []*pendingTxn
 	lastProposed       int64
-	lastContainerCheck time.Time
 	txnsSinceSnap      int
 	snapThreshold      int
 	snappedZxid        atomic.Int64 // zxid of the newest complete snapshot (written or loaded)
