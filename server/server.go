@@ -175,23 +175,23 @@ type Server struct {
 	allConns map[*conn]struct{}
 
 	// core-owned
-	tree               *datatree.Tree
-	prep               *prep.Preparer
-	watches            *watch.Manager
-	watchConns         map[watch.WatcherID]*conn
-	nextWatcher        watch.WatcherID
-	sessions           map[int64]*clientSession
-	tracker            *session.Tracker
-	ids                *session.IDGenerator
-	conns              map[*conn]struct{}
-	pending            []*pendingTxn
-	lastProposed       int64
-	txnsSinceSnap      int
-	snapThreshold      int
-	snappedZxid        atomic.Int64 // zxid of the newest complete snapshot (written or loaded)
-	walk               *snapshotWalk
-	rng                *rand.Rand
-	startSnapshot      bool // take a background snapshot once serving
+	tree          *datatree.Tree
+	prep          *prep.Preparer
+	watches       *watch.Manager
+	watchConns    map[watch.WatcherID]*conn
+	nextWatcher   watch.WatcherID
+	sessions      map[int64]*clientSession
+	tracker       *session.Tracker
+	ids           *session.IDGenerator
+	conns         map[*conn]struct{}
+	pending       []*pendingTxn
+	lastProposed  int64
+	txnsSinceSnap int
+	snapThreshold int
+	snappedZxid   atomic.Int64 // zxid of the newest complete snapshot (written or loaded)
+	walk          *snapshotWalk
+	rng           *rand.Rand
+	startSnapshot bool // take a background snapshot once serving
 	// stepDown, when set, ends the leadership once the current event is handled.
 	stepDown error
 
