@@ -25,11 +25,16 @@ type simNode struct {
 	applied []int64     // zxids applied to the tree, in order
 	learner *Learner
 	conn    ConnID
+	apply   *Applier
+	// disk is a disk step left running (the Applier waits for it), finished by a later
+	// harness step.
+	disk func()
 }
 
 type harness struct {
 	t        *testing.T
 	rng      *rand.Rand
+	synced   int // the leader's own syncs answered
 	now      int64
 	leader   *Leader
 	lnode    *simNode
@@ -55,6 +60,7 @@ func newHarness(t *testing.T, seed uint64, voters []int64, leaderSid int64, lead
 		return log[len(log)-1].Zxid
 	}
 	h.lnode = &simNode{sid: leaderSid, log: leaderLog, durable: len(leaderLog)}
+	h.lnode.apply = NewApplier(&harnessHost{h: h, n: h.lnode, leader: true})
 	for _, c := range leaderLog {
 		h.lnode.applied = append(h.lnode.applied, c.Zxid)
 	}
@@ -62,7 +68,7 @@ func newHarness(t *testing.T, seed uint64, voters []int64, leaderSid int64, lead
 	cfg := LeaderConfig{ID: leaderSid, QV: NewMajority(voters...), TickMs: 100, InitLimit: 10, SyncLimit: 5, CommitLogCount: 500}
 	// The leader's log on disk, for learners behind its in-memory history.
 	cfg.Older = func(from int64) []Committed { return append([]Committed(nil), h.lnode.log...) }
-	var r LeaderReady
+	var r Ready
 	h.leader, r = NewLeader(cfg, h.lnode.st, last(leaderLog), leaderLog, h.now)
 	h.leaderReady(r)
 	sids := make([]int64, 0, len(learners))
@@ -86,6 +92,7 @@ func newHarness(t *testing.T, seed uint64, voters []int64, leaderSid int64, lead
 func (h *harness) addLearner(sid int64, log []Committed, observer bool) {
 	id := ConnID(len(h.nodes) + 1)
 	n := &simNode{sid: sid, log: log, durable: len(log), conn: id}
+	n.apply = NewApplier(&harnessHost{h: h, n: n})
 	for _, c := range log {
 		n.applied = append(n.applied, c.Zxid)
 	}
@@ -101,27 +108,105 @@ func (h *harness) addLearner(sid int64, log []Committed, observer bool) {
 	h.learnerReady(n, lr)
 }
 
-func (h *harness) leaderReady(r LeaderReady) {
-	n := h.lnode
-	if r.AcceptedEpoch >= 0 {
-		n.st.AcceptedEpoch = r.AcceptedEpoch
+func (h *harness) leaderReady(r Ready) { h.lnode.apply.Push(r) }
+
+func (h *harness) learnerReady(n *simNode, r Ready) { n.apply.Push(r) }
+
+// harnessHost carries out a node's Readys on the harness's fake disk and network. Each disk
+// step finishes at once or, at random, in a later harness step, so the Applier's waiting
+// is exercised too.
+type harnessHost struct {
+	h      *harness
+	n      *simNode
+	leader bool
+}
+
+func (x *harnessHost) disk(f func()) bool {
+	if x.h.rng.IntN(2) == 0 {
+		f()
+		return true
 	}
-	if r.CurrentEpoch >= 0 {
-		n.st.CurrentEpoch = r.CurrentEpoch
+	x.n.disk = func() {
+		x.n.disk = nil
+		f()
+		x.n.apply.Done()
 	}
-	n.log = append(n.log, r.Append...)
-	for _, o := range r.Out {
-		h.toLearn[o.Conn] = append(h.toLearn[o.Conn], o)
+	return false
+}
+
+func (x *harnessHost) PersistEpoch(accepted bool, epoch int64) bool {
+	return x.disk(func() {
+		if accepted {
+			x.n.st.AcceptedEpoch = epoch
+		} else {
+			x.n.st.CurrentEpoch = epoch
+		}
+	})
+}
+
+func (x *harnessHost) Truncate(zxid int64) bool {
+	return x.disk(func() {
+		n := x.n
+		keep := 0
+		for keep < len(n.log) && n.log[keep].Zxid <= zxid {
+			keep++
+		}
+		n.log = n.log[:keep]
+		if n.durable > keep {
+			n.durable = keep
+		}
+		// Reload the tree from the log.
+		n.applied = n.applied[:0]
+		for _, c := range n.log {
+			n.applied = append(n.applied, c.Zxid)
+		}
+	})
+}
+
+func (x *harnessHost) Snapshot() bool {
+	return x.disk(func() {
+		// The harness's "tree" is the applied list; a snapshot makes it durable by
+		// itself, so the log restarts from the snapshot point.
+		x.n.log = nil
+		x.n.durable = 0
+	})
+}
+
+func (x *harnessHost) SyncAppend(txns []Committed) bool {
+	return x.disk(func() {
+		x.n.log = append(x.n.log, txns...)
+		x.n.durable = len(x.n.log)
+	})
+}
+
+func (x *harnessHost) Append(txns []Committed) { x.n.log = append(x.n.log, txns...) }
+
+func (x *harnessHost) Send(o Out) {
+	if x.leader {
+		x.h.toLearn[o.Conn] = append(x.h.toLearn[o.Conn], o)
+		return
 	}
-	for _, c := range r.Apply {
-		h.checkQuorumLogged(c.Zxid)
-		n.applied = append(n.applied, c.Zxid)
+	x.h.toLeader[x.n.conn] = append(x.h.toLeader[x.n.conn], o.Packet)
+}
+
+func (x *harnessHost) Close(ConnID) {}
+
+func (x *harnessHost) Apply(c Committed) {
+	if x.leader {
+		x.h.checkQuorumLogged(c.Zxid)
 	}
-	if r.Established {
-		h.established = true
+	x.n.applied = append(x.n.applied, c.Zxid)
+}
+
+func (x *harnessHost) Notify(r *Ready) {
+	if r.Err != nil {
+		x.h.t.Fatalf("server %d: %v", x.n.sid, r.Err)
 	}
-	if r.StepDown != nil {
-		h.t.Fatalf("leader stepped down: %v", r.StepDown)
+	if x.leader {
+		if r.Serving {
+			x.h.established = true
+		}
+		x.h.synced += r.Synced
 	}
 }
 
@@ -151,47 +236,6 @@ func (h *harness) hasDurable(n *simNode, zxid int64) bool {
 	return false
 }
 
-func (h *harness) learnerReady(n *simNode, r Ready) {
-	if r.Err != nil {
-		h.t.Fatalf("learner %d: %v", n.sid, r.Err)
-	}
-	if r.AcceptedEpoch >= 0 {
-		n.st.AcceptedEpoch = r.AcceptedEpoch
-	}
-	if r.CurrentEpoch >= 0 {
-		n.st.CurrentEpoch = r.CurrentEpoch
-	}
-	if r.TruncateTo >= 0 {
-		keep := 0
-		for keep < len(n.log) && n.log[keep].Zxid <= r.TruncateTo {
-			keep++
-		}
-		n.log = n.log[:keep]
-		if n.durable > keep {
-			n.durable = keep
-		}
-		// Reload the tree from the log.
-		n.applied = n.applied[:0]
-		for _, c := range n.log {
-			n.applied = append(n.applied, c.Zxid)
-		}
-	}
-	if r.TakeSnapshot {
-		// The harness's "tree" is the applied list; a snapshot makes it durable by
-		// itself, so the log restarts from the snapshot point.
-		n.log = nil
-		n.durable = 0
-	}
-	n.log = append(n.log, r.Append...)
-	if r.SyncLog {
-		n.durable = len(n.log)
-	}
-	h.toLeader[n.conn] = append(h.toLeader[n.conn], r.Send...)
-	for _, c := range r.Apply {
-		n.applied = append(n.applied, c.Zxid)
-	}
-}
-
 // step does one random thing; it reports false when nothing is left to do.
 func (h *harness) step() bool {
 	type action func()
@@ -210,6 +254,11 @@ func (h *harness) step() bool {
 				h.toLeader[id] = h.toLeader[id][1:]
 				h.leaderReady(h.leader.Receive(id, h.now, p))
 			})
+		}
+	}
+	for _, n := range append([]*simNode{h.lnode}, h.sortedNodes()...) {
+		if n.disk != nil {
+			acts = append(acts, n.disk)
 		}
 	}
 	if h.lnode.durable < len(h.lnode.log) {
@@ -257,6 +306,14 @@ func (h *harness) deliverToLearner(id ConnID) {
 		n.learner.SnapLoaded(o.Packet.Zxid)
 	}
 	h.learnerReady(n, r)
+}
+
+func (h *harness) sortedNodes() []*simNode {
+	var out []*simNode
+	for id := ConnID(1); id <= ConnID(len(h.nodes)); id++ {
+		out = append(out, h.nodes[id])
+	}
+	return out
 }
 
 func (h *harness) run() {
@@ -385,7 +442,7 @@ func TestZabLeaderStepsDownWithoutQuorum(t *testing.T) {
 	for i := 0; i < 200 && stepped == nil; i++ {
 		h.now += 50
 		r := h.leader.Tick(h.now)
-		stepped = r.StepDown
+		stepped = r.Err
 	}
 	if stepped == nil {
 		t.Fatal("leader kept leading with silent followers")

@@ -66,26 +66,6 @@ type RevalidateAsk struct {
 	Timeout int32
 }
 
-// LeaderReady is what the leader asks its owner to do, in field order.
-type LeaderReady struct {
-	AcceptedEpoch, CurrentEpoch int64 // >= 0: persist
-	Append                      []Committed
-	Out                         []Out
-	Close                       []ConnID
-	Apply                       []Committed
-	// Established: a quorum acked NEWLEADER; the leader may serve clients and propose.
-	Established bool
-	Requests    []ForwardedRequest
-	Touches     []Touch
-	Revalidate  []RevalidateAsk
-	// LocalSynced counts the owner's own sync requests now answerable.
-	LocalSynced int
-	// StepDown ends the leadership (no quorum); the owner goes back to election.
-	StepDown error
-}
-
-func newLeaderReady() LeaderReady { return LeaderReady{AcceptedEpoch: -1, CurrentEpoch: -1} }
-
 type lcPhase int
 
 const (
@@ -154,7 +134,7 @@ type pendingSync struct {
 
 // NewLeader starts leading after an election. st is this server's persistent state,
 // lastProcessed its tree's last zxid, history the last committed txns from its log.
-func NewLeader(cfg LeaderConfig, st PersistentState, lastProcessed int64, history []Committed, nowMs int64) (*Leader, LeaderReady) {
+func NewLeader(cfg LeaderConfig, st PersistentState, lastProcessed int64, history []Committed, nowMs int64) (*Leader, Ready) {
 	if cfg.CommitLogCount <= 0 {
 		cfg.CommitLogCount = 500
 	}
@@ -168,7 +148,7 @@ func NewLeader(cfg LeaderConfig, st PersistentState, lastProcessed int64, histor
 	l.trimHistory()
 	// The epoch to propose: one past every accepted epoch we hear of, ours included.
 	l.epoch = st.AcceptedEpoch + 1
-	r := newLeaderReady()
+	r := newReady()
 	l.advance(&r)
 	return l, r
 }
@@ -194,11 +174,11 @@ func (l *Leader) trimHistory() {
 	}
 }
 
-func (l *Leader) send(r *LeaderReady, c *lconn, t int32, zxid int64, data []byte) {
+func (l *Leader) send(r *Ready, c *lconn, t int32, zxid int64, data []byte) {
 	r.Out = append(r.Out, Out{Conn: c.id, Packet: jute.QuorumPacket{Type: t, Zxid: zxid, Data: data}})
 }
 
-func (l *Leader) drop(r *LeaderReady, c *lconn) {
+func (l *Leader) drop(r *Ready, c *lconn) {
 	delete(l.conns, c.id)
 	r.Close = append(r.Close, c.id)
 }
@@ -212,8 +192,8 @@ func (l *Leader) Accept(id ConnID, nowMs int64) {
 func (l *Leader) Closed(id ConnID) { delete(l.conns, id) }
 
 // Receive handles one packet from a learner.
-func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) LeaderReady {
-	r := newLeaderReady()
+func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) Ready {
+	r := newReady()
 	l.now = nowMs
 	c := l.conns[id]
 	if c == nil || l.phase == ldDown {
@@ -283,7 +263,7 @@ func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) LeaderRead
 }
 
 // advance moves the leader and its connections along as far as the current acks allow.
-func (l *Leader) advance(r *LeaderReady) {
+func (l *Leader) advance(r *Ready) {
 	if l.phase == ldDiscovery && l.cfg.QV.IsQuorum(l.connecting) {
 		// The epoch is decided: accept it ourselves before telling anyone.
 		l.phase = ldEpochAck
@@ -318,7 +298,7 @@ func (l *Leader) advance(r *LeaderReady) {
 	}
 	if l.phase == ldNewLeader && l.cfg.QV.IsQuorum(l.newLdrAcks) {
 		l.phase = ldBroadcast
-		r.Established = true
+		r.Serving = true
 	}
 	if l.phase == ldBroadcast {
 		for _, c := range l.sortedConns() {
@@ -341,7 +321,7 @@ func (l *Leader) sortedConns() []*lconn {
 
 // syncLearner queues what brings the learner up to date, the proposals still outstanding,
 // and NEWLEADER; from then on the learner gets every proposal and commit.
-func (l *Leader) syncLearner(r *LeaderReady, c *lconn) {
+func (l *Leader) syncLearner(r *Ready, c *lconn) {
 	last := l.LastCommitted()
 	plan := PlanSync(c.peerZxid, last, l.history, l.cfg.Older)
 	if plan.Snap {
@@ -364,7 +344,7 @@ func (l *Leader) syncLearner(r *LeaderReady, c *lconn) {
 
 func (l *Leader) forwarding(c *lconn) bool { return c.phase >= lcNewLeader }
 
-func (l *Leader) onBroadcastPacket(c *lconn, p jute.QuorumPacket, r *LeaderReady) {
+func (l *Leader) onBroadcastPacket(c *lconn, p jute.QuorumPacket, r *Ready) {
 	switch p.Type {
 	case PktAck:
 		if c.observer || Counter(p.Zxid) == 0 || l.tracker == nil {
@@ -421,10 +401,10 @@ func (l *Leader) NextZxid() (int64, error) {
 
 // Propose broadcasts a txn with the zxid NextZxid gave. The owner appends it to its own
 // log (Ready.Append) and reports LocalLogged when it is durable.
-func (l *Leader) Propose(zxid int64, data []byte) LeaderReady {
-	r := newLeaderReady()
+func (l *Leader) Propose(zxid int64, data []byte) Ready {
+	r := newReady()
 	if err := l.tracker.Propose(zxid); err != nil {
-		r.StepDown = err
+		r.Err = err
 		return r
 	}
 	l.outstanding[zxid] = data
@@ -438,8 +418,8 @@ func (l *Leader) Propose(zxid int64, data []byte) LeaderReady {
 }
 
 // LocalLogged is the leader's own ack: its log is durable up to zxid.
-func (l *Leader) LocalLogged(zxid int64) LeaderReady {
-	r := newLeaderReady()
+func (l *Leader) LocalLogged(zxid int64) Ready {
+	r := newReady()
 	if l.tracker == nil {
 		return r
 	}
@@ -449,7 +429,7 @@ func (l *Leader) LocalLogged(zxid int64) LeaderReady {
 	return r
 }
 
-func (l *Leader) commitUpTo(zxid int64, r *LeaderReady) {
+func (l *Leader) commitUpTo(zxid int64, r *Ready) {
 	var zs []int64
 	for z := range l.outstanding {
 		if z <= zxid {
@@ -481,17 +461,17 @@ func (l *Leader) commitUpTo(zxid int64, r *LeaderReady) {
 }
 
 // LocalSync registers a sync from a client of this server.
-func (l *Leader) LocalSync() LeaderReady {
-	r := newLeaderReady()
+func (l *Leader) LocalSync() Ready {
+	r := newReady()
 	l.addSync(pendingSync{local: true}, &r)
 	return r
 }
 
-func (l *Leader) remoteSync(c *lconn, r *LeaderReady) {
+func (l *Leader) remoteSync(c *lconn, r *Ready) {
 	l.addSync(pendingSync{conn: c.id}, r)
 }
 
-func (l *Leader) addSync(ps pendingSync, r *LeaderReady) {
+func (l *Leader) addSync(ps pendingSync, r *Ready) {
 	if l.tracker == nil {
 		return // a sync before the leader is established: nothing to answer yet
 	}
@@ -519,7 +499,7 @@ func (l *Leader) leadershipProven(ps pendingSync) bool {
 	return l.cfg.QV.IsQuorum(ok)
 }
 
-func (l *Leader) answerSyncs(r *LeaderReady) {
+func (l *Leader) answerSyncs(r *Ready) {
 	if l.tracker == nil {
 		return
 	}
@@ -531,7 +511,7 @@ func (l *Leader) answerSyncs(r *LeaderReady) {
 			break
 		}
 		if ps.local {
-			r.LocalSynced++
+			r.Synced++
 		} else if c := l.conns[ps.conn]; c != nil {
 			l.send(r, c, PktSync, 0, nil)
 		}
@@ -540,8 +520,8 @@ func (l *Leader) answerSyncs(r *LeaderReady) {
 }
 
 // Revalidated answers a learner's REVALIDATE.
-func (l *Leader) Revalidated(id ConnID, session int64, valid bool) LeaderReady {
-	r := newLeaderReady()
+func (l *Leader) Revalidated(id ConnID, session int64, valid bool) Ready {
+	r := newReady()
 	if c := l.conns[id]; c != nil {
 		var e jute.Encoder
 		e.Long(session)
@@ -552,8 +532,8 @@ func (l *Leader) Revalidated(id ConnID, session int64, valid bool) LeaderReady {
 }
 
 // Tick pings learners every half tick, drops silent ones, and steps down without a quorum.
-func (l *Leader) Tick(nowMs int64) LeaderReady {
-	r := newLeaderReady()
+func (l *Leader) Tick(nowMs int64) Ready {
+	r := newReady()
 	l.now = nowMs
 	if l.phase == ldDown {
 		return r
@@ -561,7 +541,7 @@ func (l *Leader) Tick(nowMs int64) LeaderReady {
 	if l.phase < ldBroadcast {
 		if nowMs-l.startMs > l.cfg.InitLimit*l.cfg.TickMs {
 			l.phase = ldDown
-			r.StepDown = fmt.Errorf("%w: no quorum within initLimit (phase %d)", ErrTimeout, l.phase)
+			r.Err = fmt.Errorf("%w: no quorum within initLimit (phase %d)", ErrTimeout, l.phase)
 			return r
 		}
 		return r
@@ -595,7 +575,7 @@ func (l *Leader) Tick(nowMs int64) LeaderReady {
 	}
 	if !l.cfg.QV.IsQuorum(synced) {
 		l.phase = ldDown
-		r.StepDown = fmt.Errorf("%w: not enough followers synced", ErrTimeout)
+		r.Err = fmt.Errorf("%w: not enough followers synced", ErrTimeout)
 	}
 	return r
 }

@@ -325,7 +325,7 @@ func (l *Learner) ping(p jute.QuorumPacket, r *Ready) Ready {
 	}
 	clear(l.touches)
 	l.touched = l.touched[:0]
-	r.Send = append(r.Send, jute.QuorumPacket{Type: PktPing, Zxid: p.Zxid, Data: e.Buf, AuthInfo: p.AuthInfo})
+	r.Out = append(r.Out, Out{Packet: jute.QuorumPacket{Type: PktPing, Zxid: p.Zxid, Data: e.Buf, AuthInfo: p.AuthInfo}})
 	return *r
 }
 
@@ -362,7 +362,7 @@ func (l *Learner) Forward(session int64, cxid int32, op jute.OpCode, body []byte
 	e.Int(cxid)
 	e.Int(int32(op))
 	e.Buf = append(e.Buf, body...)
-	r.Send = append(r.Send, jute.QuorumPacket{Type: PktRequest, Zxid: -1, Data: e.Buf, AuthInfo: auth})
+	r.Out = append(r.Out, Out{Packet: jute.QuorumPacket{Type: PktRequest, Zxid: -1, Data: e.Buf, AuthInfo: auth}})
 	return r
 }
 

@@ -2,12 +2,12 @@ package zab
 
 import "github.com/zkd-io/zkd/jute"
 
-// Ready is what a state machine asks its owner to do after an input. The owner must carry
-// it out in field order: persist epochs, truncate, take a snapshot, append (and fsync when
-// SyncLog is set), send, then apply. Persisting before sending is what makes an
-// acknowledgement a promise.
+// Ready is what a leader or a learner asks its owner to do after an input. It is carried
+// out in field order, by an Applier: persist acceptedEpoch, truncate, take a snapshot,
+// persist currentEpoch, append (and fsync when SyncLog is set), send and close, apply, then
+// the notices. Persisting before sending is what makes an acknowledgement a promise.
 type Ready struct {
-	// PersistEpochs asks to write acceptedEpoch / currentEpoch (the non-negative ones).
+	// AcceptedEpoch and CurrentEpoch, when >= 0, ask to persist that epoch.
 	AcceptedEpoch, CurrentEpoch int64
 	// TruncateTo, when >= 0, asks to drop every logged txn after that zxid and to reload
 	// the tree from disk (TRUNC).
@@ -16,19 +16,30 @@ type Ready struct {
 	TakeSnapshot bool
 	// Append lists txns to add to the log, in order.
 	Append []Committed
-	// SyncLog asks to fsync the log before sending (a NEWLEADER ack).
+	// SyncLog asks that Append be durable before anything after it (a NEWLEADER ack).
 	SyncLog bool
-	// Send lists packets for the peer (a learner's leader) in order.
-	Send []jute.QuorumPacket
+	// Out lists packets, in order: a leader's to its learners' connections, a learner's to
+	// its leader (Conn 0).
+	Out []Out
+	// Close lists learner connections the leader drops.
+	Close []ConnID
 	// Apply lists committed txns to apply to the tree, in order.
 	Apply []Committed
-	// Serving reports that the learner is synced: it may serve clients.
+	// Serving: a leader is established (a quorum acked NEWLEADER), or a learner is synced.
 	Serving bool
-	// Synced lists sync requests the leader has answered (SYNC packets), one per packet.
+	// Synced counts sync requests now answered, oldest first: a leader's own clients', or
+	// those a learner forwarded (one per SYNC packet).
 	Synced int
-	// Revalidated carries the leader's answers to session revalidations.
+	// Requests are client writes learners forwarded to the leader.
+	Requests []ForwardedRequest
+	// Touches are sessions learners saw activity on.
+	Touches []Touch
+	// Revalidate lists learners' questions about sessions whose clients reconnected.
+	Revalidate []RevalidateAsk
+	// Revalidated carries the leader's answers to a learner's revalidations.
 	Revalidated []Revalidation
-	// Err, when set, ends the connection: the owner goes back to leader election.
+	// Err, when set, ends the role (a leader without a quorum, a learner whose connection
+	// failed): the owner goes back to leader election.
 	Err error
 }
 
@@ -39,7 +50,7 @@ type Revalidation struct {
 }
 
 func (r *Ready) send(t int32, zxid int64, data []byte) {
-	r.Send = append(r.Send, jute.QuorumPacket{Type: t, Zxid: zxid, Data: data})
+	r.Out = append(r.Out, Out{Packet: jute.QuorumPacket{Type: t, Zxid: zxid, Data: data}})
 }
 
 func newReady() Ready { return Ready{AcceptedEpoch: -1, CurrentEpoch: -1, TruncateTo: -1} }
@@ -47,6 +58,169 @@ func newReady() Ready { return Ready{AcceptedEpoch: -1, CurrentEpoch: -1, Trunca
 // Empty reports whether the Ready asks for nothing.
 func (r *Ready) Empty() bool {
 	return r.AcceptedEpoch < 0 && r.CurrentEpoch < 0 && r.TruncateTo < 0 && !r.TakeSnapshot &&
-		len(r.Append) == 0 && !r.SyncLog && len(r.Send) == 0 && len(r.Apply) == 0 && !r.Serving &&
-		r.Synced == 0 && len(r.Revalidated) == 0 && r.Err == nil
+		len(r.Append) == 0 && !r.SyncLog && len(r.Out) == 0 && len(r.Close) == 0 &&
+		len(r.Apply) == 0 && !r.Serving && r.Synced == 0 && len(r.Requests) == 0 &&
+		len(r.Touches) == 0 && len(r.Revalidate) == 0 && len(r.Revalidated) == 0 && r.Err == nil
+}
+
+// Host is what an Applier carries a Ready out against: the owner's storage, network and
+// state machine. The server and the simulation are hosts; both use the same Applier.
+//
+// The disk steps (PersistEpoch, Truncate, Snapshot, SyncAppend) may finish later, so the
+// owner's event loop never waits on a disk: a host returns false when the step is still
+// running, and calls the Applier's Done when it ends. Until then the rest of that Ready and
+// every later one wait, in order.
+type Host interface {
+	// PersistEpoch writes acceptedEpoch (accepted) or currentEpoch durably.
+	PersistEpoch(accepted bool, epoch int64) (done bool)
+	// Truncate drops the logged txns after zxid and reloads the tree from disk.
+	Truncate(zxid int64) (done bool)
+	// Snapshot writes the tree as it is now as a snapshot.
+	Snapshot() (done bool)
+	// SyncAppend appends txns to the log and makes them durable.
+	SyncAppend(txns []Committed) (done bool)
+	// Append queues txns for the log; the owner reports durability to the state machine
+	// (Leader.LocalLogged, Learner.Logged) when they are.
+	Append(txns []Committed)
+	// Send sends a packet on a connection (a learner's Conn 0 is its leader).
+	Send(o Out)
+	// Close drops a learner connection.
+	Close(id ConnID)
+	// Apply applies a committed txn.
+	Apply(c Committed)
+	// Notify hands over the rest of a Ready: Serving, Synced, Requests, Touches, Revalidate,
+	// Revalidated and Err, which are the owner's to act on (r holds only those).
+	Notify(r *Ready)
+}
+
+// Applier carries out Readys in order against a Host. It does no I/O itself.
+type Applier struct {
+	h     Host
+	queue []Ready // queue[0] is being carried out
+	step  int     // the next step of queue[0]
+	busy  bool    // a disk step of queue[0] is running
+	gen   int     // counts Resets: a host call may end the role under the Applier's feet
+}
+
+// NewApplier returns an Applier for h.
+func NewApplier(h Host) *Applier { return &Applier{h: h} }
+
+// Push carries out r as far as it can: at once, unless a disk step of an earlier Ready is
+// still running.
+func (a *Applier) Push(r Ready) {
+	if r.Empty() {
+		return
+	}
+	a.queue = append(a.queue, r)
+	if len(a.queue) == 1 {
+		a.step = 0
+		a.run()
+	}
+}
+
+// Done reports that the running disk step finished. A host calls it only after the step's
+// method returned false.
+func (a *Applier) Done() {
+	if !a.busy {
+		return
+	}
+	a.busy = false
+	a.run()
+}
+
+// Busy reports whether a disk step is running.
+func (a *Applier) Busy() bool { return a.busy }
+
+// Reset forgets every Ready not yet carried out (the role ended); a disk step still running
+// is not waited for.
+func (a *Applier) Reset() {
+	clear(a.queue)
+	a.queue = a.queue[:0]
+	a.step = 0
+	a.busy = false
+	a.gen++
+}
+
+const (
+	stepAcceptedEpoch = iota
+	stepTruncate
+	stepSnapshot
+	stepCurrentEpoch
+	stepAppend
+	stepRest
+)
+
+func (a *Applier) run() {
+	gen := a.gen
+	for len(a.queue) > 0 && !a.busy {
+		// A copy: host calls may Push, which can move the queue.
+		r := a.queue[0]
+		for a.step <= stepRest && !a.busy {
+			st := a.step
+			a.step++
+			done := true
+			switch st {
+			case stepAcceptedEpoch:
+				if r.AcceptedEpoch >= 0 {
+					done = a.h.PersistEpoch(true, r.AcceptedEpoch)
+				}
+			case stepTruncate:
+				if r.TruncateTo >= 0 {
+					done = a.h.Truncate(r.TruncateTo)
+				}
+			case stepSnapshot:
+				if r.TakeSnapshot {
+					done = a.h.Snapshot()
+				}
+			case stepCurrentEpoch:
+				if r.CurrentEpoch >= 0 {
+					done = a.h.PersistEpoch(false, r.CurrentEpoch)
+				}
+			case stepAppend:
+				if r.SyncLog {
+					done = a.h.SyncAppend(r.Append)
+				} else if len(r.Append) > 0 {
+					a.h.Append(r.Append)
+				}
+			case stepRest:
+				a.rest(&r, gen)
+			}
+			if a.gen != gen {
+				return // Reset by a host call: what was queued is gone
+			}
+			a.busy = !done
+		}
+		if a.busy {
+			return
+		}
+		a.queue[0] = Ready{}
+		a.queue = a.queue[1:]
+		a.step = 0
+	}
+}
+
+func (a *Applier) rest(r *Ready, gen int) {
+	for _, o := range r.Out {
+		a.h.Send(o)
+	}
+	for _, id := range r.Close {
+		a.h.Close(id)
+	}
+	for _, c := range r.Apply {
+		if a.gen != gen {
+			return
+		}
+		a.h.Apply(c)
+	}
+	if a.gen != gen {
+		return
+	}
+	n := Ready{
+		AcceptedEpoch: -1, CurrentEpoch: -1, TruncateTo: -1,
+		Serving: r.Serving, Synced: r.Synced, Requests: r.Requests, Touches: r.Touches,
+		Revalidate: r.Revalidate, Revalidated: r.Revalidated, Err: r.Err,
+	}
+	if !n.Empty() {
+		a.h.Notify(&n)
+	}
 }

@@ -139,10 +139,10 @@ func TestPingReplyIsNeverNull(t *testing.T) {
 	l, _ := NewLearner(LearnerConfig{ID: 1, TickMs: 100, InitLimit: 10, SyncLimit: 5}, PersistentState{}, 0)
 	l.phase = lpBroadcast
 	r := l.Receive(1, jute.QuorumPacket{Type: PktPing, Zxid: 5})
-	if len(r.Send) != 1 || r.Send[0].Data == nil {
-		t.Fatalf("ping reply %+v", r.Send)
+	if len(r.Out) != 1 || r.Out[0].Packet.Data == nil {
+		t.Fatalf("ping reply %+v", r.Out)
 	}
-	b := jute.Marshal(&r.Send[0])
+	b := jute.Marshal(&r.Out[0].Packet)
 	if got := b[12:16]; string(got) != "\x00\x00\x00\x00" {
 		t.Fatalf("ping reply data length bytes %x, want 00000000", got)
 	}
@@ -165,9 +165,9 @@ func TestFollowerAcksProposalsCommittedBeforeItsFsync(t *testing.T) {
 	}
 	r := l.Logged(MakeZxid(1, 3))
 	var acked []int64
-	for _, p := range r.Send {
-		if p.Type == PktAck {
-			acked = append(acked, Counter(p.Zxid))
+	for _, o := range r.Out {
+		if o.Packet.Type == PktAck {
+			acked = append(acked, Counter(o.Packet.Zxid))
 		}
 	}
 	if fmt.Sprint(acked) != "[1 2 3]" {
@@ -183,7 +183,7 @@ func TestSyncNeedsQuorumProof(t *testing.T) {
 	h.propose(3)
 	h.run()
 	r := h.leader.LocalSync()
-	if r.LocalSynced != 0 {
+	if r.Synced != 0 {
 		t.Fatal("sync answered without hearing from any follower")
 	}
 	pings := 0
@@ -208,7 +208,7 @@ func TestSyncNeedsQuorumProof(t *testing.T) {
 		for len(h.toLeader[id]) > 0 {
 			p := h.toLeader[id][0]
 			h.toLeader[id] = h.toLeader[id][1:]
-			answered += h.leader.Receive(id, h.now, p).LocalSynced
+			answered += h.leader.Receive(id, h.now, p).Synced
 		}
 	}
 	if answered != 1 {
@@ -216,7 +216,7 @@ func TestSyncNeedsQuorumProof(t *testing.T) {
 	}
 	// With the followers gone silent (a deposed leader that has not noticed), no answer.
 	r = h.leader.LocalSync()
-	if r.LocalSynced != 0 {
+	if r.Synced != 0 {
 		t.Fatal("sync answered by a leader whose followers are gone")
 	}
 }
