@@ -74,6 +74,7 @@ const (
 type pendingTxn struct {
 	kind pendingKind
 	txn  *jute.LoggedTxn
+	data []byte // the txn as proposed (ensemble), kept in the recent history
 	q    *queued
 	sess *clientSession
 }
@@ -119,7 +120,7 @@ func (s *Server) run() {
 			// Take what else is queued with cheap non-blocking receives rather than a full
 			// select per request; bounded, so the other cases still get their turn.
 		drain:
-			for i := 0; i < 64; i++ {
+			for i := 0; i < 64 && s.stepDown == nil; i++ {
 				select {
 				case ev := <-s.events:
 					s.handle(ev)
@@ -129,6 +130,8 @@ func (s *Server) run() {
 			}
 		case <-s.durableSignal:
 			s.applyDurable()
+		case <-s.doneSignal:
+			s.runDone()
 		case now := <-tick.C:
 			s.onTick(now)
 		case now := <-containerC:
@@ -163,13 +166,13 @@ func (s *Server) handle(ev event) {
 	case evElection:
 		s.onElectionMessage(ev.emsg)
 	case evQuorumAccepted:
-		s.onQuorumAccepted(ev.nconn, ev.listener)
+		s.role.quorumAccepted(ev.nconn, ev.listener)
 	case evQuorumDialed:
-		s.onQuorumDialed(ev.nconn, ev.leaderSid, ev.err)
+		s.role.quorumDialed(ev.nconn, ev.leaderSid, ev.err)
 	case evQuorumPacket:
-		s.onQuorumPacket(ev.qconn, ev.qpacket, ev.snap)
+		s.role.quorumPacket(ev.qconn, ev.qpacket, ev.snap)
 	case evQuorumClosed:
-		s.onQuorumClosed(ev.qconn)
+		s.role.quorumClosed(ev.qconn)
 	}
 }
 
@@ -177,7 +180,7 @@ func (s *Server) nowMs() int64 { return s.clock().UnixMilli() }
 
 // serving reports whether clients may be served: always when standalone, otherwise once
 // this server is synced with an established leader.
-func (s *Server) serving() bool { return !s.ensembleMode() || s.ens.serving }
+func (s *Server) serving() bool { return s.role.serving() }
 
 func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 	s.conns[c] = struct{}{}
@@ -203,20 +206,7 @@ func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 		sess := &clientSession{id: id, timeout: timeout, conn: c, connReq: req}
 		s.sessions[id] = sess
 		c.sess = sess
-		if s.forwards() {
-			body := jute.Marshal(&jute.CreateSessionTxn{TimeOut: timeout})
-			s.learnerReady(s.ens.learner.Forward(id, 0, jute.OpCreateSession, body, nil))
-			return
-		}
-		if s.ens.role == roleLeading {
-			s.ens.owners[id] = s.cfg.ServerID
-		}
-		zxid, ok := s.nextZxid()
-		if !ok {
-			return
-		}
-		txn := s.prep.CreateSession(id, timeout, zxid, s.nowMs())
-		s.propose(&pendingTxn{kind: pkCreateSession, txn: txn, sess: sess})
+		s.role.createSession(sess)
 		return
 	}
 	// Like ZooKeeper, a reconnect closes the session's current connection on this server
@@ -231,22 +221,31 @@ func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 		s.refuseSession(c, req)
 		return
 	}
-	if s.forwards() {
-		// The leader owns sessions: ask it whether this one is still alive.
-		s.ens.revalidates[req.SessionID] = append(s.ens.revalidates[req.SessionID], pendingReconn{c: c, req: req})
-		s.learnerReady(s.ens.learner.Revalidate(req.SessionID, timeout))
+	s.role.reconnect(c, req)
+}
+
+// createSessionLocal prepares and proposes a new session's createSession txn here
+// (standalone, or the leader).
+func (s *Server) createSessionLocal(sess *clientSession) {
+	zxid, ok := s.role.nextZxid()
+	if !ok {
 		return
 	}
+	txn := s.prep.CreateSession(sess.id, sess.timeout, zxid, s.nowMs())
+	s.role.propose(&pendingTxn{kind: pkCreateSession, txn: txn, sess: sess})
+}
+
+// reconnectLocal checks a reconnecting session against this server's own session table
+// (standalone, or the leader, which owns sessions) and attaches it or refuses it.
+func (s *Server) reconnectLocal(c *conn, req *jute.ConnectRequest) bool {
 	sess := s.sessions[req.SessionID]
 	if sess == nil || !sess.valid || sess.closing {
 		s.refuseSession(c, req)
-		return
+		return false
 	}
-	s.tracker.Add(sess.id, timeout, s.nowMs())
-	if s.ens.role == roleLeading {
-		s.ens.owners[sess.id] = s.cfg.ServerID
-	}
+	s.tracker.Add(sess.id, req.TimeOut, s.nowMs())
 	s.attach(c, sess, req)
+	return true
 }
 
 // refuseSession answers a reconnect to a session that is gone: a zero session id tells the
@@ -298,26 +297,13 @@ func (s *Server) onClosed(c *conn) {
 	c.closeUnlessFlushing()
 }
 
-// forwards reports whether writes go to a leader elsewhere.
-func (s *Server) forwards() bool {
-	return s.ens.role == roleFollowing || s.ens.role == roleObserving
-}
-
-func (s *Server) touch(sess *clientSession) {
-	if s.forwards() {
-		s.ens.learner.Touch(sess.id, sess.timeout)
-		return
-	}
-	s.tracker.Touch(sess.id, s.nowMs())
-}
-
 func (s *Server) onRequest(c *conn, r *request) {
 	sess := c.sess
-	if c.gone || sess == nil || sess.conn != c || !s.serving() {
+	if c.gone || sess == nil || sess.conn != c || !s.role.serving() {
 		s.release()
 		return
 	}
-	s.touch(sess)
+	s.role.touch(sess)
 	c.lastOp, c.lastCxid = r.hdr.Type, r.hdr.Xid
 	if !r.known {
 		s.log.Info("unknown opcode: closing connection", "session", hex(sess.id), "op", int32(r.hdr.Type))
@@ -344,7 +330,7 @@ func (s *Server) onRequest(c *conn, r *request) {
 		q.expired = true
 	case prep.IsWrite(r.hdr.Type):
 		q.write = true
-	case r.hdr.Type == jute.OpSync && s.ensembleMode() && r.bodyErr == nil:
+	case r.hdr.Type == jute.OpSync && s.role.syncIsWrite() && r.bodyErr == nil:
 		q.write, q.sync = true, true
 	}
 	if q.write || len(sess.queue) > 0 {
@@ -359,110 +345,50 @@ func (s *Server) onRequest(c *conn, r *request) {
 	s.release()
 }
 
-// submitWrite sends a write into the pipeline: prepared here on a standalone server or a
-// leader, forwarded to the leader on a learner.
+// submitWrite sends a write (or a quorum sync) into the pipeline: prepared here on a
+// standalone server or a leader, forwarded to the leader on a learner.
 func (s *Server) submitWrite(q *queued) {
+	if q.req.hdr.Type == jute.OpCloseSession {
+		q.c.sess.closing = true
+	}
+	s.role.submit(q)
+}
+
+// prepareLocal prepares a client write into a txn and proposes it (standalone, or the
+// leader). moved: the session belongs to another server's connection now, and the write
+// fails with SESSIONMOVED.
+func (s *Server) prepareLocal(q *queued, moved bool) {
 	c, r := q.c, q.req
 	sess := c.sess
-	if r.hdr.Type == jute.OpCloseSession {
-		sess.closing = true
-	}
-	if r.hdr.Type == jute.OpSync {
-		s.ens.syncs = append(s.ens.syncs, q)
-		if s.forwards() {
-			s.learnerReady(s.ens.learner.Forward(sess.id, r.hdr.Xid, jute.OpSync, r.raw, c.authIDs))
-		} else {
-			s.leaderReady(s.ens.leader.LocalSync())
-		}
-		return
-	}
-	if s.forwards() {
-		s.learnerReady(s.ens.learner.Forward(sess.id, r.hdr.Xid, r.hdr.Type, r.raw, c.authIDs))
-		return
-	}
-	zxid, ok := s.nextZxid()
+	zxid, ok := s.role.nextZxid()
 	if !ok {
 		return
 	}
 	var txn *jute.LoggedTxn
-	if s.ens.role == roleLeading && !s.ownedBy(sess.id, s.cfg.ServerID) {
+	switch {
+	case moved:
 		txn = sessionErrorTxn(sess.id, r.hdr.Xid, jute.ErrSessionMoved, zxid, s.nowMs())
-	} else if r.hdr.Type == jute.OpCloseSession {
+	case r.hdr.Type == jute.OpCloseSession:
 		s.tracker.SetClosing(sess.id)
 		txn = s.prep.CloseSession(sess.id, r.hdr.Xid, zxid, s.nowMs())
-	} else {
+	default:
 		pr := &prep.Request{SessionID: sess.id, Cxid: r.hdr.Xid, Type: r.hdr.Type, Body: r.body, AuthIDs: c.authIDs}
 		txn = s.prep.Prepare(pr, zxid, s.nowMs())
 	}
 	p := &pendingTxn{kind: pkClient, txn: txn, q: q, sess: sess}
 	q.txn = p
-	s.propose(p)
+	s.role.propose(p)
 }
 
-// nextZxid reserves the zxid of the next proposal. ok is false when there is none: a leader
-// whose counter ran out must start a new epoch (ZOOKEEPER-1277). It steps down once the
-// current event is handled, never in the middle of preparing a txn, and nothing is prepared
-// meanwhile.
-func (s *Server) nextZxid() (zxid int64, ok bool) {
-	if s.ens.role == roleLeading {
-		z, err := s.ens.leader.NextZxid()
-		if err != nil {
-			if s.stepDown == nil {
-				s.stepDown = err
-			}
-			return 0, false
-		}
-		s.lastProposed = z
-		return z, true
-	}
-	s.lastProposed++
-	return s.lastProposed, true
-}
-
-// propose sends a prepared txn to the log (standalone) or to the quorum (leader); it is
-// applied once durable, or once a quorum has it.
-func (s *Server) propose(p *pendingTxn) {
-	if p.txn.Header.Zxid == 0 || (s.ensembleMode() && s.ens.role != roleLeading) {
-		// Leadership was lost while preparing: only a leader may put txns in the log.
-		return
-	}
-	s.pending = append(s.pending, p)
-	if s.ens.role == roleLeading {
-		s.leaderReady(s.ens.leader.Propose(p.txn.Header.Zxid, jute.EncodeTxn(make([]byte, 0, 128), p.txn)))
-		return
-	}
-	s.appendLog(p.txn)
-}
-
-// applyDurable reacts to the log becoming durable: a standalone server applies what is
-// durable; a leader counts its own ack; a follower acks to the leader.
-func (s *Server) applyDurable() {
-	durable := s.durable.Load()
-	switch s.ens.role {
-	case roleLeading:
-		s.leaderReady(s.ens.leader.LocalLogged(durable))
-		return
-	case roleFollowing, roleObserving:
-		if s.ens.learner != nil {
-			s.learnerReady(s.ens.learner.Logged(durable))
-		}
-		return
-	case roleLooking:
-		return
-	}
-	n := 0
-	for ; n < len(s.pending) && s.pending[n].txn.Header.Zxid <= durable; n++ {
-		s.applyTxn(s.pending[n])
-		s.pending[n] = nil
-	}
-	if n > 0 {
-		s.pending = append(s.pending[:0], s.pending[n:]...)
-	}
-}
+// applyDurable reacts to the log becoming durable.
+func (s *Server) applyDurable() { s.role.durable(s.durable.Load()) }
 
 func (s *Server) applyTxn(p *pendingTxn) {
 	txn := p.txn
 	res := s.tree.Apply(&txn.Header, txn.Body)
+	if p.data != nil {
+		s.history.add(txn.Header.Zxid, p.data)
+	}
 	s.prep.Applied(txn.Header.Zxid)
 	s.txnsSinceSnap++
 	for _, ev := range res.Events {
@@ -530,9 +456,7 @@ func (s *Server) sessionCreated(txn *jute.LoggedTxn) {
 // connection is closed now.
 func (s *Server) sessionClosed(id int64, expired, requested bool) {
 	s.tracker.Remove(id)
-	if s.ens.owners != nil {
-		delete(s.ens.owners, id)
-	}
+	s.role.sessionClosed(id)
 	sess := s.sessions[id]
 	delete(s.sessions, id)
 	if sess == nil {
@@ -571,45 +495,27 @@ func (s *Server) notify(t jute.EventType, path string) {
 	}
 }
 
-// ownsSessions reports whether this server decides expiries: standalone, or a serving leader.
-func (s *Server) ownsSessions() bool {
-	return !s.ensembleMode() || (s.ens.role == roleLeading && s.ens.serving)
-}
+// onTick drives the role's clocks (a leader's or standalone server's expires sessions).
+func (s *Server) onTick(now time.Time) { s.role.tick(now) }
 
-// onTick drives the replication state machines' clocks, and on the server that owns
-// sessions (standalone or leader) expires sessions and removes expired containers and TTL
-// nodes.
-func (s *Server) onTick(now time.Time) {
+// expireSessions closes the sessions whose timeout passed, on the server that owns them.
+func (s *Server) expireSessions(now time.Time) {
 	ms := now.UnixMilli()
-	switch s.ens.role {
-	case roleLeading:
-		s.leaderReady(s.ens.leader.Tick(ms))
-		if !s.ens.serving || s.ens.role != roleLeading {
-			return
-		}
-	case roleFollowing, roleObserving:
-		if s.ens.learner != nil {
-			s.learnerReady(s.ens.learner.Tick(ms))
-		}
-		return
-	case roleLooking:
-		return
-	}
 	for _, id := range s.tracker.Expired(ms) {
-		if !s.ownsSessions() {
+		if !s.role.ownsSessions() {
 			return // stepped down while expiring
 		}
 		sess := s.sessions[id]
 		if sess == nil || sess.closing {
 			continue
 		}
-		zxid, ok := s.nextZxid()
+		zxid, ok := s.role.nextZxid()
 		if !ok {
 			return
 		}
 		sess.closing = true
 		txn := s.prep.CloseSession(id, 0, zxid, ms)
-		s.propose(&pendingTxn{kind: pkExpire, txn: txn, sess: sess})
+		s.role.propose(&pendingTxn{kind: pkExpire, txn: txn, sess: sess})
 	}
 }
 
@@ -617,24 +523,24 @@ func (s *Server) onTick(now time.Time) {
 // sessions. It runs on its own timer at exactly the check interval, as ZooKeeper's
 // ContainerManager does (inside the half-tick ticker it would miss every other interval).
 func (s *Server) onContainerCheck(now time.Time) {
-	if !s.ownsSessions() {
+	if !s.role.ownsSessions() {
 		return
 	}
 	ms := now.UnixMilli()
 	for _, path := range s.tree.ExpiryCandidates(ms, 10000) {
-		if !s.ownsSessions() {
+		if !s.role.ownsSessions() {
 			return
 		}
 		// Take a zxid only when there is something to delete: zxids have no gaps.
 		if !s.prep.ContainerDeletable(path) {
 			continue
 		}
-		zxid, ok := s.nextZxid()
+		zxid, ok := s.role.nextZxid()
 		if !ok {
 			return
 		}
 		if txn := s.prep.DeleteContainer(path, zxid, ms); txn != nil {
-			s.propose(&pendingTxn{kind: pkInternal, txn: txn})
+			s.role.propose(&pendingTxn{kind: pkInternal, txn: txn})
 		}
 	}
 }

@@ -135,7 +135,7 @@ func (s *Server) serverStats() admin.ServerStats {
 	s.connsMu.Unlock()
 	st := admin.ServerStats{
 		Version:         Version,
-		Mode:            s.ens.role.String(),
+		Mode:            s.role.mode(),
 		Latency:         s.latency.summary(),
 		PacketsReceived: s.packetsReceived.Load(),
 		PacketsSent:     s.packetsSent.Load(),

@@ -7,12 +7,16 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/gctune"
+	"github.com/zkd-io/zkd/internal/prep"
+	"github.com/zkd-io/zkd/internal/session"
 	"github.com/zkd-io/zkd/internal/storage"
+	"github.com/zkd-io/zkd/internal/zab"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -20,28 +24,68 @@ type logItem struct {
 	zxid int64
 	data []byte
 	roll bool
-	// fence, when set, is closed once every item queued before it is in the log.
-	fence chan struct{}
+	// op, when set, runs on the storage goroutine once everything queued before it is
+	// written and synced; what it returns, if not nil, then runs on the core.
+	op func() func()
 }
 
-// persist is the storage side of the pipeline: the log goroutine and snapshots.
+// persist is the storage side of the pipeline. The storage goroutine owns the log and does
+// every disk operation the core needs, in the order the core queued them: appends (group
+// commit), epoch files, truncation, reloading the data directory, the snapshot of a SNAP
+// sync. The core never waits for it: completions come back as events.
 type persist struct {
-	txlog         *storage.Log
+	txlog         *storage.Log // the storage goroutine's once serving
 	logCh         chan logItem
 	durable       atomic.Int64
 	durableSignal chan struct{}
 	logDone       chan struct{}
+	// lastQueued is the zxid of the last txn the core queued for the log (core-owned).
+	lastQueued int64
+
+	// completions of storage operations, for the core, in order
+	doneMu     sync.Mutex
+	doneQueue  []func()
+	doneSignal chan struct{}
 }
 
 func (s *Server) snapDir() string { return filepath.Join(s.cfg.DataDir, "version-2") }
 func (s *Server) logDir() string  { return filepath.Join(s.cfg.DataLogDir, "version-2") }
 
-// recover loads the newest valid snapshot and replays the log after it.
+// loaded is the data directory's state as recovery rebuilt it, for the core to install.
+type loaded struct {
+	tree     *datatree.Tree
+	history  historyRing     // the last txns replayed
+	sessions map[int64]int32 // live sessions and their timeouts
+	snapZxid int64           // the snapshot it started from
+	replayed int             // txns replayed from the log after it
+}
+
+// recover loads the data directory at start-up, before anything runs concurrently.
 func (s *Server) recover() error {
+	ld, err := s.load()
+	if err != nil {
+		return err
+	}
+	s.install(ld)
+	// Like ZooKeeper, snapshot at start, so the next recovery replays only what comes after
+	// it. An empty database is snapshotted at once (snapshot.0); otherwise the snapshot is
+	// taken in the background once serving (the log holds everything until then).
+	if ld.snapZxid == 0 && ld.replayed == 0 {
+		return s.snapshotNow()
+	}
+	s.snappedZxid.Store(ld.snapZxid)
+	s.startSnapshot = s.worthSnapshot(ld.snapZxid)
+	return nil
+}
+
+// load opens the log (cutting a torn or corrupt tail back to the last valid entry), loads
+// the newest valid snapshot and replays the log after it. It touches no core state: at
+// start-up it runs before the core, later on the storage goroutine, which owns the log.
+func (s *Server) load() (*loaded, error) {
 	fs := s.cfg.FS
 	for _, d := range []string{s.snapDir(), s.logDir()} {
 		if err := fs.MkdirAll(d, 0o755); err != nil {
-			return fmt.Errorf("server: create %s: %w", d, err)
+			return nil, fmt.Errorf("server: create %s: %w", d, err)
 		}
 	}
 	start := time.Now()
@@ -53,25 +97,24 @@ func (s *Server) recover() error {
 	defer resumeGC()
 	tree, snapZxid, sessions, err := s.loadSnapshot()
 	if err != nil {
-		return err
-	}
-	now := s.nowMs()
-	for id, to := range sessions {
-		s.addRecoveredSession(id, to, now)
+		return nil, err
 	}
 	// Opening the log first cuts a torn or corrupt tail back to the last valid entry.
 	s.txlog, err = storage.OpenLog(fs, s.logDir(), storage.LogOptions{
 		PreAllocSize: s.cfg.PreAllocSize, ForceSync: !s.cfg.NoSync, Logger: s.log,
 	})
 	if err != nil {
-		return fmt.Errorf("server: open log: %w", err)
+		return nil, fmt.Errorf("server: open log: %w", err)
 	}
 	replayed := 0
 	tree.BeginReplay()
+	var history historyRing
 	decode := func(zxid int64, b []byte) (jute.LoggedTxn, error) {
 		// b is only valid during the call, and the txn is applied later, on this
 		// goroutine: it gets a copy (which the tree copies the data it keeps out of).
-		t, err := jute.DecodeTxn(bytes.Clone(b))
+		b = bytes.Clone(b)
+		history.add(zxid, b)
+		t, err := jute.DecodeTxn(b)
 		if err != nil {
 			return t, fmt.Errorf("txn 0x%x: %w", zxid, err)
 		}
@@ -81,10 +124,9 @@ func (s *Server) recover() error {
 		tree.Apply(&t.Header, t.Body)
 		switch t.Header.Type {
 		case jute.OpCreateSession:
-			s.addRecoveredSession(t.Header.ClientID, t.Body.(*jute.CreateSessionTxn).TimeOut, now)
+			sessions[t.Header.ClientID] = t.Body.(*jute.CreateSessionTxn).TimeOut
 		case jute.OpCloseSession:
-			delete(s.sessions, t.Header.ClientID)
-			s.tracker.Remove(t.Header.ClientID)
+			delete(sessions, t.Header.ClientID)
 		}
 		replayed++
 		return nil
@@ -92,25 +134,34 @@ func (s *Server) recover() error {
 	tree.EndReplay()
 	resumeGC()
 	if err != nil {
-		return fmt.Errorf("server: replay log: %w", err)
+		return nil, fmt.Errorf("server: replay log: %w", err)
 	}
 	if last > tree.LastZxid() {
 		tree.SetLastZxid(last)
 	}
-	s.tree = tree
 	s.log.Info("data recovered", "snapshotZxid", hex(snapZxid), "replayed", replayed,
-		"zxid", hex(tree.LastZxid()), "nodes", tree.NodeCount(), "sessions", len(s.sessions),
+		"zxid", hex(tree.LastZxid()), "nodes", tree.NodeCount(), "sessions", len(sessions),
 		"took", time.Since(start).Round(time.Millisecond))
 	s.durable.Store(tree.LastZxid())
-	// Like ZooKeeper, snapshot at start, so the next recovery replays only what comes after
-	// it. An empty database is snapshotted at once (snapshot.0); otherwise the snapshot is
-	// taken in the background once serving (the log holds everything until then).
-	if snapZxid == 0 && replayed == 0 {
-		return s.snapshotNow()
+	history.dropAfter(tree.LastZxid())
+	return &loaded{tree: tree, history: history, sessions: sessions, snapZxid: snapZxid, replayed: replayed}, nil
+}
+
+// install makes a loaded state the core's: the tree, its sessions, a fresh overlay.
+func (s *Server) install(ld *loaded) {
+	s.tree = ld.tree
+	s.history = ld.history
+	s.prep = prep.New(s.tree)
+	s.prep.ExtendedTypes = s.cfg.ExtendedTypes
+	s.prep.SkipACL = s.cfg.SkipACL
+	s.sessions = map[int64]*clientSession{}
+	s.tracker = session.NewTracker(int64(s.cfg.TickTime))
+	now := s.nowMs()
+	for id, to := range ld.sessions {
+		s.addRecoveredSession(id, to, now)
 	}
-	s.snappedZxid.Store(snapZxid)
-	s.startSnapshot = s.worthSnapshot(snapZxid)
-	return nil
+	s.lastProposed = s.tree.LastZxid()
+	s.lastQueued = s.tree.LastZxid()
 }
 
 // newestSnapshotSize is the size of the newest snapshot file (as uncompressed, roughly),
@@ -173,6 +224,7 @@ func (s *Server) loadSnapshot() (*datatree.Tree, int64, map[int64]int32, error) 
 func (s *Server) startPersist() {
 	s.logCh = make(chan logItem, 4096)
 	s.durableSignal = make(chan struct{}, 1)
+	s.doneSignal = make(chan struct{}, 1)
 	s.logDone = make(chan struct{})
 	go s.logLoop()
 	if s.cfg.PurgeInterval > 0 {
@@ -181,25 +233,47 @@ func (s *Server) startPersist() {
 	}
 }
 
-// logFence waits until everything queued for the log so far is written to it, so the core
-// can look at or change the log directly (role changes, TRUNC, a NEWLEADER ack). It cannot
-// deadlock: the log goroutine never waits on the core.
-func (s *Server) logFence() {
-	if s.logCh == nil {
-		return
+// storageOp queues op for the storage goroutine, after everything queued so far; the
+// function op returns runs on the core when it is done.
+func (s *Server) storageOp(op func() func()) {
+	s.logCh <- logItem{op: op}
+}
+
+// postDone hands a completion to the core without ever blocking the storage goroutine
+// (the core may itself be waiting for room in logCh).
+func (s *Server) postDone(f func()) {
+	s.doneMu.Lock()
+	s.doneQueue = append(s.doneQueue, f)
+	s.doneMu.Unlock()
+	select {
+	case s.doneSignal <- struct{}{}:
+	default:
 	}
-	f := make(chan struct{})
-	s.logCh <- logItem{fence: f}
-	<-f
+}
+
+// runDone runs the storage completions that arrived, in order, on the core.
+func (s *Server) runDone() {
+	s.doneMu.Lock()
+	fs := s.doneQueue
+	s.doneQueue = nil
+	s.doneMu.Unlock()
+	for _, f := range fs {
+		f()
+	}
 }
 
 func (s *Server) appendLog(t *jute.LoggedTxn) {
-	data := jute.EncodeTxn(make([]byte, 0, 128), t)
-	s.logCh <- logItem{zxid: t.Header.Zxid, data: data}
+	s.queueAppend(t.Header.Zxid, jute.EncodeTxn(make([]byte, 0, 128), t))
 }
 
-// logLoop appends txns and fsyncs once per batch: every txn that arrived while the last
-// fsync ran shares the next one (group commit). Only then are they durable and applied.
+func (s *Server) queueAppend(zxid int64, data []byte) {
+	s.lastQueued = zxid
+	s.logCh <- logItem{zxid: zxid, data: data}
+}
+
+// logLoop is the storage goroutine. It appends txns and fsyncs once per batch: every txn
+// that arrived while the last fsync ran shares the next one (group commit). Only then are
+// they durable and applied.
 func (s *Server) logLoop() {
 	defer close(s.logDone)
 	batch := make([]logItem, 0, 256)
@@ -224,13 +298,22 @@ func (s *Server) logLoop() {
 		last := int64(-1)
 		var err error
 		for _, it := range batch {
-			if it.fence != nil {
-				close(it.fence)
-				continue
-			}
-			if it.roll {
+			switch {
+			case it.op != nil:
+				// An operation sees the log as the core queued it: written and synced.
+				if last >= 0 {
+					if err = s.txlog.Sync(); err != nil {
+						break
+					}
+					s.markDurable(last)
+					last = -1
+				}
+				if done := it.op(); done != nil {
+					s.postDone(done)
+				}
+			case it.roll:
 				err = s.txlog.Roll()
-			} else {
+			default:
 				err = s.txlog.Append(it.zxid, it.data)
 				last = it.zxid
 			}
@@ -244,20 +327,21 @@ func (s *Server) logLoop() {
 		if err != nil {
 			s.failStop(fmt.Errorf("server: write txn log: %w", err))
 			// Drain so the core never blocks; nothing more becomes durable.
-			for it := range s.logCh {
-				if it.fence != nil {
-					close(it.fence)
-				}
+			for range s.logCh {
 			}
 			return
 		}
 		if last >= 0 {
-			s.durable.Store(last)
-			select {
-			case s.durableSignal <- struct{}{}:
-			default:
-			}
+			s.markDurable(last)
 		}
+	}
+}
+
+func (s *Server) markDurable(zxid int64) {
+	s.durable.Store(zxid)
+	select {
+	case s.durableSignal <- struct{}{}:
+	default:
 	}
 }
 
@@ -493,4 +577,98 @@ func (s *Server) worthSnapshot(from int64) bool {
 		return last != from
 	}
 	return last-from >= max(1000, int64(s.tree.NodeCount()/100))
+}
+
+// historyLen is how many committed txns every server keeps in memory for DIFF syncs, as
+// ZooKeeper's ZKDatabase keeps its committedLog (500).
+const historyLen = 500
+
+// historyRing is the last historyLen committed txns, oldest first once listed.
+type historyRing struct {
+	buf  []zab.Committed
+	next int
+}
+
+func (h *historyRing) add(zxid int64, data []byte) {
+	if len(h.buf) < historyLen {
+		h.buf = append(h.buf, zab.Committed{Zxid: zxid, Data: data})
+		return
+	}
+	h.buf[h.next] = zab.Committed{Zxid: zxid, Data: data}
+	h.next = (h.next + 1) % historyLen
+}
+
+func (h *historyRing) list() []zab.Committed {
+	out := make([]zab.Committed, 0, len(h.buf))
+	out = append(out, h.buf[h.next:]...)
+	return append(out, h.buf[:h.next]...)
+}
+
+// dropAfter forgets txns after zxid (a log read further than its tree: none are applied).
+func (h *historyRing) dropAfter(zxid int64) {
+	l := h.list()
+	n := len(l)
+	for n > 0 && l[n-1].Zxid > zxid {
+		n--
+	}
+	*h = historyRing{buf: l[:n:n]}
+	if n == historyLen {
+		h.buf = l
+	}
+}
+
+// truncateOnStorage cuts the log back to zxid (TRUNC) and reloads the data directory, on
+// the storage goroutine.
+func (s *Server) truncateOnStorage(zxid int64) (*loaded, error) {
+	if err := s.txlog.TruncateAfter(zxid); err != nil {
+		return nil, err
+	}
+	// Snapshots newer than the truncation point hold txns that no longer exist.
+	snaps, _ := storage.FindSnapshots(s.cfg.FS, s.snapDir())
+	for _, sf := range snaps {
+		if sf.Zxid > zxid {
+			s.cfg.FS.Remove(filepath.Join(s.snapDir(), sf.Name))
+		}
+	}
+	return s.reloadOnStorage()
+}
+
+// queueSnapshot captures the tree as it is now and writes it as a snapshot on the storage
+// goroutine, ahead of anything queued after it: the snapshot of a SNAP sync. The capture
+// copies references only (node data is never changed in place).
+func (s *Server) queueSnapshot() {
+	zxid := s.tree.LastZxid()
+	walker := s.tree.Walk()
+	var nodes []datatree.SnapNode
+	for done := false; !done; {
+		nodes, done = walker.Next(4096, nodes)
+	}
+	acls := s.tree.ACLs()
+	walker.Close()
+	sessions, digest := s.sessionList(), s.tree.Digest()
+	s.storageOp(func() func() {
+		if err := s.writeSnapshotFile(zxid, nodes, sessions, acls, digest); err != nil {
+			s.failStop(err)
+			return nil
+		}
+		s.snappedZxid.Store(zxid)
+		return nil
+	})
+}
+
+// writeSnapshotFile writes a complete snapshot and rolls the log, so what follows is
+// logged in a file of its own.
+func (s *Server) writeSnapshotFile(zxid int64, nodes []datatree.SnapNode, sessions []storage.SnapSession, acls map[int64][]jute.ACL, digest int64) error {
+	w, err := storage.NewSnapshotWriter(s.cfg.FS, s.snapDir(), zxid)
+	if err != nil {
+		return fmt.Errorf("server: snapshot: %w", err)
+	}
+	if err := w.WriteNodes(toStorage(nodes)); err != nil {
+		w.Abort()
+		return fmt.Errorf("server: snapshot: %w", err)
+	}
+	if err := w.Finish(sessions, acls, zxid, digest); err != nil {
+		return fmt.Errorf("server: snapshot: %w", err)
+	}
+	return s.txlog.Roll()
 }

@@ -22,7 +22,7 @@ type quorumConn struct {
 	nc   net.Conn
 	srv  *Server
 	mu   sync.Mutex
-	out  [][]byte
+	out  []qout
 	wake chan struct{}
 	done chan struct{}
 	once sync.Once
@@ -42,10 +42,22 @@ func (q *quorumConn) close() {
 	})
 }
 
+// qout is one queued item: encoded bytes, or a stream encoded on the writer goroutine (the
+// database after SNAP), in its place among the packets.
+type qout struct {
+	b      []byte
+	stream func(io.Writer) error
+}
+
 // sendRaw queues encoded bytes.
-func (q *quorumConn) sendRaw(b []byte) {
+func (q *quorumConn) sendRaw(b []byte) { q.queue(qout{b: b}) }
+
+// sendStream queues a stream the writer encodes when its turn comes.
+func (q *quorumConn) sendStream(f func(io.Writer) error) { q.queue(qout{stream: f}) }
+
+func (q *quorumConn) queue(o qout) {
 	q.mu.Lock()
-	q.out = append(q.out, b)
+	q.out = append(q.out, o)
 	q.mu.Unlock()
 	select {
 	case q.wake <- struct{}{}:
@@ -69,8 +81,17 @@ func (q *quorumConn) writeLoop() {
 		q.out = nil
 		q.mu.Unlock()
 		q.nc.SetWriteDeadline(time.Now().Add(time.Duration(q.srv.cfg.TickTime*q.srv.cfg.SyncLimit) * time.Millisecond * 2))
-		for _, b := range batch {
-			if _, err := bw.Write(b); err != nil {
+		for _, o := range batch {
+			var err error
+			if o.stream != nil {
+				// A big database takes longer than one packet's deadline.
+				q.nc.SetWriteDeadline(time.Time{})
+				err = o.stream(bw)
+			} else {
+				_, err = bw.Write(o.b)
+			}
+			if err != nil {
+				q.srv.log.Info("quorum connection write failed", "remote", q.nc.RemoteAddr().String(), "err", err)
 				q.close()
 				return
 			}

@@ -195,6 +195,11 @@ type Server struct {
 	// stepDown, when set, ends the leadership once the current event is handled.
 	stepDown error
 
+	// history keeps the last committed txns as proposed, for a new leader's DIFF syncs.
+	history historyRing
+	// role is what this server is now (standalone, looking, leader, follower, observer).
+	role role
+
 	persist
 	ens ensemble
 }
@@ -224,12 +229,10 @@ func New(cfg Config) (*Server, error) {
 	if err := s.recover(); err != nil {
 		return nil, err
 	}
-	s.prep = prep.New(s.tree)
-	s.prep.ExtendedTypes = cfg.ExtendedTypes
-	s.prep.SkipACL = cfg.SkipACL
-	s.lastProposed = s.tree.LastZxid()
 	s.resetSnapThreshold()
+	s.role = &standaloneRole{s}
 	if s.ensembleMode() {
+		s.role = lookingRole{}
 		if _, ok := s.peer(cfg.ServerID); !ok {
 			s.txlog.Close()
 			return nil, fmt.Errorf("server: server id %d is not among the %d server.N entries", cfg.ServerID, len(cfg.Peers))
@@ -419,11 +422,9 @@ func (s *Server) Query(f func()) bool {
 }
 
 func (s *Server) shutdownCore() {
-	if s.ensembleMode() {
-		s.stopRoleConns()
-		if s.ens.transport != nil {
-			s.ens.transport.Close()
-		}
+	s.role.stop()
+	if s.ens.transport != nil {
+		s.ens.transport.Close()
 	}
 	if s.walk != nil {
 		s.walk.abort()
@@ -494,8 +495,8 @@ func (s *Server) recordLatency(c *conn, r *request) {
 func (s *Server) Mode() string {
 	var m string
 	if !s.Query(func() {
-		if s.serving() {
-			m = s.ens.role.String()
+		if s.role.serving() {
+			m = s.role.mode()
 		}
 	}) {
 		return ""

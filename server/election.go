@@ -1,0 +1,301 @@
+package server
+
+import (
+	"bytes"
+	"fmt"
+	"net"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/election"
+	"github.com/zkd-io/zkd/internal/peer"
+	"github.com/zkd-io/zkd/internal/session"
+	"github.com/zkd-io/zkd/internal/zab"
+	"github.com/zkd-io/zkd/jute"
+)
+
+// Peer is one member of an ensemble (a server.N line).
+type Peer struct {
+	ID           int64
+	Host         string
+	QuorumPort   int
+	ElectionPort int
+	Observer     bool
+}
+
+func (p Peer) quorumAddr() string   { return net.JoinHostPort(p.Host, strconv.Itoa(p.QuorumPort)) }
+func (p Peer) electionAddr() string { return net.JoinHostPort(p.Host, strconv.Itoa(p.ElectionPort)) }
+
+// ElectionMessage is one election-port payload from a peer.
+type ElectionMessage = peer.Message
+
+// ElectionTransport carries election notifications between servers (internal/peer's TCP
+// transport in production, an in-memory one in tests).
+type ElectionTransport interface {
+	Send(to int64, payload []byte)
+	Recv() <-chan ElectionMessage
+	Close() error
+}
+
+// ensemble is what an ensemble member keeps across roles; the core goroutine owns it.
+type ensemble struct {
+	elect      *election.Election
+	electTimer *time.Timer
+	transport  ElectionTransport
+	st         zab.PersistentState
+	// electing: an election round is running; its decision makes the next role.
+	electing bool
+	// gen counts role changes, so a completion of an older one is recognised.
+	gen int
+	// syncs of learners by the mode they got, for mntr (diff_count, snap_count)
+	diffs, snaps, truncs int64
+}
+
+func (s *Server) ensembleMode() bool { return len(s.cfg.Peers) > 0 }
+
+func (s *Server) self() Peer {
+	p, _ := s.peer(s.cfg.ServerID)
+	return p
+}
+
+func (s *Server) peer(id int64) (Peer, bool) {
+	for _, p := range s.cfg.Peers {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Peer{}, false
+}
+
+func (s *Server) voters() []int64 {
+	var v []int64
+	for _, p := range s.cfg.Peers {
+		if !p.Observer {
+			v = append(v, p.ID)
+		}
+	}
+	return v
+}
+
+// epochs are kept in version-2/acceptedEpoch and currentEpoch, as ZooKeeper keeps them.
+func (s *Server) readEpoch(name string, def int64) (int64, error) {
+	f, err := s.cfg.FS.OpenFile(filepath.Join(s.snapDir(), name), 0, 0)
+	if err != nil {
+		return def, nil
+	}
+	defer f.Close()
+	var buf bytes.Buffer
+	if _, err := buf.ReadFrom(f); err != nil {
+		return 0, fmt.Errorf("server: read %s: %w", name, err)
+	}
+	v, err := strconv.ParseInt(strings.TrimSpace(buf.String()), 10, 64)
+	if err != nil {
+		return 0, fmt.Errorf("server: %s holds %q: %w", name, buf.String(), err)
+	}
+	return v, nil
+}
+
+// writeEpoch runs on the storage goroutine.
+func (s *Server) writeEpoch(name string, v int64) error {
+	fs := s.cfg.FS
+	tmp := filepath.Join(s.snapDir(), name+".tmp")
+	f, err := fs.OpenFile(tmp, 0x241 /* O_WRONLY|O_CREATE|O_TRUNC */, 0o644)
+	if err != nil {
+		return fmt.Errorf("server: write %s: %w", name, err)
+	}
+	if _, err := f.Write([]byte(strconv.FormatInt(v, 10))); err != nil {
+		f.Close()
+		return fmt.Errorf("server: write %s: %w", name, err)
+	}
+	if err := f.Sync(); err != nil {
+		f.Close()
+		return fmt.Errorf("server: write %s: %w", name, err)
+	}
+	f.Close()
+	if err := fs.Rename(tmp, filepath.Join(s.snapDir(), name)); err != nil {
+		return fmt.Errorf("server: write %s: %w", name, err)
+	}
+	return fs.SyncDir(s.snapDir())
+}
+
+// initEnsemble reads the epochs, before the core runs.
+func (s *Server) initEnsemble() error {
+	last := s.tree.LastZxid()
+	cur, err := s.readEpoch("currentEpoch", zab.Epoch(last))
+	if err != nil {
+		return err
+	}
+	acc, err := s.readEpoch("acceptedEpoch", cur)
+	if err != nil {
+		return err
+	}
+	s.ens.st = zab.PersistentState{AcceptedEpoch: acc, CurrentEpoch: cur, LastLogged: last}
+	cfg := election.Config{ID: s.cfg.ServerID, Voters: s.voters()}
+	for _, p := range s.cfg.Peers {
+		if p.Observer {
+			cfg.Observers = append(cfg.Observers, p.ID)
+		}
+	}
+	s.ens.elect = election.New(cfg)
+	return nil
+}
+
+// startLooking ends the current role and starts an election once the storage goroutine
+// has written everything queued before: the vote names the last logged zxid. A tree behind
+// its log (proposals logged but never committed here) is first rebuilt from disk, as
+// ZooKeeper fast-forwards its database before voting.
+func (s *Server) startLooking(reason string) {
+	if s.role.serving() || s.ens.electing {
+		s.log.Info("looking for a leader", "reason", reason, "was", s.role.mode())
+	}
+	s.leaveRole()
+	s.role = lookingRole{}
+	s.ens.electing = false
+	s.ens.gen++
+	gen := s.ens.gen
+	reload := s.lastQueued > s.tree.LastZxid()
+	s.storageOp(func() func() {
+		var ld *loaded
+		if reload {
+			var err error
+			if ld, err = s.reloadOnStorage(); err != nil {
+				s.failStop(err)
+				return nil
+			}
+		}
+		return func() {
+			if ld != nil {
+				s.install(ld)
+			}
+			if s.ens.gen != gen {
+				return // a later role change starts its own election
+			}
+			s.ens.electing = true
+			s.ens.st.LastLogged = max(s.tree.LastZxid(), s.lastQueued)
+			s.sendElection(s.ens.elect.Start(s.nowMs(), s.ens.st.LastLogged, s.ens.st.CurrentEpoch))
+			s.armElectionTimer()
+		}
+	})
+}
+
+// leaveRole tears down the current role and everything that depended on it: clients are
+// disconnected, pending writes are dropped (their clients see the disconnect).
+func (s *Server) leaveRole() {
+	s.role.stop()
+	for c := range s.conns {
+		s.detach(c)
+		c.close()
+	}
+	// The pipeline is thrown away: its requests give back their outstanding slots, and
+	// closes that never committed are forgotten (the next leader decides about sessions).
+	now := s.nowMs()
+	s.tracker = session.NewTracker(int64(s.cfg.TickTime))
+	for _, sess := range s.sessions {
+		s.dropQueue(sess)
+		sess.conn = nil
+		sess.closing = false
+		if !sess.valid {
+			delete(s.sessions, sess.id)
+			continue
+		}
+		s.tracker.Add(sess.id, sess.timeout, now)
+	}
+	s.pending = nil
+	s.prep.Reset()
+	s.stepDown = nil
+}
+
+// reloadOnStorage rebuilds the tree and sessions from the snapshot and the whole log; it
+// runs on the storage goroutine, which owns the log.
+func (s *Server) reloadOnStorage() (*loaded, error) {
+	if err := s.txlog.Close(); err != nil {
+		return nil, err
+	}
+	return s.load()
+}
+
+func (s *Server) sendElection(outs []election.Out) {
+	for _, o := range outs {
+		if o.To == s.cfg.ServerID {
+			continue
+		}
+		s.ens.transport.Send(o.To, o.N.Marshal())
+	}
+}
+
+func (s *Server) armElectionTimer() {
+	at, ok := s.ens.elect.NextTick()
+	if !ok {
+		return
+	}
+	d := time.Duration(at-s.nowMs()) * time.Millisecond
+	if d < time.Millisecond {
+		d = time.Millisecond
+	}
+	if s.ens.electTimer == nil {
+		s.ens.electTimer = time.NewTimer(d)
+		return
+	}
+	s.ens.electTimer.Stop()
+	select {
+	case <-s.ens.electTimer.C:
+	default:
+	}
+	s.ens.electTimer.Reset(d)
+}
+
+func (s *Server) electionTimerC() <-chan time.Time {
+	if s.ens.electTimer == nil {
+		return nil
+	}
+	return s.ens.electTimer.C
+}
+
+func (s *Server) onElectionMessage(m ElectionMessage) {
+	n, err := election.Unmarshal(m.From, m.Payload)
+	if err != nil {
+		s.log.Debug("dropping malformed election notification", "from", m.From, "err", err)
+		return
+	}
+	outs, d := s.ens.elect.Receive(s.nowMs(), n)
+	s.sendElection(outs)
+	if d != nil {
+		s.decided(*d)
+	}
+	s.armElectionTimer()
+}
+
+func (s *Server) onElectionTimer() {
+	outs, d := s.ens.elect.Tick(s.nowMs())
+	s.sendElection(outs)
+	if d != nil {
+		s.decided(*d)
+	}
+	s.armElectionTimer()
+}
+
+func (s *Server) decided(d election.Decision) {
+	if !s.ens.electing {
+		return
+	}
+	s.ens.electing = false
+	switch d.State {
+	case election.Leading:
+		s.role = newLeaderRole(s)
+	case election.Following:
+		s.role = newFollowerRole(s, d.Leader)
+	case election.Observing:
+		s.role = newObserverRole(s, d.Leader)
+	}
+}
+
+// sessionErrorTxn is the error txn for a write refused because of its session: expired,
+// or moved to another server.
+func sessionErrorTxn(session int64, cxid int32, code jute.Code, zxid, now int64) *jute.LoggedTxn {
+	return &jute.LoggedTxn{
+		Header: jute.TxnHeader{ClientID: session, Cxid: cxid, Zxid: zxid, Time: now, Type: jute.OpError},
+		Body:   &jute.ErrorTxn{Err: code},
+	}
+}

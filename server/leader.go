@@ -1,0 +1,396 @@
+package server
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/prep"
+	"github.com/zkd-io/zkd/internal/storage"
+	"github.com/zkd-io/zkd/internal/zab"
+	"github.com/zkd-io/zkd/jute"
+)
+
+// leaderRole leads the ensemble: it prepares every write, its own clients' and those its
+// learners forward, proposes them through Zab and owns session expiry.
+type leaderRole struct {
+	zabRole
+	zl       *zab.Leader
+	ln       net.Listener
+	conns    map[zab.ConnID]*quorumConn
+	nextConn zab.ConnID
+	// established: a quorum acked NEWLEADER; clients are served.
+	established bool
+	// owners maps a session to the server whose client connection owns it. A session
+	// that reconnected elsewhere has moved: writes still arriving through its old server
+	// fail with SESSIONMOVED.
+	owners map[int64]int64
+	syncs  []*queued // this server's clients' syncs, oldest first
+}
+
+func newLeaderRole(s *Server) role {
+	r := &leaderRole{conns: map[zab.ConnID]*quorumConn{}, owners: map[int64]int64{}}
+	r.zabRole = newZabRole(s, r)
+	// A new leader owns session expiry from now on: every session's clock starts afresh,
+	// as ZooKeeper's leader builds its session tracker (followers never saw the touches).
+	now := s.nowMs()
+	for id, sess := range s.sessions {
+		if sess.valid && !sess.closing {
+			s.tracker.Add(id, sess.timeout, now)
+		}
+	}
+	self := s.self()
+	ln, err := net.Listen("tcp", self.quorumAddr())
+	if err != nil {
+		s.log.Error("cannot listen on the quorum port", "addr", self.quorumAddr(), "err", err)
+		s.stepDown = fmt.Errorf("quorum port unavailable: %w", err)
+		return r
+	}
+	r.ln = ln
+	cfg := zab.LeaderConfig{
+		ID: s.cfg.ServerID, QV: zab.NewMajority(s.voters()...), TickMs: int64(s.cfg.TickTime),
+		InitLimit: int64(s.cfg.InitLimit), SyncLimit: int64(s.cfg.SyncLimit), CommitLogCount: historyLen,
+		Older: s.olderHistory, FirstCounter: s.cfg.zxidCounterStart,
+	}
+	var rd zab.Ready
+	r.zl, rd = zab.NewLeader(cfg, s.ens.st, s.tree.LastZxid(), s.history.list(), now)
+	s.log.Info("leading", "sid", s.cfg.ServerID, "zxid", hex(s.tree.LastZxid()))
+	s.wg.Add(1)
+	go s.acceptLearners(ln)
+	r.apply.Push(rd)
+	return r
+}
+
+func (r *leaderRole) mode() string       { return "leader" }
+func (r *leaderRole) serving() bool      { return r.established }
+func (r *leaderRole) ownsSessions() bool { return r.established }
+func (r *leaderRole) syncIsWrite() bool  { return true }
+
+func (r *leaderRole) createSession(sess *clientSession) {
+	r.owners[sess.id] = r.s.cfg.ServerID
+	r.s.createSessionLocal(sess)
+}
+
+func (r *leaderRole) reconnect(c *conn, req *jute.ConnectRequest) {
+	if r.s.reconnectLocal(c, req) {
+		r.owners[req.SessionID] = r.s.cfg.ServerID
+	}
+}
+
+func (r *leaderRole) submit(q *queued) {
+	if q.sync {
+		r.syncs = append(r.syncs, q)
+		r.apply.Push(r.zl.LocalSync())
+		return
+	}
+	r.s.prepareLocal(q, !r.ownedBy(q.c.sess.id, r.s.cfg.ServerID))
+}
+
+func (r *leaderRole) nextZxid() (int64, bool) {
+	z, err := r.zl.NextZxid()
+	if err != nil {
+		// Only a counter that ran out fails here; a new epoch fixes it (ZOOKEEPER-1277).
+		if r.s.stepDown == nil {
+			r.s.stepDown = err
+		}
+		return 0, false
+	}
+	r.s.lastProposed = z
+	return z, true
+}
+
+func (r *leaderRole) propose(p *pendingTxn) {
+	p.data = jute.EncodeTxn(make([]byte, 0, 128), p.txn)
+	r.s.pending = append(r.s.pending, p)
+	r.apply.Push(r.zl.Propose(p.txn.Header.Zxid, p.data))
+}
+
+func (r *leaderRole) durable(zxid int64) { r.apply.Push(r.zl.LocalLogged(zxid)) }
+
+func (r *leaderRole) tick(now time.Time) {
+	r.apply.Push(r.zl.Tick(now.UnixMilli()))
+	if r.established && r.current() && r.s.stepDown == nil {
+		r.s.expireSessions(now)
+	}
+}
+
+func (r *leaderRole) touch(sess *clientSession) { r.s.tracker.Touch(sess.id, r.s.nowMs()) }
+func (r *leaderRole) sessionClosed(id int64)    { delete(r.owners, id) }
+
+func (r *leaderRole) quorumPacket(q *quorumConn, p jute.QuorumPacket, _ *snapState) {
+	if r.conns[q.id] == q {
+		r.apply.Push(r.zl.Receive(q.id, r.s.nowMs(), p))
+	}
+}
+
+func (r *leaderRole) quorumClosed(q *quorumConn) {
+	if r.conns[q.id] == q {
+		delete(r.conns, q.id)
+		r.zl.Closed(q.id)
+	}
+}
+
+// quorumAccepted takes a learner's new connection.
+func (r *leaderRole) quorumAccepted(nc net.Conn, ln net.Listener) {
+	if r.ln != ln || r.zl == nil {
+		nc.Close()
+		return
+	}
+	r.nextConn++
+	q := newQuorumConn(r.s, r.nextConn, nc)
+	r.conns[q.id] = q
+	r.zl.Accept(q.id, r.s.nowMs())
+	r.s.wg.Add(2)
+	go q.readLoop(false)
+	go q.writeLoop()
+}
+
+func (r *leaderRole) quorumDialed(nc net.Conn, _ int64, _ error) {
+	if nc != nil {
+		nc.Close()
+	}
+}
+
+func (r *leaderRole) stop() {
+	if r.ln != nil {
+		r.ln.Close()
+	}
+	for id, q := range r.conns {
+		q.close()
+		delete(r.conns, id)
+	}
+	r.apply.Reset()
+}
+
+func (s *Server) acceptLearners(ln net.Listener) {
+	defer s.wg.Done()
+	for {
+		nc, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		s.submit(event{kind: evQuorumAccepted, nconn: nc, listener: ln})
+	}
+}
+
+// ownedBy reports whether server sid owns a session, claiming it for sid when no server
+// does yet (after a leader change owners are unknown, as in ZooKeeper).
+func (r *leaderRole) ownedBy(session, sid int64) bool {
+	owner, ok := r.owners[session]
+	if !ok {
+		r.owners[session] = sid
+		return true
+	}
+	return owner == sid
+}
+
+// ---- zab.Host ----
+
+// A leader is never asked to truncate, snapshot or sync its log before answering.
+func (r *leaderRole) Truncate(int64) bool             { return true }
+func (r *leaderRole) Snapshot() bool                  { return true }
+func (r *leaderRole) SyncAppend([]zab.Committed) bool { return true }
+
+func (r *leaderRole) Send(o zab.Out) {
+	q := r.conns[o.Conn]
+	if q == nil {
+		return
+	}
+	switch o.Packet.Type {
+	case zab.PktDiff:
+		r.s.ens.diffs++
+	case zab.PktSnap:
+		r.s.ens.snaps++
+	case zab.PktTrunc:
+		r.s.ens.truncs++
+	}
+	q.send(&o.Packet)
+	if o.SnapFollows {
+		q.sendStream(r.s.snapStream())
+	}
+}
+
+func (r *leaderRole) Close(id zab.ConnID) {
+	if q := r.conns[id]; q != nil {
+		q.close()
+		delete(r.conns, id)
+	}
+}
+
+func (r *leaderRole) Apply(c zab.Committed) {
+	s := r.s
+	if len(s.pending) == 0 || s.pending[0].txn.Header.Zxid != c.Zxid {
+		s.failStop(fmt.Errorf("server: leader committed %s, which is not the next pending txn", hex(c.Zxid)))
+		return
+	}
+	p := s.pending[0]
+	s.pending[0] = nil
+	s.pending = s.pending[1:]
+	s.applyTxn(p)
+}
+
+func (r *leaderRole) Notify(n *zab.Ready) {
+	s := r.s
+	if n.Serving {
+		r.established = true
+		// Announce the new epoch in election answers, so servers that join later see a
+		// quorum of matching votes (ZOOKEEPER-1732).
+		s.ens.elect.UpdateElectionVote(r.zl.Epoch())
+		s.lastProposed = zab.MakeZxid(r.zl.Epoch(), 0)
+		s.log.Info("leader established", "epoch", r.zl.Epoch())
+	}
+	for _, t := range n.Touches {
+		s.tracker.TouchTimeout(t.Session, t.Timeout, s.nowMs())
+	}
+	for _, a := range n.Revalidate {
+		sess := s.sessions[a.Session]
+		valid := sess != nil && sess.valid && !sess.closing
+		if valid {
+			s.tracker.TouchTimeout(a.Session, a.Timeout, s.nowMs())
+			r.owners[a.Session] = a.Sid
+			s.disownLocal(sess)
+		}
+		r.apply.Push(r.zl.Revalidated(a.Conn, a.Session, valid))
+	}
+	for _, fr := range n.Requests {
+		r.remoteRequest(fr)
+	}
+	for ; n.Synced > 0; n.Synced-- {
+		s.finishSync(&r.syncs)
+	}
+	if n.Err != nil && s.stepDown == nil {
+		s.stepDown = n.Err
+	}
+}
+
+// remoteRequest prepares a write a learner forwarded.
+func (r *leaderRole) remoteRequest(fr zab.ForwardedRequest) {
+	s := r.s
+	if !r.established {
+		return
+	}
+	var to jute.CreateSessionTxn
+	if fr.Type == jute.OpCreateSession && jute.Unmarshal(fr.Body, &to) != nil {
+		return // before taking a zxid: zxids have no gaps
+	}
+	zxid, ok := r.nextZxid()
+	if !ok {
+		return
+	}
+	now := s.nowMs()
+	if fr.Type != jute.OpCreateSession {
+		// As ZooKeeper's checkSession: a request of a session that is gone or closing must
+		// not reach the tree (an ephemeral would outlive its session).
+		if sess := s.sessions[fr.Session]; sess == nil || !sess.valid || sess.closing {
+			r.propose(&pendingTxn{kind: pkRemote, txn: sessionErrorTxn(fr.Session, fr.Cxid, jute.ErrSessionExpired, zxid, now)})
+			return
+		}
+		if !r.ownedBy(fr.Session, fr.Sid) {
+			r.propose(&pendingTxn{kind: pkRemote, txn: sessionErrorTxn(fr.Session, fr.Cxid, jute.ErrSessionMoved, zxid, now)})
+			return
+		}
+	}
+	var txn *jute.LoggedTxn
+	switch fr.Type {
+	case jute.OpCreateSession:
+		r.owners[fr.Session] = fr.Sid
+		sess := s.sessions[fr.Session]
+		if sess == nil {
+			sess = &clientSession{id: fr.Session, timeout: to.TimeOut}
+			s.sessions[fr.Session] = sess
+		}
+		txn = s.prep.CreateSession(fr.Session, to.TimeOut, zxid, now)
+	case jute.OpCloseSession:
+		if sess := s.sessions[fr.Session]; sess != nil {
+			sess.closing = true
+		}
+		s.tracker.SetClosing(fr.Session)
+		txn = s.prep.CloseSession(fr.Session, fr.Cxid, zxid, now)
+	default:
+		body, ok := newBody(fr.Type)
+		var rec jute.Record
+		if ok && body != nil && jute.Unmarshal(fr.Body, body) == nil {
+			rec = body
+		}
+		txn = s.prep.Prepare(&prep.Request{SessionID: fr.Session, Cxid: fr.Cxid, Type: fr.Type, Body: rec, AuthIDs: fr.AuthInfo}, zxid, now)
+	}
+	r.propose(&pendingTxn{kind: pkRemote, txn: txn})
+}
+
+// disownLocal drops this server's own client connection of a session that moved away.
+func (s *Server) disownLocal(sess *clientSession) {
+	if c := sess.conn; c != nil {
+		s.detach(c)
+		c.close()
+	}
+}
+
+// snapStream captures the tree for a SNAP sync and returns what encodes it. The capture
+// runs on the core, so the state is exact (no fuzziness to repair), and copies only
+// references: node data is never changed in place. Encoding, the heavy part, runs on the
+// connection's writer goroutine.
+func (s *Server) snapStream() func(io.Writer) error {
+	walker := s.tree.Walk()
+	var nodes []datatree.SnapNode
+	for done := false; !done; {
+		nodes, done = walker.Next(4096, nodes)
+	}
+	acls := s.tree.ACLs()
+	walker.Close()
+	sessions := s.sessionList()
+	return func(w io.Writer) error {
+		sw, err := storage.NewSnapStreamWriter(w, sessions, acls)
+		if err == nil {
+			err = sw.WriteNodes(toStorage(nodes))
+		}
+		if err == nil {
+			err = sw.Finish()
+		}
+		if err != nil {
+			return fmt.Errorf("server: SNAP stream: %w", err)
+		}
+		return nil
+	}
+}
+
+// olderHistory reads the committed txns from a learner's last zxid on, up to the tree's last
+// zxid. Like ZooKeeper's, it starts with the txn at from itself, so the sync planner can see
+// where the learner's history meets ours; nil means only SNAP can help.
+func (s *Server) olderHistory(from int64) []zab.Committed {
+	var out []zab.Committed
+	var size int
+	last := s.tree.LastZxid()
+	_, err := storage.ReadLog(s.cfg.FS, s.logDir(), from-1, func(zxid int64, b []byte) error {
+		if zxid > last {
+			return errStopRead
+		}
+		out = append(out, zab.Committed{Zxid: zxid, Data: append([]byte(nil), b...)})
+		size += len(b)
+		if size > 64<<20 {
+			// Past this, a snapshot is cheaper than a diff.
+			out = nil
+			return errStopRead
+		}
+		return nil
+	})
+	if err != nil && err != errStopRead {
+		return nil
+	}
+	// The log must reach back to the learner's own last txn (a new epoch's zxid names no
+	// txn: then it must reach that epoch's first one).
+	if len(out) == 0 {
+		return nil
+	}
+	if zab.Counter(from) == 0 {
+		if zab.Epoch(out[0].Zxid) > zab.Epoch(from) && zab.Counter(out[0].Zxid) != 1 {
+			return nil
+		}
+	} else if out[0].Zxid != from {
+		return nil
+	}
+	return out
+}
+
+var errStopRead = fmt.Errorf("stop")

@@ -1,0 +1,305 @@
+package server
+
+import (
+	"fmt"
+	"net"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/zab"
+	"github.com/zkd-io/zkd/jute"
+)
+
+// learnerRole follows a leader: it serves reads from its own tree, forwards writes, syncs
+// and session questions to the leader, and applies what the leader commits.
+type learnerRole struct {
+	zabRole
+	leaderSid int64
+	observer  bool // set by newObserverRole: zab's learner registers as an observer
+	zl        *zab.Learner
+	conn      *quorumConn
+	dialing   bool
+	synced    bool
+	syncs     []*queued                 // forwarded syncs, oldest first
+	reconns   map[int64][]pendingReconn // reconnects waiting for the leader's answer
+}
+
+// followerRole is a voting learner.
+type followerRole struct{ *learnerRole }
+
+// observerRole is a learner that does not vote: it is told what was committed.
+type observerRole struct{ *learnerRole }
+
+func (followerRole) mode() string { return "follower" }
+func (observerRole) mode() string { return "observer" }
+
+type pendingReconn struct {
+	c   *conn
+	req *jute.ConnectRequest
+}
+
+func newFollowerRole(s *Server, leader int64) role {
+	return followerRole{newLearnerRole(s, leader, false)}
+}
+
+func newObserverRole(s *Server, leader int64) role {
+	return observerRole{newLearnerRole(s, leader, true)}
+}
+
+func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
+	r := &learnerRole{leaderSid: leader, observer: observer, reconns: map[int64][]pendingReconn{}}
+	r.zabRole = newZabRole(s, r)
+	p, ok := s.peer(leader)
+	if !ok {
+		s.stepDown = fmt.Errorf("elected leader %d is not in the configuration", leader)
+		return r
+	}
+	s.log.Info("following", "leader", leader, "addr", p.quorumAddr())
+	r.dialing = true
+	addr := p.quorumAddr()
+	deadline := time.Duration(s.cfg.TickTime*s.cfg.InitLimit) * time.Millisecond
+	s.wg.Add(1)
+	go func() {
+		defer s.wg.Done()
+		start := time.Now()
+		// The elected leader opens its quorum port as it decides, which is when we decide
+		// too: the first dials often come too early. Retry soon, then back off.
+		backoff := 5 * time.Millisecond
+		for {
+			nc, err := net.DialTimeout("tcp", addr, time.Duration(s.cfg.TickTime)*time.Millisecond)
+			if err == nil {
+				s.submit(event{kind: evQuorumDialed, nconn: nc, leaderSid: leader})
+				return
+			}
+			if time.Since(start) > deadline {
+				s.submit(event{kind: evQuorumDialed, leaderSid: leader, err: err})
+				return
+			}
+			select {
+			case <-s.stopping:
+				return
+			case <-time.After(backoff):
+				backoff = min(2*backoff, 100*time.Millisecond)
+			}
+		}
+	}()
+	return r
+}
+
+func (r *learnerRole) serving() bool      { return r.synced }
+func (r *learnerRole) ownsSessions() bool { return false }
+func (r *learnerRole) syncIsWrite() bool  { return true }
+
+func (r *learnerRole) createSession(sess *clientSession) {
+	body := jute.Marshal(&jute.CreateSessionTxn{TimeOut: sess.timeout})
+	r.apply.Push(r.zl.Forward(sess.id, 0, jute.OpCreateSession, body, nil))
+}
+
+// reconnect asks the leader, which owns sessions, whether the session is still alive.
+func (r *learnerRole) reconnect(c *conn, req *jute.ConnectRequest) {
+	r.reconns[req.SessionID] = append(r.reconns[req.SessionID], pendingReconn{c: c, req: req})
+	r.apply.Push(r.zl.Revalidate(req.SessionID, req.TimeOut))
+}
+
+func (r *learnerRole) submit(q *queued) {
+	req := q.req
+	if q.sync {
+		r.syncs = append(r.syncs, q)
+	}
+	r.apply.Push(r.zl.Forward(q.c.sess.id, req.hdr.Xid, req.hdr.Type, req.raw, q.c.authIDs))
+}
+
+// A learner proposes nothing: writes go to the leader.
+func (r *learnerRole) nextZxid() (int64, bool) { return 0, false }
+func (r *learnerRole) propose(*pendingTxn)     {}
+
+func (r *learnerRole) durable(zxid int64) {
+	if r.zl != nil {
+		r.apply.Push(r.zl.Logged(zxid))
+	}
+}
+
+func (r *learnerRole) tick(now time.Time) {
+	if r.zl != nil {
+		r.apply.Push(r.zl.Tick(now.UnixMilli()))
+	}
+}
+
+func (r *learnerRole) touch(sess *clientSession) { r.zl.Touch(sess.id, sess.timeout) }
+func (r *learnerRole) sessionClosed(int64)       {}
+
+func (r *learnerRole) quorumAccepted(nc net.Conn, _ net.Listener) { nc.Close() }
+
+// quorumDialed starts the learner on the connection to the leader it dialed.
+func (r *learnerRole) quorumDialed(nc net.Conn, sid int64, err error) {
+	s := r.s
+	if !r.dialing || sid != r.leaderSid || !r.current() {
+		closeConn(nc)
+		return
+	}
+	r.dialing = false
+	if err != nil {
+		s.stepDown = fmt.Errorf("cannot connect to the leader: %w", err)
+		return
+	}
+	r.conn = newQuorumConn(s, 0, nc)
+	cfg := zab.LearnerConfig{
+		ID: s.cfg.ServerID, Observer: r.observer, TickMs: int64(s.cfg.TickTime),
+		InitLimit: int64(s.cfg.InitLimit), SyncLimit: int64(s.cfg.SyncLimit),
+	}
+	st := s.ens.st
+	st.LastLogged = max(s.tree.LastZxid(), s.lastQueued)
+	var rd zab.Ready
+	r.zl, rd = zab.NewLearner(cfg, st, s.nowMs())
+	s.wg.Add(2)
+	go r.conn.readLoop(true)
+	go r.conn.writeLoop()
+	r.apply.Push(rd)
+}
+
+func (r *learnerRole) quorumPacket(q *quorumConn, p jute.QuorumPacket, snap *snapState) {
+	if r.zl == nil || q != r.conn {
+		return
+	}
+	rd := r.zl.Receive(r.s.nowMs(), p)
+	if snap != nil && rd.Err == nil {
+		r.s.installSnap(snap)
+		r.zl.SnapLoaded(snap.zxid)
+	}
+	r.apply.Push(rd)
+}
+
+func (r *learnerRole) quorumClosed(q *quorumConn) {
+	if q == r.conn && r.s.stepDown == nil {
+		r.s.stepDown = fmt.Errorf("lost the connection to the leader")
+	}
+}
+
+func (r *learnerRole) stop() {
+	r.dialing = false
+	if r.conn != nil {
+		r.conn.close()
+	}
+	r.apply.Reset()
+}
+
+// ---- zab.Host ----
+
+// Truncate cuts the log back to zxid (TRUNC) and reloads the tree, on the storage goroutine.
+func (r *learnerRole) Truncate(zxid int64) bool {
+	s := r.s
+	s.lastQueued = zxid
+	s.storageOp(func() func() {
+		ld, err := s.truncateOnStorage(zxid)
+		if err != nil {
+			s.failStop(err)
+			return nil
+		}
+		return func() {
+			// The disk's state, whatever role this server has by now.
+			s.install(ld)
+			r.done()
+		}
+	})
+	return false
+}
+
+// Snapshot: the tree a SNAP sync installed is already on its way to disk (installSnap
+// queued its snapshot), ahead of anything logged or acknowledged after it.
+func (r *learnerRole) Snapshot() bool { return true }
+
+// SyncAppend logs txns and waits for them to be durable (a NEWLEADER ack promises they are).
+func (r *learnerRole) SyncAppend(txns []zab.Committed) bool {
+	s := r.s
+	for _, c := range txns {
+		s.queueAppend(c.Zxid, c.Data)
+	}
+	// An operation runs once everything before it is written and synced.
+	s.storageOp(func() func() {
+		return r.done
+	})
+	return false
+}
+
+func (r *learnerRole) Send(o zab.Out) {
+	if r.conn != nil {
+		r.conn.send(&o.Packet)
+	}
+}
+
+func (r *learnerRole) Close(zab.ConnID) {}
+
+func (r *learnerRole) Apply(c zab.Committed) {
+	t, err := jute.DecodeTxn(c.Data)
+	if err != nil {
+		r.s.failStop(fmt.Errorf("server: committed txn %s does not decode: %w", hex(c.Zxid), err))
+		return
+	}
+	r.s.applyTxn(&pendingTxn{kind: pkRemote, txn: &t, data: c.Data})
+}
+
+func (r *learnerRole) Notify(n *zab.Ready) {
+	s := r.s
+	if n.Serving {
+		r.synced = true
+		s.ens.elect.UpdateElectionVote(r.zl.NewEpoch())
+		s.lastProposed = s.tree.LastZxid()
+		s.log.Info("synced with the leader", "leader", r.leaderSid, "zxid", hex(s.tree.LastZxid()))
+	}
+	for ; n.Synced > 0; n.Synced-- {
+		s.finishSync(&r.syncs)
+	}
+	for _, rv := range n.Revalidated {
+		r.finishReconnect(rv.Session, rv.Valid)
+	}
+	if n.Err != nil && s.stepDown == nil {
+		s.stepDown = n.Err
+	}
+}
+
+// finishReconnect answers a client that reconnected through this learner.
+func (r *learnerRole) finishReconnect(id int64, valid bool) {
+	s := r.s
+	waiting := r.reconns[id]
+	delete(r.reconns, id)
+	for _, w := range waiting {
+		if w.c.gone {
+			continue
+		}
+		sess := s.sessions[id]
+		if !valid || sess == nil {
+			s.refuseSession(w.c, w.req)
+			continue
+		}
+		s.attach(w.c, sess, w.req)
+	}
+}
+
+// installSnap replaces the tree and sessions with a leader's SNAP and queues its snapshot
+// at once: a tree no log holds must be on disk before anything is logged or acknowledged
+// after it (ZooKeeper persists it before acknowledging NEWLEADER).
+func (s *Server) installSnap(st *snapState) {
+	s.install(&loaded{tree: st.tree, sessions: st.sessions, snapZxid: st.zxid})
+	s.queueSnapshot()
+}
+
+// finishSync answers the oldest sync waiting in syncs.
+func (s *Server) finishSync(syncs *[]*queued) {
+	if len(*syncs) == 0 {
+		return
+	}
+	q := (*syncs)[0]
+	(*syncs)[0] = nil
+	*syncs = (*syncs)[1:]
+	if q.done {
+		return // dropped with its session's queue
+	}
+	sess := q.c.sess
+	if sess == nil || len(sess.queue) == 0 || sess.queue[0] != q {
+		s.outOfOrder(sess, q, "sync")
+		return
+	}
+	if !q.c.gone {
+		s.reply(q.c, q.req.hdr.Xid, jute.OK, &jute.SyncResponse{Path: q.req.body.(*jute.PathRequest).Path})
+	}
+	s.popHead(sess, q)
+}
