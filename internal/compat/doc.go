@@ -7,5 +7,4 @@
 // Environment:
 //   - ZKD_REFZK_REQUIRED: fail instead of skipping when ZooKeeper is missing.
 //   - ZKD_COMPAT_VERBOSE: log ZooKeeper's whole transcript of every script group.
-//   - ZKD_COMPAT_RUN_BUGS: also run the groups skipped for a known zkd bug (grep "zkdBug:").
 package compat
