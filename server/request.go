@@ -44,28 +44,33 @@ func decodeRequest(frame []byte) (*request, error) {
 		return nil, fmt.Errorf("request of %d bytes has no header: %w", len(frame), d.Err())
 	}
 	r.raw = d.Rest()
-	body, ok := newBody(r.hdr.Type)
-	r.known = ok
-	if !ok || body == nil {
-		return r, nil
+	r.body, r.known, r.bodyErr = decodeBody(r.hdr.Type, r.raw)
+	return r, nil
+}
+
+// decodeBody decodes a client request's body as ZooKeeper's server reads it: trailing bytes
+// are ignored, and a body ZooKeeper would fail on (see derefsPath, checkMultiKinds) is an
+// error, answered with MARSHALLINGERROR. known is false for opcodes clients may not send;
+// body is nil when there is none or err is set.
+func decodeBody(op jute.OpCode, raw []byte) (body jute.Record, known bool, err error) {
+	body, known = newBody(op)
+	if !known || body == nil {
+		return nil, known, nil
 	}
-	if derefsPath(r.hdr.Type) && bytes.HasPrefix(r.raw, nullLength) {
-		r.bodyErr = errNullPath
-		return r, nil
+	if derefsPath(op) && bytes.HasPrefix(raw, nullLength) {
+		return nil, true, errNullPath
 	}
+	d := jute.Decoder{B: raw}
 	body.Decode(&d)
 	if err := d.Err(); err != nil {
-		r.bodyErr = err
-		return r, nil
+		return nil, true, err
 	}
 	if m, isMulti := body.(*jute.MultiRequest); isMulti {
-		if err := checkMultiKinds(r.hdr.Type, m); err != nil {
-			r.bodyErr = err
-			return r, nil
+		if err := checkMultiKinds(op, m); err != nil {
+			return nil, true, err
 		}
 	}
-	r.body = body
-	return r, nil
+	return body, true, nil
 }
 
 var (
