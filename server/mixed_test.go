@@ -43,9 +43,7 @@ func (m *mixedMember) mode(t *testing.T) string {
 // are zkd. The first two form a quorum and elect a leader (the higher sid of the two, as
 // their zxids are equal) before the third starts, so the test decides who leads.
 func startMixed(t *testing.T, zkdIDs map[int64]bool, order []int64) []*mixedMember {
-	if ok, why := refzk.Available(); !ok {
-		t.Skipf("Apache ZooKeeper 3.8 not available (%s): mixed-ensemble test skipped", why)
-	}
+	refzk.Require(t)
 	ports := freePorts(t, 6)
 	var peers []server.Peer
 	var lines []string

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"errors"
 	"strings"
 
 	"github.com/zkd-io/zkd/internal/auth"
@@ -43,7 +44,11 @@ func (s *Server) node(path string) *datatree.Node {
 func (s *Server) doRead(c *conn, r *request) {
 	xid := r.hdr.Xid
 	if r.bodyErr != nil {
-		s.reply(c, xid, jute.ErrMarshallingError, nil)
+		var body jute.Record
+		if errors.Is(r.bodyErr, errMultiReadOfWrites) {
+			body = &jute.MultiResponse{}
+		}
+		c.send(outMsg{hdr: jute.ReplyHeader{Xid: xid, Zxid: s.tree.LastZxid(), Err: jute.ErrMarshallingError}, body: body})
 		return
 	}
 	s.recordLatency(c, r)
@@ -141,8 +146,11 @@ func (s *Server) doRead(c *conn, r *request) {
 	case jute.OpMultiRead:
 		s.multiRead(c, r)
 	case jute.OpSetWatches, jute.OpSetWatches2:
-		s.setWatches(c, r.body.(*jute.SetWatches))
-		s.reply(c, xid, jute.OK, nil)
+		code := jute.OK
+		if !s.setWatches(c, r.body.(*jute.SetWatches)) {
+			code = jute.ErrMarshallingError
+		}
+		s.reply(c, xid, code, nil)
 	case jute.OpAddWatch:
 		b := r.body.(*jute.AddWatchRequest)
 		var kind watch.Kind
@@ -227,8 +235,9 @@ func (s *Server) multiRead(c *conn, r *request) {
 }
 
 // setWatches re-arms a reconnecting client's watches, firing at once those whose node
-// changed since the client's last seen zxid.
-func (s *Server) setWatches(c *conn, b *jute.SetWatches) {
+// changed since the client's last seen zxid. It reports false at a null list (length -1),
+// where ZooKeeper fails with a NullPointerException after re-arming the lists before it.
+func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 	w := s.watcherOf(c)
 	fire := func(t jute.EventType, path string) {
 		c.send(outMsg{
@@ -237,6 +246,9 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) {
 		})
 	}
 	rel := b.RelativeZxid
+	if b.DataWatches == nil {
+		return false
+	}
 	for _, p := range b.DataWatches {
 		switch n := s.tree.Get(p); {
 		case n == nil:
@@ -247,12 +259,18 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) {
 			s.watches.Add(w, p, watch.Data)
 		}
 	}
+	if b.ExistWatches == nil {
+		return false
+	}
 	for _, p := range b.ExistWatches {
 		if s.tree.Get(p) != nil {
 			fire(jute.EventNodeCreated, p)
 		} else {
 			s.watches.Add(w, p, watch.Data)
 		}
+	}
+	if b.ChildWatches == nil {
+		return false
 	}
 	for _, p := range b.ChildWatches {
 		switch n := s.tree.Get(p); {
@@ -264,12 +282,22 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) {
 			s.watches.Add(w, p, watch.Child)
 		}
 	}
+	if !b.V2 {
+		return true // setWatches (101) has no persistent lists
+	}
+	if b.PersistentWatches == nil {
+		return false
+	}
 	for _, p := range b.PersistentWatches {
 		s.watches.Add(w, p, watch.Persistent)
+	}
+	if b.PersistentRecursiveWatches == nil {
+		return false
 	}
 	for _, p := range b.PersistentRecursiveWatches {
 		s.watches.Add(w, p, watch.PersistentRecursive)
 	}
+	return true
 }
 
 // doAuth handles an auth packet at once, as ZooKeeper does (it does not wait in the

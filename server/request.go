@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bytes"
+	"errors"
 	"fmt"
 	"time"
 
@@ -42,33 +44,75 @@ func decodeRequest(frame []byte) (*request, error) {
 		return nil, fmt.Errorf("request of %d bytes has no header: %w", len(frame), d.Err())
 	}
 	r.raw = d.Rest()
-	body, ok := newBody(r.hdr.Type)
-	r.known = ok
-	if !ok || body == nil {
-		return r, nil
+	r.body, r.known, r.bodyErr = decodeBody(r.hdr.Type, r.raw)
+	return r, nil
+}
+
+// decodeBody decodes a client request's body as ZooKeeper's server reads it: trailing bytes
+// are ignored, and a body ZooKeeper would fail on (see derefsPath, checkMultiKinds) is an
+// error, answered with MARSHALLINGERROR. known is false for opcodes clients may not send;
+// body is nil when there is none or err is set.
+func decodeBody(op jute.OpCode, raw []byte) (body jute.Record, known bool, err error) {
+	body, known = newBody(op)
+	if !known || body == nil {
+		return nil, known, nil
 	}
+	if derefsPath(op) && bytes.HasPrefix(raw, nullLength) {
+		return nil, true, errNullPath
+	}
+	d := jute.Decoder{B: raw}
 	body.Decode(&d)
 	if err := d.Err(); err != nil {
-		r.bodyErr = err
-		return r, nil
+		return nil, true, err
 	}
 	if m, isMulti := body.(*jute.MultiRequest); isMulti {
-		if err := checkMultiKinds(r.hdr.Type, m); err != nil {
-			r.bodyErr = err
-			return r, nil
+		if err := checkMultiKinds(op, m); err != nil {
+			return nil, true, err
 		}
 	}
-	r.body = body
-	return r, nil
+	return body, true, nil
+}
+
+var (
+	// nullLength is a string's length field when the string is null.
+	nullLength = []byte{0xff, 0xff, 0xff, 0xff}
+
+	errNullPath = errors.New("null path")
+	// errMultiReadOfWrites is a multiRead holding only writes. ZooKeeper decodes it and
+	// fails at its first op, after it started a reply: it answers MARSHALLINGERROR with an
+	// empty MultiResponse, where a multiRead mixing reads and writes does not decode and
+	// gets no body.
+	errMultiReadOfWrites = errors.New("multiRead holds only writes")
+)
+
+// derefsPath reports whether ZooKeeper 3.8 uses the request's path (the first field of its
+// body) without a null check, so that a null path fails with a NullPointerException, which
+// it answers with MARSHALLINGERROR (a write still takes a zxid). Elsewhere a null path reads
+// as "", as in zkd's decoder: setData and setACL answer BADARGUMENTS from path validation,
+// sync, getEphemerals, addWatch and removeWatches do not fail on it.
+func derefsPath(op jute.OpCode) bool {
+	switch op {
+	case jute.OpGetData, jute.OpExists, jute.OpGetChildren, jute.OpGetChildren2, jute.OpGetACL,
+		jute.OpGetAllChildrenNumber, jute.OpCheckWatches,
+		jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL, jute.OpDelete:
+		return true
+	}
+	return false
 }
 
 // checkMultiKinds refuses a multi holding reads or a multiRead holding writes.
 func checkMultiKinds(op jute.OpCode, m *jute.MultiRequest) error {
+	reads := 0
 	for _, o := range m.Ops {
-		read := o.Type == jute.OpGetData || o.Type == jute.OpGetChildren
-		if read != (op == jute.OpMultiRead) {
-			return fmt.Errorf("%v may not contain %v", op, o.Type)
+		if o.Type == jute.OpGetData || o.Type == jute.OpGetChildren {
+			reads++
 		}
+	}
+	switch {
+	case op == jute.OpMultiRead && reads == 0 && len(m.Ops) > 0:
+		return errMultiReadOfWrites
+	case op == jute.OpMultiRead && reads < len(m.Ops), op == jute.OpMulti && reads > 0:
+		return fmt.Errorf("%v may not mix reads and writes", op)
 	}
 	return nil
 }

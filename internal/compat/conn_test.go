@@ -96,6 +96,12 @@ func frame(xid int32, op jute.OpCode, body []byte) []byte {
 	return append(e.Buf, body...)
 }
 
+// nullPath is rec's encoding with its first field, a path, encoded as a null string.
+func nullPath(rec jute.Record) []byte {
+	b := jute.Marshal(rec) // the path is "": a zero length
+	return append([]byte{0xff, 0xff, 0xff, 0xff}, b[4:]...)
+}
+
 func lengthOnly(n uint32) []byte { return binary.BigEndian.AppendUint32(nil, n) }
 
 // setDataFrame is a setData request of /mf whose frame (without the length prefix) is n bytes.
@@ -262,25 +268,45 @@ func connGroups() []group {
 				rawFrame("a", "reconfig on a standalone server", frame(1, jute.OpReconfig, jute.Marshal(&jute.ReconfigRequest{CurConfigID: -1}))),
 				syncPath("a", "/"),
 			}},
-		// Low priority: the differences below come from exceptions inside ZooKeeper (a
-		// NullPointerException, or an exception after a reply body was started).
-		{name: "null-strings", sessions: []string{"a"}, zkdBug: "low priority: a null path (length -1) answers NONODE (getData) / BADARGUMENTS (create); ZooKeeper answers MARSHALLINGERROR (-5) for both (the create still takes a zxid)",
+		// A null path (string length -1) fails in ZooKeeper where it uses the path without a
+		// null check (a NullPointerException, answered with MARSHALLINGERROR; writes still
+		// take a zxid); setData and setACL validate it first and answer BADARGUMENTS.
+		{name: "null-strings", sessions: []string{"a"},
 			steps: []step{
 				rawFrame("a", "string length -1 (null path) in getData", frame(1, jute.OpGetData, []byte{0xff, 0xff, 0xff, 0xff, 0})),
-				rawFrame("a", "null path in create", frame(2, jute.OpCreate, append([]byte{0xff, 0xff, 0xff, 0xff}, jute.Marshal(&jute.CreateRequest{ACL: open})[4:]...))),
+				rawFrame("a", "null path in create", frame(2, jute.OpCreate, nullPath(&jute.CreateRequest{ACL: open}))),
+				rawFrame("a", "null path in exists", frame(3, jute.OpExists, []byte{0xff, 0xff, 0xff, 0xff, 0})),
+				rawFrame("a", "null path in getChildren2", frame(4, jute.OpGetChildren2, []byte{0xff, 0xff, 0xff, 0xff, 0})),
+				rawFrame("a", "null path in getACL", frame(5, jute.OpGetACL, []byte{0xff, 0xff, 0xff, 0xff})),
+				rawFrame("a", "null path in getAllChildrenNumber", frame(6, jute.OpGetAllChildrenNumber, []byte{0xff, 0xff, 0xff, 0xff})),
+				rawFrame("a", "null path in checkWatches", frame(7, jute.OpCheckWatches, []byte{0xff, 0xff, 0xff, 0xff, 0, 0, 0, 1})),
+				rawFrame("a", "null path in delete", frame(8, jute.OpDelete, []byte{0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff, 0xff})),
+				rawFrame("a", "null path in create2", frame(9, jute.OpCreate2, nullPath(&jute.CreateRequest{ACL: open}))),
+				rawFrame("a", "null path in createTTL", frame(10, jute.OpCreateTTL, nullPath(&jute.CreateTTLRequest{ACL: open, Flags: 5, TTL: 1000}))),
+				rawFrame("a", "null path in setData", frame(11, jute.OpSetData, nullPath(&jute.SetDataRequest{Version: -1}))),
+				rawFrame("a", "null path in setACL", frame(12, jute.OpSetACL, nullPath(&jute.SetACLRequest{ACL: open, Version: -1}))),
 			}},
-		{name: "multiread-with-write", sessions: []string{"a"}, zkdBug: "low priority: multiRead holding a write answers -5 without a body; ZooKeeper answers -5 followed by a MultiResponse with the results of the reads before the write",
+		// A multiRead holding only writes decodes and fails at its first op, after ZooKeeper
+		// started a MultiResponse; one mixing reads and writes does not decode (no body).
+		{name: "multiread-with-write", sessions: []string{"a"},
 			steps: []step{
 				create("a", "/mr", b("x"), persistent),
 				rawFrame("a", "multiRead holding setData", frame(1001, jute.OpMultiRead, jute.Marshal(&jute.MultiRequest{Ops: []jute.MultiOp{mSet("/mr", nil, -1)}}))),
-				rawFrame("a", "multiRead holding getData, setData", frame(1002, jute.OpMultiRead, jute.Marshal(&jute.MultiRequest{Ops: []jute.MultiOp{mGetData("/mr"), mSet("/mr", nil, -1)}}))),
+				rawFrame("a", "multiRead holding check", frame(1002, jute.OpMultiRead, jute.Marshal(&jute.MultiRequest{Ops: []jute.MultiOp{mCheck("/mr", -1)}}))),
+				rawFrame("a", "multiRead holding getData, setData", frame(1003, jute.OpMultiRead, jute.Marshal(&jute.MultiRequest{Ops: []jute.MultiOp{mGetData("/mr"), mSet("/mr", nil, -1)}}))),
+				rawFrame("a", "multiRead holding setData, getData", frame(1004, jute.OpMultiRead, jute.Marshal(&jute.MultiRequest{Ops: []jute.MultiOp{mSet("/mr", nil, -1), mGetData("/mr")}}))),
 			}},
-		{name: "setwatches-null-lists", sessions: []string{"a", "b"}, zkdBug: "low priority: setWatches with a null (-1) list treats it as empty; ZooKeeper processes the lists before it, then fails with MARSHALLINGERROR (-5)",
+		// ZooKeeper walks setWatches' lists in order and fails with MARSHALLINGERROR at a null
+		// (-1) one, after re-arming the lists before it.
+		{name: "setwatches-null-lists", sessions: []string{"a", "b"},
 			steps: []step{
 				create("b", "/sn", nil, persistent),
 				setWatchesLists("a", "", false, 0, jute.SetWatches{DataWatches: []string{"/sn"}}, true),
 				setData("b", "/sn", b("x"), -1),
 				setWatchesLists("a", "", true, 0, jute.SetWatches{DataWatches: []string{"/sn"}, ExistWatches: []string{}, ChildWatches: []string{}}, true),
+				setData("b", "/sn", b("y"), -1),
+				setWatchesLists("a", "", true, 0, jute.SetWatches{DataWatches: []string{}, ExistWatches: []string{}, ChildWatches: []string{}, PersistentWatches: []string{"/sn"}}, true),
+				setData("b", "/sn", b("z"), -1),
 			}},
 	}
 }

@@ -297,7 +297,7 @@ func checkRefDigests(t *testing.T, ref *refzk.Server) {
 // (a snapshot holding everything), and copied while zkd runs (a log never closed). The first
 // then continues: ZooKeeper writes more and zkd opens ZooKeeper's directory again.
 func TestDataDirZkdToZooKeeper(t *testing.T) {
-	skipWithoutZooKeeper(t)
+	refzk.Require(t)
 	for _, mode := range []string{"clean-stop", "restart-snapshot", "copied-while-running"} {
 		t.Run(mode, func(t *testing.T) {
 			z := zktest.Start(t, zkdConfig("", nil))
@@ -356,7 +356,7 @@ func TestDataDirZkdToZooKeeper(t *testing.T) {
 // TestDataDirZooKeeperToZkd writes with ZooKeeper, stops it (SIGTERM) and reads a copy of its
 // directory with zkd.
 func TestDataDirZooKeeperToZkd(t *testing.T) {
-	skipWithoutZooKeeper(t)
+	refzk.Require(t)
 	ref := refzk.StartStandalone(t, refOptions(""))
 	owner := populate(t, ref.Addr(), "zookeeper")
 	want := dump(t, ref.Addr())

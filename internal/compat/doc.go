@@ -2,10 +2,10 @@
 // the same client sessions (raw frames, go-zookeeper, kazoo) run against both servers and
 // every reply, Stat and watch notification is compared; data directories written by one
 // server are opened by the other. The package has no code of its own; everything is in its
-// tests, which skip when the reference server (internal/refzk) is not installed.
+// tests, which skip when the reference server (internal/refzk) or kazoo is not installed, or
+// fail with ZKD_REQUIRE_TOOLS set (internal/needs).
 //
 // Environment:
-//   - ZKD_REFZK_REQUIRED: fail instead of skipping when ZooKeeper is missing.
+//   - ZKD_REQUIRE_TOOLS: fail instead of skipping when ZooKeeper or kazoo is missing.
 //   - ZKD_COMPAT_VERBOSE: log ZooKeeper's whole transcript of every script group.
-//   - ZKD_COMPAT_RUN_BUGS: also run the groups skipped for a known zkd bug (grep "zkdBug:").
 package compat

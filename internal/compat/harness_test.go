@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"os"
 	"sort"
 	"strings"
 	"testing"
@@ -37,17 +36,6 @@ func digestHash(user, passwd string) string {
 
 // digestID is the full digest ACL id "user:BASE64(SHA1(user:password))".
 func digestID(user, passwd string) string { return user + ":" + digestHash(user, passwd) }
-
-// skipWithoutZooKeeper skips the test when Apache ZooKeeper 3.8 cannot be started here.
-func skipWithoutZooKeeper(t *testing.T) {
-	t.Helper()
-	if ok, why := refzk.Available(); !ok {
-		if os.Getenv(refzk.EnvRequired) != "" {
-			t.Fatalf("Apache ZooKeeper 3.8 required (%s set) but not available: %s", refzk.EnvRequired, why)
-		}
-		t.Skipf("Apache ZooKeeper 3.8 not installed (apt-get install zookeeper): differential test skipped (%s)", why)
-	}
-}
 
 // refOptions are the reference server's settings matching zkdConfig.
 func refOptions(dataDir string, extra ...string) refzk.Options {
@@ -87,7 +75,7 @@ type target struct {
 // startPair starts a reference ZooKeeper and a zkd with equal settings.
 func startPair(t *testing.T) []target {
 	t.Helper()
-	skipWithoutZooKeeper(t)
+	refzk.Require(t)
 	// The container manager deletes containers and expired TTL nodes on its own schedule, which
 	// would consume zxids at arbitrary points of a script: keep it out of the way.
 	ref := refzk.StartStandalone(t, refOptions("", "znode.container.checkIntervalMs=3600000"))

@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 	"time"
-)
 
-const python = "/usr/bin/python3"
+	"github.com/zkd-io/zkd/internal/needs"
+)
 
 // kazooScript prints one line per observation; zxids relative to the first node's czxid,
 // session ids as names.
@@ -119,11 +119,9 @@ print("done", flush=True)
 `
 
 // testKazoo runs a small kazoo (Python) script against both servers and compares its output.
-// It is skipped when kazoo is not installed for /usr/bin/python3.
+// It needs kazoo installed for Debian's python3 (needs.Kazoo).
 func testKazoo(t *testing.T, targets []target) {
-	if err := exec.Command(python, "-c", "import kazoo").Run(); err != nil {
-		t.Skipf("kazoo not installed for %s (apt-get install python3-kazoo): %v", python, err)
-	}
+	python := needs.Kazoo(t)
 	script := filepath.Join(t.TempDir(), "kazoo_script.py")
 	if err := os.WriteFile(script, []byte(kazooScript), 0o644); err != nil {
 		t.Fatal(err)

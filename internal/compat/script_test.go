@@ -44,9 +44,7 @@ func zkdDiffers(why, zkdWant string, st step) step {
 type group struct {
 	name     string
 	sessions []string // connected before the first step, in this order
-	// zkdBug, when set, skips the group: a zkd bug (described here) makes it fail.
-	zkdBug string
-	steps  []step
+	steps    []step
 }
 
 // run is one group running against one server.
@@ -180,9 +178,6 @@ func compareScript(t *testing.T, targets []target, groups []group) {
 	verbose := os.Getenv("ZKD_COMPAT_VERBOSE") != ""
 	for _, g := range groups {
 		t.Run(g.name, func(t *testing.T) {
-			if g.zkdBug != "" && os.Getenv("ZKD_COMPAT_RUN_BUGS") == "" {
-				t.Skip("zkd bug: " + g.zkdBug)
-			}
 			results := make([][]string, len(targets))
 			for i, tgt := range targets {
 				results[i] = runGroup(t, tgt, g)
@@ -404,14 +399,23 @@ func setWatches(sess, rel string, v2 bool, xid int32, w jute.SetWatches) step {
 }
 
 // setWatchesLists is setWatches, sending null lists as null when nullLists is set.
+// watchList renders a setWatches list as sent: a nil list goes out as null when nullLists is set.
+func watchList(v []string, nullLists bool) string {
+	if v == nil && nullLists {
+		return "null"
+	}
+	return fmt.Sprintf("%q", v)
+}
+
 func setWatchesLists(sess, rel string, v2 bool, xid int32, w jute.SetWatches, nullLists bool) step {
 	op := jute.OpSetWatches
 	if v2 {
 		op = jute.OpSetWatches2
 	}
 	return step{sess: sess, op: op, xid: xid,
-		label: fmt.Sprintf("%v rel=%s data=%q exist=%q child=%q persistent=%q recursive=%q",
-			op, relName(rel), w.DataWatches, w.ExistWatches, w.ChildWatches, w.PersistentWatches, w.PersistentRecursiveWatches),
+		label: fmt.Sprintf("%v rel=%s data=%s exist=%s child=%s persistent=%s recursive=%s",
+			op, relName(rel), watchList(w.DataWatches, nullLists), watchList(w.ExistWatches, nullLists), watchList(w.ChildWatches, nullLists),
+			watchList(w.PersistentWatches, nullLists), watchList(w.PersistentRecursiveWatches, nullLists)),
 		build: func(r *run) jute.Record {
 			body := w
 			body.V2 = v2

@@ -301,16 +301,6 @@ func silentLeader(t *testing.T, ln net.Listener) <-chan int64 {
 	return sids
 }
 
-func skipWithoutZK(t *testing.T) {
-	t.Helper()
-	if ok, why := refzk.Available(); !ok {
-		if os.Getenv(refzk.EnvRequired) != "" {
-			t.Fatalf("Apache ZooKeeper required (%s set) but not available: %s", refzk.EnvRequired, why)
-		}
-		t.Skipf("Apache ZooKeeper 3.8 not available, skipping the election interop test: %s", why)
-	}
-}
-
 // TestInteropWithZooKeeper runs a Go election member in a 3-server ensemble with two Apache
 // ZooKeeper 3.8 servers; all logs are empty, so sid 3 must lead. FLE elects the best of the
 // servers that are up, and JVMs start seconds apart on a loaded machine, so the ZooKeeper
@@ -318,7 +308,7 @@ func skipWithoutZK(t *testing.T) {
 // established ensemble and must learn the same leader, in the same round, from the answers of
 // both.
 func TestInteropWithZooKeeper(t *testing.T) {
-	skipWithoutZK(t)
+	refzk.Require(t)
 	cases := []struct {
 		name          string
 		goSid         int64

@@ -2,9 +2,9 @@
 // integration and differential tests. It owns the reference server's process: its zoo.cfg, its
 // class path and logging, its port, waiting until it serves, and killing it when the test ends.
 //
-// Tests skip when the reference server is not installed (see Available), unless the
-// environment variable ZKD_REFZK_REQUIRED is set to a non-empty value, in which case they fail.
-// ZKD_REFZK_CLASSPATH replaces the Debian class path, for ZooKeeper installed elsewhere.
+// Tests skip when the reference server is not installed (see Available and Require), or fail
+// when ZKD_REQUIRE_TOOLS is set (internal/needs). ZKD_REFZK_CLASSPATH replaces the Debian
+// class path, for ZooKeeper installed elsewhere.
 package refzk
 
 import (
@@ -24,12 +24,13 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/zkd-io/zkd/internal/needs"
 )
 
 const (
-	// EnvRequired makes StartStandalone fail instead of skip when ZooKeeper is missing.
-	EnvRequired = "ZKD_REFZK_REQUIRED"
-	// EnvClassPath, when set, is used as the Java class path instead of Debian's jars.
+	// EnvClassPath, when set, is used as the Java class path instead of Debian's jars; each
+	// of its entries must exist.
 	EnvClassPath = "ZKD_REFZK_CLASSPATH"
 
 	mainClass = "org.apache.zookeeper.server.quorum.QuorumPeerMain"
@@ -54,23 +55,52 @@ log4j.appender.CONSOLE.layout.ConversionPattern=%d{ISO8601} %-5p [%t:%C{1}@%L] -
 // by killed JVMs.
 var DefaultJavaOpts = []string{"-Xms64m", "-Xmx512m", "-XX:+UseSerialGC", "-XX:-UsePerfData"}
 
-var available = sync.OnceValues(func() (bool, string) {
+// missing says what keeps the reference server from running here: the tool, the Debian
+// package that provides it, and what was found wrong; tool is "" when nothing is missing.
+type missing struct{ tool, pkg, why string }
+
+var check = sync.OnceValue(func() missing {
 	if _, err := exec.LookPath("java"); err != nil {
-		return false, "no java in PATH (apt-get install default-jre-headless)"
+		return missing{"java", "default-jre-headless", err.Error()}
 	}
-	if os.Getenv(EnvClassPath) != "" {
-		return true, ""
-	}
-	for _, jar := range debianJars {
-		if _, err := os.Stat(filepath.Join(javaDir, jar)); err != nil {
-			return false, fmt.Sprintf("%s is missing (apt-get install zookeeper)", filepath.Join(javaDir, jar))
+	var jars []string
+	if env := os.Getenv(EnvClassPath); env != "" {
+		for _, e := range filepath.SplitList(env) {
+			if e != "" && !strings.HasSuffix(e, "*") { // a "dir/*" entry is java's wildcard
+				jars = append(jars, e)
+			}
+		}
+	} else {
+		for _, jar := range debianJars {
+			jars = append(jars, filepath.Join(javaDir, jar))
 		}
 	}
-	return true, ""
+	for _, jar := range jars {
+		if _, err := os.Stat(jar); err != nil {
+			return missing{"Apache ZooKeeper 3.8 (" + filepath.Base(jar) + ")", "zookeeper", err.Error()}
+		}
+	}
+	return missing{}
 })
 
 // Available reports whether the reference ZooKeeper can be started here, and if not, why.
-func Available() (ok bool, why string) { return available() }
+// Tests call Require instead, which skips or fails.
+func Available() (ok bool, why string) {
+	m := check()
+	if m.tool == "" {
+		return true, ""
+	}
+	return false, fmt.Sprintf("%s is missing (apt-get install %s): %s", m.tool, m.pkg, m.why)
+}
+
+// Require ends the test when the reference ZooKeeper cannot be started here: it is skipped,
+// or failed when ZKD_REQUIRE_TOOLS is set (see internal/needs).
+func Require(t testing.TB) {
+	t.Helper()
+	if m := check(); m.tool != "" {
+		needs.Missing(t, m.tool, m.pkg, m.why)
+	}
+}
 
 // Options configures a reference server. The zero value is a fresh standalone server.
 type Options struct {
@@ -119,11 +149,11 @@ type Server struct {
 }
 
 // StartStandalone starts a standalone Apache ZooKeeper on 127.0.0.1 and returns once it serves
-// requests. The server is killed when the test ends. It skips the test when Available reports
-// false (fails with ZKD_REFZK_REQUIRED set), and fails it when the server does not start.
+// requests. The server is killed when the test ends. It ends the test through Require when
+// ZooKeeper is not installed, and fails it when the server does not start.
 func StartStandalone(t testing.TB, opts Options) *Server {
 	t.Helper()
-	skipUnlessAvailable(t)
+	Require(t)
 	dir := t.TempDir()
 	// A port can still be taken between choosing it and the JVM binding it; try a few.
 	for attempt := 1; ; attempt++ {
@@ -136,18 +166,6 @@ func StartStandalone(t testing.TB, opts Options) *Server {
 			continue
 		}
 		t.Fatalf("refzk: %v", err)
-	}
-}
-
-// skipUnlessAvailable skips the test when the reference server cannot run, or fails it when
-// EnvRequired is set.
-func skipUnlessAvailable(t testing.TB) {
-	t.Helper()
-	if ok, why := Available(); !ok {
-		if os.Getenv(EnvRequired) != "" {
-			t.Fatalf("refzk: reference ZooKeeper required (%s set) but not available: %s", EnvRequired, why)
-		}
-		t.Skipf("refzk: reference ZooKeeper not available: %s", why)
 	}
 }
 

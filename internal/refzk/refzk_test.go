@@ -96,7 +96,7 @@ func TestReopenDataDir(t *testing.T) {
 
 // On a failed start the error carries the server log, and no process is left.
 func TestStartFailureReportsLog(t *testing.T) {
-	skipUnlessAvailable(t)
+	Require(t)
 	t.Parallel()
 	dir := t.TempDir()
 	_, err := start(t, dir, Options{Config: []string{"tickTime=abc"}})

@@ -25,7 +25,7 @@ import (
 )
 
 // The recipe suite runs unchanged against zkd (TestZKD) and Apache ZooKeeper 3.8 when it is
-// installed (TestApacheZK; ZKD_REFZK_REQUIRED=1 fails instead of skipping without it). Every
+// installed (TestApacheZK; ZKD_REQUIRE_TOOLS=1 fails instead of skipping without it). Every
 // test works in its own chroot and runs in parallel with the others.
 
 // waitTimeout bounds every wait for something that should happen; generous, for a loaded
