@@ -21,12 +21,10 @@ type request struct {
 }
 
 // newBody returns an empty record for a client opcode's request body. ok is false for
-// opcodes clients may not send; body is nil for requests without a body.
+// opcodes clients may not send (jute's opcode table: Internal); body is nil for requests
+// without a body.
 func newBody(op jute.OpCode) (body jute.Record, ok bool) {
-	switch op {
-	case jute.OpCheck, jute.OpDeleteContainer:
-		// Refused like unknown opcodes: a top-level check poisons ZooKeeper 3.8.0's log
-		// (ZOOKEEPER-2623), and deleteContainer skips ACLs.
+	if r := jute.LookupOp(op); r == nil || r.Internal {
 		return nil, false
 	}
 	return jute.NewRequestBody(op)
@@ -65,7 +63,8 @@ func decodeRequest(frame []byte) (*request, error) {
 // checkMultiKinds refuses a multi holding reads or a multiRead holding writes.
 func checkMultiKinds(op jute.OpCode, m *jute.MultiRequest) error {
 	for _, o := range m.Ops {
-		read := o.Type == jute.OpGetData || o.Type == jute.OpGetChildren
+		row := jute.LookupOp(o.Type)
+		read := row != nil && row.Multi == jute.InMultiRead
 		if read != (op == jute.OpMultiRead) {
 			return fmt.Errorf("%v may not contain %v", op, o.Type)
 		}
