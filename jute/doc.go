@@ -39,9 +39,9 @@
 //
 // A client connection is a TCP stream of frames in both directions:
 //
-//	+----------------+-----------------------+
+//	+----------------+------------------------+
 //	| length int (4) | payload (length bytes) |
-//	+----------------+-----------------------+
+//	+----------------+------------------------+
 //
 // length excludes its own four bytes; a server closes a connection whose length is
 // negative or above jute.maxbuffer (DefaultMaxBuffer, 0xfffff). A first length that spells
