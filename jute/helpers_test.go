@@ -28,37 +28,18 @@ func requestBody(op OpCode) Record {
 	return b
 }
 
-// replyBody returns an empty record for the body of a successful reply to opcode op, or nil
-// when the opcode has no known reply layout. Failed replies (err != 0) have no body at all.
+// replyBody returns an empty record for the body of a successful reply to opcode op (Empty
+// for replies without a body), or nil when the opcode has no request frame, so no reply
+// either. Failed replies (err != 0) have no body at all.
 func replyBody(op OpCode) Record {
-	switch op {
-	case OpCreate, OpSync:
-		return &PathRequest{}
-	case OpCreate2, OpCreateContainer, OpCreateTTL:
-		return &Create2Response{}
-	case OpExists, OpSetData, OpSetACL:
-		return &StatResponse{}
-	case OpGetData:
-		return &GetDataResponse{}
-	case OpGetACL:
-		return &GetACLResponse{}
-	case OpGetChildren, OpGetEphemerals:
-		return &StringsResponse{}
-	case OpGetChildren2:
-		return &GetChildren2Response{}
-	case OpGetAllChildrenNumber, OpAddWatch:
-		return &IntResponse{}
-	case OpWhoAmI:
-		return &WhoAmIResponse{}
-	case OpMulti, OpMultiRead:
-		return &MultiResponse{}
-	case OpSASL:
-		return &SASLToken{}
-	case OpDelete, OpPing, OpCloseSession, OpCheckWatches, OpRemoveWatches, OpAuth,
-		OpSetWatches, OpSetWatches2, OpDeleteContainer:
+	r := LookupOp(op)
+	switch {
+	case r == nil || r.Request == nil:
+		return nil
+	case r.Response == nil:
 		return &Empty{}
 	}
-	return nil
+	return r.Response()
 }
 
 // decodeRequest decodes a RequestHeader and the body it announces from b, requiring that b is

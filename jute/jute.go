@@ -1,10 +1,3 @@
-// Package jute owns the byte encoding of every ZooKeeper record: the client protocol, the
-// transaction records written to the log and the snapshot, and the quorum packets. It also
-// defines the protocol's numeric vocabularies: opcodes, error codes, event types and states.
-//
-// Encoding appends to a byte slice; decoding reads from one without copying buffers, so a
-// decoded []byte aliases the input. Decoders never panic: a short or malformed input sets a
-// sticky error reported by Decoder.Err.
 package jute
 
 import (

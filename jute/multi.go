@@ -27,56 +27,12 @@ func (r *MultiRequest) Encode(e *Encoder) {
 }
 
 // newMultiOpBody returns an empty request record for a multi op type, or nil if the type
-// may not appear in a multi.
+// may not appear in a multi or multiRead.
 func newMultiOpBody(t OpCode) Record {
-	switch t {
-	case OpCreate, OpCreate2, OpCreateContainer, OpCreateTTL, OpDelete, OpCheck, OpSetData,
-		OpGetData, OpGetChildren:
-		b, _ := NewRequestBody(t)
-		return b
+	if r := LookupOp(t); r != nil && r.Multi != NotInMulti {
+		return r.Request()
 	}
 	return nil
-}
-
-// NewRequestBody returns an empty record for the body of a client request with opcode op.
-// ok is false for opcodes with no client request layout; body is nil for requests without a
-// body (ping, closeSession, whoAmI).
-func NewRequestBody(op OpCode) (body Record, ok bool) {
-	switch op {
-	case OpCreate, OpCreate2, OpCreateContainer:
-		return &CreateRequest{}, true
-	case OpCreateTTL:
-		return &CreateTTLRequest{}, true
-	case OpDelete, OpCheck:
-		return &PathVersionRequest{}, true
-	case OpExists, OpGetData, OpGetChildren, OpGetChildren2:
-		return &PathWatchRequest{}, true
-	case OpSetData:
-		return &SetDataRequest{}, true
-	case OpGetACL, OpSync, OpGetAllChildrenNumber, OpGetEphemerals, OpDeleteContainer:
-		return &PathRequest{}, true
-	case OpSetACL:
-		return &SetACLRequest{}, true
-	case OpReconfig:
-		return &ReconfigRequest{}, true
-	case OpMulti, OpMultiRead:
-		return &MultiRequest{}, true
-	case OpAuth:
-		return &AuthPacket{}, true
-	case OpSetWatches:
-		return &SetWatches{}, true
-	case OpSetWatches2:
-		return &SetWatches{V2: true}, true
-	case OpAddWatch:
-		return &AddWatchRequest{}, true
-	case OpCheckWatches, OpRemoveWatches:
-		return &WatchesRequest{}, true
-	case OpSASL:
-		return &SASLToken{}, true
-	case OpPing, OpCloseSession, OpWhoAmI:
-		return nil, true
-	}
-	return nil, false
 }
 
 func (r *MultiRequest) Decode(d *Decoder) {
@@ -135,21 +91,13 @@ func (r *MultiResponse) Decode(d *Decoder) {
 			return
 		}
 		res := MultiResult{Type: h.Type, Err: h.Err}
-		switch h.Type {
-		case OpError:
+		if h.Type == OpError {
 			res.Err = Code(d.Int())
-		case OpCreate:
-			res.Body = &CreateResponse{}
-		case OpCreate2, OpCreateContainer, OpCreateTTL:
-			res.Body = &Create2Response{}
-		case OpSetData:
-			res.Body = &SetDataResponse{}
-		case OpGetData:
-			res.Body = &GetDataResponse{}
-		case OpGetChildren:
-			res.Body = &GetChildrenResponse{}
-		case OpDelete, OpCheck:
-		default:
+		} else if op := LookupOp(h.Type); op != nil && op.Multi != NotInMulti {
+			if op.Response != nil {
+				res.Body = op.Response()
+			}
+		} else {
 			d.Fail(fmt.Errorf("jute: unknown multi result type %v", h.Type))
 			return
 		}

@@ -232,35 +232,6 @@ func (r *MultiTxn) Decode(d *Decoder) {
 	}
 }
 
-// NewTxnBody returns an empty txn record for a txn type, or nil for an unknown type.
-func NewTxnBody(t OpCode) Record {
-	switch t {
-	case OpCreate, OpCreate2:
-		return &CreateTxn{}
-	case OpCreateTTL:
-		return &CreateTTLTxn{}
-	case OpCreateContainer:
-		return &CreateContainerTxn{}
-	case OpDelete, OpDeleteContainer:
-		return &DeleteTxn{}
-	case OpSetData, OpReconfig:
-		return &SetDataTxn{}
-	case OpCheck:
-		return &CheckVersionTxn{}
-	case OpSetACL:
-		return &SetACLTxn{}
-	case OpCreateSession:
-		return &CreateSessionTxn{}
-	case OpCloseSession:
-		return &CloseSessionTxn{}
-	case OpError:
-		return &ErrorTxn{}
-	case OpMulti:
-		return &MultiTxn{}
-	}
-	return nil
-}
-
 // LoggedTxn is a decoded log entry: header, body and optional digest.
 type LoggedTxn struct {
 	Header TxnHeader

@@ -309,10 +309,11 @@ func (r *leaderRole) remoteRequest(fr zab.ForwardedRequest) {
 		s.tracker.SetClosing(fr.Session)
 		txn = s.prep.CloseSession(fr.Session, fr.Cxid, zxid, now)
 	default:
-		body, ok := newBody(fr.Type)
-		var rec jute.Record
-		if ok && body != nil && jute.Unmarshal(fr.Body, body) == nil {
-			rec = body
+		// Decoded as the learner's clients' requests are, so a write answers alike wherever
+		// it was sent; a body that does not decode fails in prep.
+		rec, _, err := decodeBody(fr.Type, fr.Body)
+		if err != nil {
+			rec = nil
 		}
 		txn = s.prep.Prepare(&prep.Request{SessionID: fr.Session, Cxid: fr.Cxid, Type: fr.Type, Body: rec, AuthIDs: fr.AuthInfo}, zxid, now)
 	}

@@ -23,12 +23,10 @@ type request struct {
 }
 
 // newBody returns an empty record for a client opcode's request body. ok is false for
-// opcodes clients may not send; body is nil for requests without a body.
+// opcodes clients may not send (jute's opcode table: Internal); body is nil for requests
+// without a body.
 func newBody(op jute.OpCode) (body jute.Record, ok bool) {
-	switch op {
-	case jute.OpCheck, jute.OpDeleteContainer:
-		// Refused like unknown opcodes: a top-level check poisons ZooKeeper 3.8.0's log
-		// (ZOOKEEPER-2623), and deleteContainer skips ACLs.
+	if r := jute.LookupOp(op); r == nil || r.Internal {
 		return nil, false
 	}
 	return jute.NewRequestBody(op)
@@ -104,7 +102,7 @@ func derefsPath(op jute.OpCode) bool {
 func checkMultiKinds(op jute.OpCode, m *jute.MultiRequest) error {
 	reads := 0
 	for _, o := range m.Ops {
-		if o.Type == jute.OpGetData || o.Type == jute.OpGetChildren {
+		if row := jute.LookupOp(o.Type); row != nil && row.Multi == jute.InMultiRead {
 			reads++
 		}
 	}

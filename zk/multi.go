@@ -131,7 +131,7 @@ func (c *Conn) multiReq(ops []Op) (*request, *jute.MultiResponse, error) {
 // multiResults converts a multi reply, reporting a failed transaction as a *MultiError.
 func (c *Conn) multiResults(ops []Op, resp *jute.MultiResponse) ([]OpResult, error) {
 	if len(resp.Results) != len(ops) {
-		return nil, &OpError{Op: "multi", Err: fmt.Errorf("%w: %d results for %d ops", ErrMarshallingError, len(resp.Results), len(ops))}
+		return nil, &OpError{Op: jute.OpMulti.String(), Err: fmt.Errorf("%w: %d results for %d ops", ErrMarshallingError, len(resp.Results), len(ops))}
 	}
 	out := make([]OpResult, len(ops))
 	failed := -1
@@ -286,7 +286,7 @@ func (c *Conn) multiReadReq(ops []ReadOp) (*request, *jute.MultiResponse, error)
 
 func readResults(ops []ReadOp, resp *jute.MultiResponse) ([]ReadResult, error) {
 	if len(resp.Results) != len(ops) {
-		return nil, &OpError{Op: "multiRead", Err: fmt.Errorf("%w: %d results for %d ops", ErrMarshallingError, len(resp.Results), len(ops))}
+		return nil, &OpError{Op: jute.OpMultiRead.String(), Err: fmt.Errorf("%w: %d results for %d ops", ErrMarshallingError, len(resp.Results), len(ops))}
 	}
 	out := make([]ReadResult, len(ops))
 	for i, res := range resp.Results {

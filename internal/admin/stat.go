@@ -209,57 +209,11 @@ func Cons(conns []ConnInfo) string {
 }
 
 // LastOp is the short operation name cons shows as lop= for a request of the given opcode
-// (FinalRequestProcessor). Opcodes without a name there, including errors, leave "NA".
+// (FinalRequestProcessor's, from jute's opcode table). Opcodes without a name there,
+// including errors, leave "NA".
 func LastOp(op jute.OpCode) string {
-	switch op {
-	case jute.OpPing:
-		return "PING"
-	case jute.OpCreateSession:
-		return "SESS"
-	case jute.OpCloseSession:
-		return "CLOS"
-	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-		return "CREA"
-	case jute.OpDelete, jute.OpDeleteContainer:
-		return "DELE"
-	case jute.OpExists:
-		return "EXIS"
-	case jute.OpGetData:
-		return "GETD"
-	case jute.OpSetData:
-		return "SETD"
-	case jute.OpGetACL:
-		return "GETA"
-	case jute.OpSetACL:
-		return "SETA"
-	case jute.OpGetChildren, jute.OpGetChildren2:
-		return "GETC"
-	case jute.OpSync:
-		return "SYNC"
-	case jute.OpCheck:
-		return "CHEC"
-	case jute.OpMulti:
-		return "MULT"
-	case jute.OpReconfig:
-		return "RECO"
-	case jute.OpCheckWatches:
-		return "CHKW"
-	case jute.OpRemoveWatches:
-		return "REMW"
-	case jute.OpMultiRead:
-		return "MLTR"
-	case jute.OpSetWatches:
-		return "SETW"
-	case jute.OpGetEphemerals:
-		return "GETE"
-	case jute.OpGetAllChildrenNumber:
-		return "GETACN"
-	case jute.OpSetWatches2:
-		return "STW2"
-	case jute.OpAddWatch:
-		return "ADDW"
-	case jute.OpWhoAmI:
-		return "HOMI"
+	if r := jute.LookupOp(op); r != nil && r.LastOp != "" {
+		return r.LastOp
 	}
 	return "NA"
 }

@@ -1,14 +1,3 @@
-// Package election owns ZooKeeper's Fast Leader Election (FLE) as a pure state machine, so that
-// zkd servers and Apache ZooKeeper 3.8 servers can elect a leader together. It owns the
-// notification wire format, the vote order, the tallies (the current round's votes and the
-// "out of election" votes of servers that already follow a leader), the finalize wait, the
-// notification back-off, and the answers a server owes its peers while looking and after it
-// decided.
-//
-// The package does no I/O and keeps no clock: the caller feeds it received notifications and the
-// current time in milliseconds, and sends the notifications it returns (see internal/peer for
-// the election-port transport). It follows ZooKeeper's FastLeaderElection.lookForLeader and
-// its WorkerReceiver, with one thread of control instead of three.
 package election
 
 import (

@@ -1,9 +1,3 @@
-// Package peer owns the election-port transport between ensemble members: the TCP protocol of
-// ZooKeeper's QuorumCnxManager (connection headers, the one-connection-per-pair rule, length-
-// prefixed messages, per-peer send queues, reconnection), so that zkd and Apache ZooKeeper
-// servers can hold leader elections together, and an in-memory twin with seeded fault
-// injection for deterministic tests. It moves opaque payloads; internal/election gives them
-// meaning.
 package peer
 
 import "errors"

@@ -58,15 +58,11 @@ type Request struct {
 	AuthIDs   []jute.ID
 }
 
-// IsWrite reports whether an opcode goes through prep and the log.
+// IsWrite reports whether a client request with this opcode goes through prep and the log
+// (jute's opcode table: a write a client may send).
 func IsWrite(op jute.OpCode) bool {
-	switch op {
-	case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL,
-		jute.OpDelete, jute.OpSetData, jute.OpSetACL, jute.OpMulti, jute.OpCloseSession,
-		jute.OpReconfig:
-		return true
-	}
-	return false
+	r := jute.LookupOp(op)
+	return r != nil && r.Write && !r.Internal
 }
 
 // Pending reports whether any txn is prepared but not yet applied.
@@ -235,11 +231,9 @@ func (p *Preparer) prepareMulti(r *Request, s *txnState) jute.Record {
 			// ZooKeeper's multi decodes create2 as a plain create: type-1 sub-txn and result.
 			op.Type = jute.OpCreate
 		}
-		switch op.Type {
-		case jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL,
-			jute.OpDelete, jute.OpSetData, jute.OpCheck:
+		if row := jute.LookupOp(op.Type); row != nil && row.Multi == jute.InMulti {
 			body, err = p.prepareOp(r, op.Type, op.Body, s)
-		default:
+		} else {
 			err = jute.ErrBadArguments
 		}
 		if err != nil {

@@ -221,3 +221,96 @@ func TestCloseSessionSparesARecreatedEphemeral(t *testing.T) {
 		t.Fatalf("B's close deletes %v, want [/lock]", got)
 	}
 }
+
+// TestACLChecksFollowOpTable checks prep against jute's opcode table: each write needs
+// exactly the permission its row names, on the node or parent the row names.
+func TestACLChecksFollowOpTable(t *testing.T) {
+	bodies := map[jute.OpCode]func() jute.Record{
+		jute.OpCreate: func() jute.Record {
+			return &jute.CreateRequest{Path: "/p/new", ACL: jute.OpenACLUnsafe}
+		},
+		jute.OpCreate2: func() jute.Record {
+			return &jute.CreateRequest{Path: "/p/new", ACL: jute.OpenACLUnsafe}
+		},
+		jute.OpCreateContainer: func() jute.Record {
+			return &jute.CreateRequest{Path: "/p/new", ACL: jute.OpenACLUnsafe, Flags: jute.FlagContainer}
+		},
+		jute.OpCreateTTL: func() jute.Record {
+			return &jute.CreateTTLRequest{Path: "/p/new", ACL: jute.OpenACLUnsafe, Flags: jute.FlagPersistentWithTTL, TTL: 1000}
+		},
+		jute.OpDelete:  func() jute.Record { return &jute.DeleteRequest{Path: "/p/n", Version: -1} },
+		jute.OpSetData: func() jute.Record { return &jute.SetDataRequest{Path: "/p/n", Version: -1} },
+		jute.OpSetACL: func() jute.Record {
+			return &jute.SetACLRequest{Path: "/p/n", ACL: jute.OpenACLUnsafe, Version: -1}
+		},
+		jute.OpCheck: func() jute.Record { return &jute.CheckVersionRequest{Path: "/p/n", Version: -1} },
+	}
+	checked := 0
+	for _, row := range jute.Ops() {
+		// reconfig is refused (RECONFIGDISABLED) before any ACL is looked at.
+		if !row.Write || row.Perm == 0 || row.Code == jute.OpReconfig {
+			continue
+		}
+		mk, ok := bodies[row.Code]
+		if !ok {
+			t.Errorf("%v: the table names a permission but this test has no request for it", row.Code)
+			continue
+		}
+		target := "/p/n"
+		if row.PermOnParent {
+			target = "/p"
+		}
+		for _, tc := range []struct {
+			perms int32
+			want  jute.Code
+		}{{row.Perm, jute.OK}, {jute.PermAll &^ row.Perm, jute.ErrNoAuth}} {
+			p := New(datatree.New())
+			p.ExtendedTypes = true
+			p.SkipACL = true
+			zxid := int64(0)
+			prepare := func(typ jute.OpCode, body jute.Record) jute.Code {
+				zxid++
+				txn := p.Prepare(&Request{SessionID: 1, Cxid: int32(zxid), Type: typ, Body: body}, zxid, 0)
+				if e, ok := txn.Body.(*jute.ErrorTxn); ok {
+					return e.Err
+				}
+				return jute.OK
+			}
+			acl := []jute.ACL{{Perms: tc.perms, ID: jute.WorldAnyone}}
+			for _, setup := range []struct {
+				typ  jute.OpCode
+				body jute.Record
+			}{
+				{jute.OpCreate, &jute.CreateRequest{Path: "/p", ACL: jute.OpenACLUnsafe}},
+				{jute.OpCreate, &jute.CreateRequest{Path: "/p/n", ACL: jute.OpenACLUnsafe}},
+				{jute.OpSetACL, &jute.SetACLRequest{Path: target, ACL: acl, Version: -1}},
+			} {
+				if c := prepare(setup.typ, setup.body); c != jute.OK {
+					t.Fatalf("%v: setup %v: %v", row.Code, setup.typ, c)
+				}
+			}
+			p.SkipACL = false
+			if got := prepare(row.Code, mk()); got != tc.want {
+				t.Errorf("%v with perms %#x on %s: %v, want %v", row.Code, tc.perms, target, got, tc.want)
+			}
+			checked++
+		}
+	}
+	if checked == 0 {
+		t.Fatal("no row checked")
+	}
+}
+
+// IsWrite is the table's client writes: exactly these opcodes are prepared.
+func TestIsWrite(t *testing.T) {
+	want := map[jute.OpCode]bool{
+		jute.OpCreate: true, jute.OpCreate2: true, jute.OpCreateContainer: true, jute.OpCreateTTL: true,
+		jute.OpDelete: true, jute.OpSetData: true, jute.OpSetACL: true, jute.OpMulti: true,
+		jute.OpCloseSession: true, jute.OpReconfig: true,
+	}
+	for op := jute.OpCode(-20); op <= 200; op++ {
+		if got := IsWrite(op); got != want[op] {
+			t.Errorf("IsWrite(%v) = %v, want %v", op, got, want[op])
+		}
+	}
+}

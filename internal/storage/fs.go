@@ -1,9 +1,3 @@
-// Package storage owns zkd's on-disk state in Apache ZooKeeper's formats, byte for byte:
-// the transaction log (version-2/log.<zxid>), snapshots (version-2/snapshot.<zxid>), the
-// SNAP stream a leader sends to a learner, and autopurge of old files.
-//
-// Every file operation goes through the FS interface so tests can run the same code against
-// MemFS, an in-memory file system that remembers what was fsynced and can simulate a crash.
 package storage
 
 import (

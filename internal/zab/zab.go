@@ -1,12 +1,8 @@
-// Package zab owns the replication protocol's decisions, as ZooKeeper's Zab implementation
-// makes them: which zxids are committed (a quorum of acks, in order), and how a learner that
-// joins a leader is brought up to date (DIFF, TRUNC or SNAP). It is pure: packets and time
-// come in as values, packets and actions go out; the server does the I/O.
 package zab
 
 import "fmt"
 
-// Quorum packet types (fact sheet §13.3).
+// Quorum packet types (QuorumPacket.Type); see the package doc for what each carries.
 const (
 	PktRequest           int32 = 1
 	PktProposal          int32 = 2

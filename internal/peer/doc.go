@@ -1,0 +1,44 @@
+// Package peer owns the election-port transport between ensemble members: the TCP protocol of
+// ZooKeeper's QuorumCnxManager (connection headers, the one-connection-per-pair rule,
+// length-prefixed messages, per-peer send queues, reconnection), so that zkd and Apache ZooKeeper
+// servers can hold leader elections together, and an in-memory twin with seeded fault
+// injection for deterministic tests. It moves opaque payloads; internal/election gives them
+// meaning.
+//
+// All integers are big-endian.
+//
+// # Connection header
+//
+// The connecting side first sends a header, with no length prefix, in one write
+// (ZooKeeper reads the address with a single read and fails on a short one):
+//
+//	 0                              8                              16              20
+//	+------------------------------+------------------------------+---------------+------------+
+//	| protocol version long        | sid long                     | n int         | n bytes:   |
+//	| ff ff ff ff ff ff 00 00 (v1) |                              | 1 .. 2048     | host:port  |
+//	+------------------------------+------------------------------+---------------+------------+
+//
+// zkd sends version -65536 (ProtocolVersionV1, one address) unless configured for
+// -65535 (ProtocolVersionV2, ZooKeeper's multiAddress.enabled: addresses joined with '|').
+// It reads both, and the legacy form of old servers: a first long that is not negative is
+// the sid itself and nothing follows. Wildcard addresses are ignored; an old observer
+// without a sid sends ObserverID (Long.MAX_VALUE) and gets a fresh negative one.
+//
+// Each pair of servers keeps one connection, the one opened by the larger sid. A server
+// that receives a header from a smaller sid closes that connection (and any it held to
+// that peer) and connects back; a server with the smaller sid that wants to talk connects,
+// sends its header and hangs up, and waits for the connection back.
+//
+// # Messages
+//
+// After the header, both directions carry length-prefixed messages:
+//
+//	+-------------------+---------------------------+
+//	| length int        | payload (length bytes)    |
+//	| 1 .. 524288       |                           |
+//	+-------------------+---------------------------+
+//
+// A length outside 1..MaxMessageSize (512 KiB) closes the connection. The payload is an
+// election notification (internal/election). On a new connection the last message sent
+// to that peer is sent again, since it may have been lost with the old one.
+package peer

@@ -1,0 +1,125 @@
+// Package jute owns the byte encoding of every ZooKeeper record: the client protocol, the
+// transaction records written to the log and the snapshot, and the quorum packets. It also
+// defines the protocol's numeric vocabularies: error codes, event types, states, and the
+// opcode table (ops.go), which holds per opcode its name, its request, response and txn
+// records, whether it is a write, the ACL permission it needs and where it may appear.
+//
+// Encoding appends to a byte slice; decoding reads from one without copying buffers, so a
+// decoded []byte aliases the input. Decoders never panic: a short or malformed input sets a
+// sticky error reported by Decoder.Err.
+//
+// # Primitives
+//
+// Every integer is big-endian two's complement. A record is its fields in declaration
+// order, with no tags, padding or length of its own.
+//
+//	int      4 bytes
+//	long     8 bytes
+//	boolean  1 byte: 0x00 or 0x01 written; any non-zero byte reads as true
+//	buffer   int n, then n bytes; n = -1 is null (nil), 0 is empty
+//	ustring  int n, then n bytes of UTF-8; the decoder refuses invalid UTF-8
+//	vector   int n, then n elements back to back; n = -1 is null (nil)
+//
+// Stat, as clients see it, and StatPersisted, as snapshots store it (offsets in bytes):
+//
+//	Stat (StatSize, 68 bytes)          StatPersisted (60 bytes)
+//	 0  czxid           long            0  czxid           long
+//	 8  mzxid           long            8  mzxid           long
+//	16  ctime           long (ms)      16  ctime           long
+//	24  mtime           long (ms)      24  mtime           long
+//	32  version         int            32  version         int
+//	36  cversion        int            36  cversion        int
+//	40  aversion        int            40  aversion        int
+//	44  ephemeralOwner  long           44  ephemeralOwner  long
+//	52  dataLength      int            52  pzxid           long
+//	56  numChildren     int
+//	60  pzxid           long
+//
+// # Client connection framing
+//
+// A client connection is a TCP stream of frames in both directions:
+//
+//	+----------------+------------------------+
+//	| length int (4) | payload (length bytes) |
+//	+----------------+------------------------+
+//
+// length excludes its own four bytes; a server closes a connection whose length is
+// negative or above jute.maxbuffer (DefaultMaxBuffer, 0xfffff). A first length that spells
+// a four-letter word ("ruok" = 0x72756f6b) is not a frame: the server answers the word in
+// plain text and closes.
+//
+// # Connect handshake
+//
+// The first frame each way has no header. The client sends a ConnectRequest, 45 bytes (44
+// from clients older than 3.4, which leave out readOnly):
+//
+//	 0                   4                             12                  16
+//	+-------------------+-----------------------------+-------------------+
+//	| protocolVersion 0 | lastZxidSeen long           | timeOut int (ms)  |
+//	+-------------------+-----------------------------+-------------------+
+//	16                            24                  28                  44   45
+//	+-----------------------------+-------------------+-------------------+----+
+//	| sessionId long (0 = new)    | passwd length 16  | passwd 16 bytes   | ro |
+//	+-----------------------------+-------------------+-------------------+----+
+//
+// The server answers with a ConnectResponse, 37 bytes (36 when the request had no readOnly
+// byte: the answer mirrors the request):
+//
+//	 0                   4                   8                             16
+//	+-------------------+-------------------+-----------------------------+
+//	| protocolVersion 0 | timeOut int (ms)  | sessionId long              |
+//	+-------------------+-------------------+-----------------------------+
+//	16                  20                  36   37
+//	+-------------------+-------------------+----+
+//	| passwd length 16  | passwd 16 bytes   | ro |
+//	+-------------------+-------------------+----+
+//
+// An expired or unknown session is refused with timeOut 0, sessionId 0 and sixteen zero
+// password bytes, and the connection is closed.
+//
+// # Requests and replies
+//
+// Every later client frame is a RequestHeader and the body its opcode's row names
+// (OpInfo.Request; none for ping, closeSession and whoAmI):
+//
+//	+-----------+-----------------+----------------------+
+//	| xid int   | type int OpCode | request body ...     |
+//	+-----------+-----------------+----------------------+
+//
+// Every later server frame is a ReplyHeader (ReplyHeaderSize, 16 bytes), then the reply
+// body (OpInfo.Response) only when err is 0:
+//
+//	+-----------+-----------------+--------------+----------------------+
+//	| xid int   | zxid long       | err int Code | reply body ...       |
+//	+-----------+-----------------+--------------+----------------------+
+//
+// The xid is the client's, echoed. Negative xids are reserved: XidNotification (-1)
+// marks a watch event (zxid -1, err 0, then a WatcherEvent: int type, int state, ustring
+// path), XidPing (-2) a ping, XidAuth (-4) an auth packet and XidSetWatches (-8) the
+// setWatches a client sends after reconnecting.
+//
+// # multi and multiRead
+//
+// The bodies of both requests and of their replies are a sequence of MultiHeaders, each
+// followed by one op's record, ended by a header with done set:
+//
+//	+-------------+--------------+---------------+-----------------------+
+//	| type int    | done boolean | err int       | op record ...         |  repeated
+//	+-------------+--------------+---------------+-----------------------+
+//	| -1          | 1            | -1            |                          end
+//	+-------------+--------------+---------------+
+//
+// In a request the record is the op's request record and err is -1. In a reply of a multi
+// that succeeded, err is 0 and the record is the op's response record (none for delete
+// and check). When a multi fails, every result has type -1 (OpError), err the op's code (0
+// before the failing op, RUNTIMEINCONSISTENCY after it) and an ErrorResponse (int err)
+// holding the code again as its record; a multiRead reports each failed read this way.
+//
+// # Transactions and quorum packets
+//
+// A txn, as logged and as carried by a PROPOSAL, is a TxnHeader (TxnHeaderSize, 32 bytes:
+// long clientId, int cxid, long zxid, long time, int type), the txn record of its type
+// (OpInfo.Txn) and, since ZooKeeper 3.6, an optional TxnDigest (int version, long
+// treeDigest). internal/storage draws the log and snapshot files around them;
+// internal/zab draws the QuorumPacket stream.
+package jute

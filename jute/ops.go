@@ -1,0 +1,261 @@
+package jute
+
+import (
+	"fmt"
+	"slices"
+)
+
+// OpCode is RequestHeader.type, TxnHeader.type and MultiHeader.type.
+type OpCode int32
+
+// The opcodes of ZooDefs.OpCode. Each has a row in the opcode table (LookupOp).
+const (
+	OpNotification         OpCode = 0
+	OpCreate               OpCode = 1
+	OpDelete               OpCode = 2
+	OpExists               OpCode = 3
+	OpGetData              OpCode = 4
+	OpSetData              OpCode = 5
+	OpGetACL               OpCode = 6
+	OpSetACL               OpCode = 7
+	OpGetChildren          OpCode = 8
+	OpSync                 OpCode = 9
+	OpPing                 OpCode = 11
+	OpGetChildren2         OpCode = 12
+	OpCheck                OpCode = 13
+	OpMulti                OpCode = 14
+	OpCreate2              OpCode = 15
+	OpReconfig             OpCode = 16
+	OpCheckWatches         OpCode = 17
+	OpRemoveWatches        OpCode = 18
+	OpCreateContainer      OpCode = 19
+	OpDeleteContainer      OpCode = 20
+	OpCreateTTL            OpCode = 21
+	OpMultiRead            OpCode = 22
+	OpAuth                 OpCode = 100
+	OpSetWatches           OpCode = 101
+	OpSASL                 OpCode = 102
+	OpGetEphemerals        OpCode = 103
+	OpGetAllChildrenNumber OpCode = 104
+	OpSetWatches2          OpCode = 105
+	OpAddWatch             OpCode = 106
+	OpWhoAmI               OpCode = 107
+	OpCreateSession        OpCode = -10
+	OpCloseSession         OpCode = -11
+	OpError                OpCode = -1
+)
+
+// OpInfo is one row of the opcode table: what the code base knows about an opcode apart
+// from the handler that carries it out. A new opcode is a constant, a row here and a handler.
+type OpInfo struct {
+	Code OpCode
+	// Name is the opcode as ZooKeeper prints it (Request.op2String): in logs, in the client's
+	// errors and by OpCode.String.
+	Name string
+	// LastOp is what FinalRequestProcessor records as the connection's last operation, shown
+	// by cons as lop=; empty where it records none (cons then shows "NA").
+	LastOp string
+
+	// Request returns an empty record for the request body, ready to decode into; it
+	// returns nil for requests without a body (ping, closeSession, whoAmI). Request itself is
+	// nil when there is no request frame with this opcode: notification, error, and
+	// createSession, whose request is the connect handshake's ConnectRequest.
+	Request func() Record
+	// Response returns an empty record for the body of a successful reply; nil when that
+	// reply has no body. It is also the body of the op's result inside a multi or multiRead.
+	Response func() Record
+	// Txn returns an empty record for the txn the op writes to the log; nil for ops that
+	// write none.
+	Txn func() Record
+
+	// Write marks ops that become txns and go through the txn pipeline (prep, log or
+	// quorum, apply), as ZooKeeper's Request.isQuorum (for global sessions). Reads are
+	// answered from the serving server's tree. sync is a read here; zkd's ensemble orders it
+	// through the leader as well.
+	Write bool
+	// Sessionless marks requests answered as they arrive, outside the session's request
+	// queue and even while the session is closing: auth and sasl, which ZooKeeper's
+	// processPacket handles before submitting anything, and createSession, which makes the
+	// session. Every other request, ping included, runs in its session's order and fails
+	// with SESSIONEXPIRED once the session is closing.
+	Sessionless bool
+	// Internal marks opcodes a client may not send as a request of its own; zkd answers them
+	// UNIMPLEMENTED and closes the connection. Besides those without a request frame, that
+	// is check, which belongs inside a multi (a top-level check poisons ZooKeeper 3.8.0's log,
+	// ZOOKEEPER-2623), and deleteContainer, which is the server's own txn (ZooKeeper accepts
+	// it from clients and checks no ACL).
+	Internal bool
+	// Multi says whether the op may appear inside a multi or a multiRead.
+	Multi MultiKind
+
+	// Perm is the ACL permission the op needs, as PrepRequestProcessor (writes) and
+	// FinalRequestProcessor (reads) check it; 0 for none. It is checked against the node's
+	// ACL, or its parent's when PermOnParent is set. exists checks it only when the node
+	// exists; getACL masks digests unless the caller also has ADMIN; reconfig checks the
+	// ACL of /zookeeper/config.
+	Perm         int32
+	PermOnParent bool
+}
+
+// MultiKind is where an op may appear as part of a multi-op request.
+type MultiKind uint8
+
+const (
+	// NotInMulti ops are refused inside multi and multiRead.
+	NotInMulti MultiKind = iota
+	// InMulti ops may appear in a multi (14): all or none of them apply.
+	InMulti
+	// InMultiRead ops may appear in a multiRead (22).
+	InMultiRead
+)
+
+// newRec returns a constructor of an empty *T; the table's columns are made of these.
+func newRec[T any, P interface {
+	*T
+	Record
+}]() Record {
+	return P(new(T))
+}
+
+// noBody is the Request of requests whose header is the whole frame.
+func noBody() Record { return nil }
+
+func newSetWatches2() Record { return &SetWatches{V2: true} }
+
+// opTable is the opcode table, in opcode order within each range.
+var opTable = []OpInfo{
+	{Code: OpNotification, Name: "notification", Internal: true,
+		Response: newRec[WatcherEvent]}, // the body of an xid -1 frame
+	{Code: OpCreate, Name: "create", LastOp: "CREA", Write: true, Multi: InMulti,
+		Perm: PermCreate, PermOnParent: true,
+		Request: newRec[CreateRequest], Response: newRec[CreateResponse], Txn: newRec[CreateTxn]},
+	{Code: OpDelete, Name: "delete", LastOp: "DELE", Write: true, Multi: InMulti,
+		Perm: PermDelete, PermOnParent: true,
+		Request: newRec[DeleteRequest], Txn: newRec[DeleteTxn]},
+	{Code: OpExists, Name: "exists", LastOp: "EXIS", Perm: PermRead,
+		Request: newRec[ExistsRequest], Response: newRec[ExistsResponse]},
+	{Code: OpGetData, Name: "getData", LastOp: "GETD", Multi: InMultiRead, Perm: PermRead,
+		Request: newRec[GetDataRequest], Response: newRec[GetDataResponse]},
+	{Code: OpSetData, Name: "setData", LastOp: "SETD", Write: true, Multi: InMulti,
+		Perm:    PermWrite,
+		Request: newRec[SetDataRequest], Response: newRec[SetDataResponse], Txn: newRec[SetDataTxn]},
+	{Code: OpGetACL, Name: "getACL", LastOp: "GETA", Perm: PermRead | PermAdmin,
+		Request: newRec[GetACLRequest], Response: newRec[GetACLResponse]},
+	{Code: OpSetACL, Name: "setACL", LastOp: "SETA", Write: true, Perm: PermAdmin,
+		Request: newRec[SetACLRequest], Response: newRec[SetACLResponse], Txn: newRec[SetACLTxn]},
+	{Code: OpGetChildren, Name: "getChildren", LastOp: "GETC", Multi: InMultiRead, Perm: PermRead,
+		Request: newRec[GetChildrenRequest], Response: newRec[GetChildrenResponse]},
+	{Code: OpSync, Name: "sync", LastOp: "SYNC",
+		Request: newRec[SyncRequest], Response: newRec[SyncResponse]},
+	{Code: OpPing, Name: "ping", LastOp: "PING", Request: noBody},
+	{Code: OpGetChildren2, Name: "getChildren2", LastOp: "GETC", Perm: PermRead,
+		Request: newRec[GetChildren2Request], Response: newRec[GetChildren2Response]},
+	{Code: OpCheck, Name: "check", LastOp: "CHEC", Write: true, Internal: true, Multi: InMulti,
+		Perm:    PermRead,
+		Request: newRec[CheckVersionRequest], Txn: newRec[CheckVersionTxn]},
+	{Code: OpMulti, Name: "multi", LastOp: "MULT", Write: true,
+		Request: newRec[MultiRequest], Response: newRec[MultiResponse], Txn: newRec[MultiTxn]},
+	{Code: OpCreate2, Name: "create2", LastOp: "CREA", Write: true, Multi: InMulti,
+		Perm: PermCreate, PermOnParent: true,
+		Request: newRec[CreateRequest], Response: newRec[Create2Response], Txn: newRec[CreateTxn]},
+	// Dynamic reconfiguration is off (ZooKeeper 3.8's default): the handler answers
+	// RECONFIGDISABLED, but the layouts are ZooKeeper's.
+	{Code: OpReconfig, Name: "reconfig", LastOp: "RECO", Write: true, Perm: PermWrite,
+		Request: newRec[ReconfigRequest], Response: newRec[GetDataResponse], Txn: newRec[SetDataTxn]},
+	{Code: OpCheckWatches, Name: "checkWatches", LastOp: "CHKW",
+		Request: newRec[WatchesRequest]},
+	{Code: OpRemoveWatches, Name: "removeWatches", LastOp: "REMW",
+		Request: newRec[WatchesRequest]},
+	{Code: OpCreateContainer, Name: "createContainer", LastOp: "CREA", Write: true, Multi: InMulti,
+		Perm: PermCreate, PermOnParent: true,
+		Request: newRec[CreateRequest], Response: newRec[Create2Response], Txn: newRec[CreateContainerTxn]},
+	{Code: OpDeleteContainer, Name: "deleteContainer", LastOp: "DELE", Write: true, Internal: true,
+		Request: newRec[DeleteContainerRequest], Txn: newRec[DeleteTxn]},
+	{Code: OpCreateTTL, Name: "createTTL", LastOp: "CREA", Write: true, Multi: InMulti,
+		Perm: PermCreate, PermOnParent: true,
+		Request: newRec[CreateTTLRequest], Response: newRec[Create2Response], Txn: newRec[CreateTTLTxn]},
+	{Code: OpMultiRead, Name: "multiRead", LastOp: "MLTR",
+		Request: newRec[MultiRequest], Response: newRec[MultiResponse]},
+
+	{Code: OpAuth, Name: "auth", Sessionless: true, Request: newRec[AuthPacket]},
+	{Code: OpSetWatches, Name: "setWatches", LastOp: "SETW", Request: newRec[SetWatches]},
+	// No SASL provider: the answer is an empty challenge.
+	{Code: OpSASL, Name: "sasl", Sessionless: true,
+		Request: newRec[SASLToken], Response: newRec[SASLToken]},
+	{Code: OpGetEphemerals, Name: "getEphemerals", LastOp: "GETE",
+		Request: newRec[GetEphemeralsRequest], Response: newRec[GetEphemeralsResponse]},
+	{Code: OpGetAllChildrenNumber, Name: "getAllChildrenNumber", LastOp: "GETACN", Perm: PermRead,
+		Request: newRec[GetAllChildrenNumberRequest], Response: newRec[GetAllChildrenNumberResponse]},
+	{Code: OpSetWatches2, Name: "setWatches2", LastOp: "STW2", Request: newSetWatches2},
+	// The reply is an ErrorResponse holding 0.
+	{Code: OpAddWatch, Name: "addWatch", LastOp: "ADDW",
+		Request: newRec[AddWatchRequest], Response: newRec[ErrorResponse]},
+	{Code: OpWhoAmI, Name: "whoAmI", LastOp: "HOMI",
+		Request: noBody, Response: newRec[WhoAmIResponse]},
+
+	{Code: OpCreateSession, Name: "createSession", LastOp: "SESS", Write: true, Sessionless: true,
+		Internal: true, Txn: newRec[CreateSessionTxn]},
+	{Code: OpCloseSession, Name: "closeSession", LastOp: "CLOS", Write: true,
+		Request: noBody, Txn: newRec[CloseSessionTxn]},
+	// The type of a failed txn, and of a failed op's result in a multi (its body is an
+	// ErrorResponse with the code).
+	{Code: OpError, Name: "error", Write: true, Internal: true,
+		Response: newRec[ErrorResponse], Txn: newRec[ErrorTxn]},
+}
+
+// opBias maps the smallest opcode (closeSession, -11) to a non-negative index.
+const opBias = 16
+
+var opIndex = indexOps(opTable)
+
+func indexOps(rows []OpInfo) *[128]*OpInfo {
+	var idx [128]*OpInfo
+	for i := range rows {
+		r := &rows[i]
+		n := int(r.Code) + opBias
+		if n < 0 || n >= len(idx) || idx[n] != nil {
+			panic(fmt.Sprintf("jute: opcode table: bad or repeated opcode %d", int32(r.Code)))
+		}
+		idx[n] = r
+	}
+	return &idx
+}
+
+// LookupOp returns the opcode table's row for o, or nil for an opcode ZooKeeper does not
+// define. The row must not be modified.
+func LookupOp(o OpCode) *OpInfo {
+	// Wrapping arithmetic: a huge o lands outside the index rather than inside it.
+	if n := uint32(o + opBias); n < uint32(len(opIndex)) {
+		return opIndex[n]
+	}
+	return nil
+}
+
+// Ops returns a copy of the opcode table.
+func Ops() []OpInfo { return slices.Clone(opTable) }
+
+func (o OpCode) String() string {
+	if r := LookupOp(o); r != nil {
+		return r.Name
+	}
+	return fmt.Sprintf("op(%d)", int32(o))
+}
+
+// NewRequestBody returns an empty record for the body of a client request with opcode op.
+// ok is false for opcodes with no client request layout; body is nil for requests without a
+// body (ping, closeSession, whoAmI).
+func NewRequestBody(op OpCode) (body Record, ok bool) {
+	r := LookupOp(op)
+	if r == nil || r.Request == nil {
+		return nil, false
+	}
+	return r.Request(), true
+}
+
+// NewTxnBody returns an empty txn record for a txn type, or nil for an unknown type.
+func NewTxnBody(t OpCode) Record {
+	if r := LookupOp(t); r != nil && r.Txn != nil {
+		return r.Txn()
+	}
+	return nil
+}
