@@ -87,6 +87,7 @@ func freePorts(t *testing.T, n int) []int {
 type ensembleMember struct {
 	cfg server.Config
 	srv *server.Server
+	io  *coreIOFS // every member checks that its core does no file I/O
 }
 
 type testEnsemble struct {
@@ -130,7 +131,8 @@ func startEnsembleFull(t *testing.T, n, obs int, f func(*server.Config)) *testEn
 		if f != nil {
 			f(&cfg)
 		}
-		m := &ensembleMember{cfg: cfg}
+		m := &ensembleMember{cfg: cfg, io: newCoreIOFS(t, cfg.FS)}
+		m.cfg.FS = m.io
 		e.members = append(e.members, m)
 		e.start(i)
 	}
@@ -152,6 +154,7 @@ func (e *testEnsemble) start(i int) {
 	if err := srv.Start(); err != nil {
 		e.t.Fatal(err)
 	}
+	m.io.watch(srv)
 	m.srv = srv
 	m.cfg.ListenAddr = srv.Addr()
 }

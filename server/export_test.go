@@ -1,5 +1,32 @@
 package server
 
+import (
+	"bytes"
+	"runtime"
+	"strconv"
+)
+
 // SetZxidCounterStart makes a new leader's zxid counter start at n instead of 0, to reach
 // the counter's rollover in a test.
 func SetZxidCounterStart(c *Config, n int64) { c.zxidCounterStart = n }
+
+// CoreGoroutine is the id of the server's core goroutine, for tests that check what runs
+// on it; 0 when the server does not run.
+func CoreGoroutine(s *Server) int64 {
+	var id int64
+	s.Query(func() { id = GoroutineID() })
+	return id
+}
+
+// GoroutineID is the calling goroutine's id, parsed from its stack header
+// ("goroutine 123 [running]:").
+func GoroutineID() int64 {
+	var buf [64]byte
+	b := buf[:runtime.Stack(buf[:], false)]
+	b = bytes.TrimPrefix(b, []byte("goroutine "))
+	if i := bytes.IndexByte(b, ' '); i > 0 {
+		b = b[:i]
+	}
+	id, _ := strconv.ParseInt(string(b), 10, 64)
+	return id
+}

@@ -52,7 +52,7 @@ func newLeaderRole(s *Server) role {
 	cfg := zab.LeaderConfig{
 		ID: s.cfg.ServerID, QV: zab.NewMajority(s.voters()...), TickMs: int64(s.cfg.TickTime),
 		InitLimit: int64(s.cfg.InitLimit), SyncLimit: int64(s.cfg.SyncLimit), CommitLogCount: historyLen,
-		Older: s.olderHistory, FirstCounter: s.cfg.zxidCounterStart,
+		HistoryOnDisk: true, FirstCounter: s.cfg.zxidCounterStart,
 	}
 	var rd zab.Ready
 	r.zl, rd = zab.NewLeader(cfg, s.ens.st, s.tree.LastZxid(), s.history.list(), now)
@@ -260,6 +260,17 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 	for ; n.Synced > 0; n.Synced-- {
 		s.finishSync(&r.syncs)
 	}
+	for _, a := range n.LoadHistory {
+		a := a
+		s.storageOp(func() func() {
+			h := s.readHistory(a.From, a.To)
+			return func() {
+				if r.current() {
+					r.apply.Push(r.zl.HistoryLoaded(a.Conn, h))
+				}
+			}
+		})
+	}
 	if n.Err != nil && s.stepDown == nil {
 		s.stepDown = n.Err
 	}
@@ -356,13 +367,12 @@ func (s *Server) snapStream() func(io.Writer) error {
 	}
 }
 
-// olderHistory reads the committed txns from a learner's last zxid on, up to the tree's last
-// zxid. Like ZooKeeper's, it starts with the txn at from itself, so the sync planner can see
-// where the learner's history meets ours; nil means only SNAP can help.
-func (s *Server) olderHistory(from int64) []zab.Committed {
+// readHistory reads the committed txns from a learner's last zxid on, up to last, on the
+// storage goroutine. Like ZooKeeper's, it starts with the txn at from itself, so the sync
+// planner can see where the learner's history meets ours; nil means only SNAP can help.
+func (s *Server) readHistory(from, last int64) []zab.Committed {
 	var out []zab.Committed
 	var size int
-	last := s.tree.LastZxid()
 	_, err := storage.ReadLog(s.cfg.FS, s.logDir(), from-1, func(zxid int64, b []byte) error {
 		if zxid > last {
 			return errStopRead

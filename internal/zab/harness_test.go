@@ -35,6 +35,7 @@ type harness struct {
 	t        *testing.T
 	rng      *rand.Rand
 	synced   int // the leader's own syncs answered
+	later    []func()
 	now      int64
 	leader   *Leader
 	lnode    *simNode
@@ -67,7 +68,7 @@ func newHarness(t *testing.T, seed uint64, voters []int64, leaderSid int64, lead
 	h.lnode.st = PersistentState{AcceptedEpoch: Epoch(last(leaderLog)), CurrentEpoch: Epoch(last(leaderLog)), LastLogged: last(leaderLog)}
 	cfg := LeaderConfig{ID: leaderSid, QV: NewMajority(voters...), TickMs: 100, InitLimit: 10, SyncLimit: 5, CommitLogCount: 500}
 	// The leader's log on disk, for learners behind its in-memory history.
-	cfg.Older = func(from int64) []Committed { return append([]Committed(nil), h.lnode.log...) }
+	cfg.HistoryOnDisk = true
 	var r Ready
 	h.leader, r = NewLeader(cfg, h.lnode.st, last(leaderLog), leaderLog, h.now)
 	h.leaderReady(r)
@@ -207,6 +208,22 @@ func (x *harnessHost) Notify(r *Ready) {
 			x.h.established = true
 		}
 		x.h.synced += r.Synced
+		for _, a := range r.LoadHistory {
+			// The leader's log on disk, read at once or in a later step.
+			var hist []Committed
+			for _, c := range x.n.log {
+				if c.Zxid <= a.To {
+					hist = append(hist, c)
+				}
+			}
+			a := a
+			load := func() { x.h.leaderReady(x.h.leader.HistoryLoaded(a.Conn, hist)) }
+			if x.h.rng.IntN(2) == 0 {
+				load()
+			} else {
+				x.h.later = append(x.h.later, load)
+			}
+		}
 	}
 }
 
@@ -255,6 +272,13 @@ func (h *harness) step() bool {
 				h.leaderReady(h.leader.Receive(id, h.now, p))
 			})
 		}
+	}
+	if len(h.later) > 0 {
+		acts = append(acts, func() {
+			f := h.later[0]
+			h.later = h.later[1:]
+			f()
+		})
 	}
 	for _, n := range append([]*simNode{h.lnode}, h.sortedNodes()...) {
 		if n.disk != nil {
@@ -412,7 +436,7 @@ func TestZabSnapWhenFarBehind(t *testing.T) {
 	leaderLog := history(1, 1, 30)
 	h := newHarness(t, 7, []int64{1, 2, 3}, 3, leaderLog, map[int64][]Committed{1: history(1, 1, 30), 2: history(1, 1, 3)}, nil)
 	h.leader.history = h.leader.history[20:] // only 1:21.. in memory, and no disk reader
-	h.leader.cfg.Older = nil
+	h.leader.cfg.HistoryOnDisk = false
 	h.run()
 	h.propose(10)
 	h.run()
@@ -464,5 +488,22 @@ func TestZabLearnerTimesOut(t *testing.T) {
 	}
 	if r := l.Tick(1001); r.Err == nil {
 		t.Fatal("no timeout after initLimit ticks of silence")
+	}
+}
+
+// TestZabDiffFromDiskHistory: a learner behind the in-memory history is synced with a DIFF
+// from the owner's log, which the leader asks for (Ready.LoadHistory) and waits on.
+func TestZabDiffFromDiskHistory(t *testing.T) {
+	leaderLog := history(1, 1, 30)
+	for seed := uint64(1); seed <= 20; seed++ {
+		h := newHarness(t, seed, []int64{1, 2, 3}, 3, leaderLog, map[int64][]Committed{1: history(1, 1, 30), 2: history(1, 1, 3)}, nil)
+		h.leader.history = h.leader.history[20:] // only 1:21.. in memory
+		h.run()
+		h.propose(10)
+		h.run()
+		h.checkSame()
+		if h.syncMode[2] != PktDiff {
+			t.Fatalf("seed %d: learner 2 synced with %s, want DIFF from the log", seed, PacketName(h.syncMode[2]))
+		}
 	}
 }

@@ -21,9 +21,10 @@ type LeaderConfig struct {
 	ConfigText []byte // sent in NEWLEADER
 	// CommitLogCount is how many committed txns stay in memory for DIFF syncs (500).
 	CommitLogCount int
-	// Older reads committed txns after a zxid from disk, for learners behind the
-	// in-memory history; nil means only SNAP can help them.
-	Older func(from int64) []Committed
+	// HistoryOnDisk: the owner can read committed txns older than the in-memory history
+	// from its log. A learner behind the history then waits for them (Ready.LoadHistory,
+	// answered with HistoryLoaded) instead of getting a SNAP.
+	HistoryOnDisk bool
 	// CommitQV decides when a proposal commits; nil means QV. Simulations weaken it to
 	// show that their checks catch a wrong commit rule.
 	CommitQV QuorumVerifier
@@ -72,6 +73,7 @@ const (
 	lcInfo       lcPhase = iota // waiting for FOLLOWERINFO / OBSERVERINFO
 	lcEpoch                     // LEADERINFO pending or sent, waiting for ACKEPOCH
 	lcAckedEpoch                // waiting for the epoch-ack quorum before syncing
+	lcHistory                   // waiting for older history from the owner's log
 	lcNewLeader                 // synced, NEWLEADER sent, waiting for its ACK
 	lcStartup                   // NEWLEADER acked, waiting for the leader to be established
 	lcServing                   // UPTODATE sent
@@ -83,6 +85,9 @@ type lconn struct {
 	observer bool
 	phase    lcPhase
 	peerZxid int64
+	// older is the history read from the owner's log for this learner (lcHistory done).
+	older       []Committed
+	olderLoaded bool
 	lastRecv int64
 	infoSent bool // LEADERINFO sent
 	// pings counts PINGs sent; pongs counts replies: a reply proves the learner
@@ -256,7 +261,7 @@ func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) Ready {
 		}
 		c.phase = lcStartup
 		l.advance(&r)
-	case lcAckedEpoch, lcStartup, lcServing:
+	case lcAckedEpoch, lcHistory, lcStartup, lcServing:
 		l.onBroadcastPacket(c, p, &r)
 	}
 	return r
@@ -323,7 +328,16 @@ func (l *Leader) sortedConns() []*lconn {
 // and NEWLEADER; from then on the learner gets every proposal and commit.
 func (l *Leader) syncLearner(r *Ready, c *lconn) {
 	last := l.LastCommitted()
-	plan := PlanSync(c.peerZxid, last, l.history, l.cfg.Older)
+	var older func(int64) []Committed
+	if c.olderLoaded {
+		older = func(int64) []Committed { return c.older }
+	} else if l.cfg.HistoryOnDisk && NeedsOlder(c.peerZxid, last, l.history) {
+		// Reading the log is the owner's: it answers with HistoryLoaded.
+		c.phase = lcHistory
+		r.LoadHistory = append(r.LoadHistory, HistoryAsk{Conn: c.id, From: c.peerZxid, To: last})
+		return
+	}
+	plan := PlanSync(c.peerZxid, last, l.history, older)
 	if plan.Snap {
 		r.Out = append(r.Out, Out{Conn: c.id, Packet: jute.QuorumPacket{Type: PktSnap, Zxid: last}, SnapFollows: true})
 	} else {
@@ -517,6 +531,20 @@ func (l *Leader) answerSyncs(r *Ready) {
 		}
 	}
 	l.syncs = l.syncs[n:]
+}
+
+// HistoryLoaded hands over the committed txns from ask.From to ask.To the owner read from
+// its log for a learner (nil when it cannot: the learner gets a SNAP), and syncs it.
+func (l *Leader) HistoryLoaded(id ConnID, h []Committed) Ready {
+	r := newReady()
+	c := l.conns[id]
+	if c == nil || c.phase != lcHistory || l.phase == ldDown {
+		return r
+	}
+	c.older, c.olderLoaded = h, true
+	l.syncLearner(&r, c)
+	l.advance(&r)
+	return r
 }
 
 // Revalidated answers a learner's REVALIDATE.

@@ -38,9 +38,19 @@ type Ready struct {
 	Revalidate []RevalidateAsk
 	// Revalidated carries the leader's answers to a learner's revalidations.
 	Revalidated []Revalidation
+	// LoadHistory asks the leader's owner to read committed txns from its log for a
+	// learner behind the in-memory history, and to answer with Leader.HistoryLoaded.
+	LoadHistory []HistoryAsk
 	// Err, when set, ends the role (a leader without a quorum, a learner whose connection
 	// failed): the owner goes back to leader election.
 	Err error
+}
+
+// HistoryAsk asks for the committed txns from From (included, as ZooKeeper's reader starts
+// at the learner's own last txn) to To, read from the log.
+type HistoryAsk struct {
+	Conn     ConnID
+	From, To int64
 }
 
 // Revalidation is a leader's answer about a session a client reconnected with.
@@ -60,7 +70,8 @@ func (r *Ready) Empty() bool {
 	return r.AcceptedEpoch < 0 && r.CurrentEpoch < 0 && r.TruncateTo < 0 && !r.TakeSnapshot &&
 		len(r.Append) == 0 && !r.SyncLog && len(r.Out) == 0 && len(r.Close) == 0 &&
 		len(r.Apply) == 0 && !r.Serving && r.Synced == 0 && len(r.Requests) == 0 &&
-		len(r.Touches) == 0 && len(r.Revalidate) == 0 && len(r.Revalidated) == 0 && r.Err == nil
+		len(r.Touches) == 0 && len(r.Revalidate) == 0 && len(r.Revalidated) == 0 &&
+		len(r.LoadHistory) == 0 && r.Err == nil
 }
 
 // Host is what an Applier carries a Ready out against: the owner's storage, network and
@@ -89,7 +100,7 @@ type Host interface {
 	// Apply applies a committed txn.
 	Apply(c Committed)
 	// Notify hands over the rest of a Ready: Serving, Synced, Requests, Touches, Revalidate,
-	// Revalidated and Err, which are the owner's to act on (r holds only those).
+	// Revalidated, LoadHistory and Err, which are the owner's to act on (r holds only those).
 	Notify(r *Ready)
 }
 
@@ -218,7 +229,7 @@ func (a *Applier) rest(r *Ready, gen int) {
 	n := Ready{
 		AcceptedEpoch: -1, CurrentEpoch: -1, TruncateTo: -1,
 		Serving: r.Serving, Synced: r.Synced, Requests: r.Requests, Touches: r.Touches,
-		Revalidate: r.Revalidate, Revalidated: r.Revalidated, Err: r.Err,
+		Revalidate: r.Revalidate, Revalidated: r.Revalidated, LoadHistory: r.LoadHistory, Err: r.Err,
 	}
 	if !n.Empty() {
 		a.h.Notify(&n)

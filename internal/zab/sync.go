@@ -61,6 +61,24 @@ func PlanSync(peerLastZxid, lastProcessed int64, history []Committed, older func
 	return SyncPlan{Snap: true, LearnerZxid: lastProcessed}
 }
 
+// NeedsOlder reports whether PlanSync would read older history for a learner whose last
+// logged zxid is peerLastZxid: it is behind the in-memory history.
+func NeedsOlder(peerLastZxid, lastProcessed int64, history []Committed) bool {
+	minCommitted, maxCommitted := lastProcessed, lastProcessed
+	if len(history) > 0 {
+		minCommitted, maxCommitted = history[0].Zxid, history[len(history)-1].Zxid
+	}
+	switch {
+	case lastProcessed == peerLastZxid:
+		return false
+	case peerLastZxid > maxCommitted && Counter(peerLastZxid) != 0:
+		return false
+	case maxCommitted >= peerLastZxid && minCommitted <= peerLastZxid:
+		return false
+	}
+	return peerLastZxid < minCommitted
+}
+
 type queuer struct {
 	packets []jute.QuorumPacket
 	needOp  bool
