@@ -8,6 +8,7 @@ import (
 	"os"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -15,6 +16,7 @@ import (
 	"github.com/zkd-io/zkd/internal/rawzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
+	"github.com/zkd-io/zkd/zktest"
 )
 
 // memElection is an in-memory election network: every server's transport delivers to the
@@ -601,6 +603,65 @@ func TestEnsembleNewLeaderDiffsFromRecentHistory(t *testing.T) {
 	for i := 0; i < 20; i++ {
 		if ok, _, err := fc.Exists(fmt.Sprintf("/missed%d", i)); err != nil || !ok {
 			t.Fatalf("/missed%d on the caught-up follower: %v %v", i, ok, err)
+		}
+	}
+}
+
+// TestEnsembleSnapCutBeforeNewLeader: a follower loads a SNAP and loses its leader before
+// NEWLEADER. The tree it loaded must be on disk before anything is logged after it, or a
+// restart rebuilds the old tree and replays later txns over it (the SNAP's nodes lost).
+func TestEnsembleSnapCutBeforeNewLeader(t *testing.T) {
+	var cut atomic.Bool
+	e := startEnsembleConfig(t, 3, func(c *server.Config) {
+		c.SnapCount = 40
+		c.PurgeInterval = 50 * time.Millisecond
+		c.SnapRetainCount = 3
+		server.CutAfterSnap(c, &cut)
+	})
+	e.waitServing()
+	l := e.leaderIndex()
+	f := (l + 1) % 3
+	e.stop(f)
+	c := connectTo(t, e.members[l].cfg.ListenAddr)
+	for i := 0; i < 400; i++ {
+		if _, err := c.Create(fmt.Sprintf("/s%d", i), []byte{byte(i)}, 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	waitFor(t, "the leader to purge old logs", func() bool {
+		names, _ := os.ReadDir(e.members[l].cfg.DataDir + "/version-2")
+		for _, n := range names {
+			if n.Name() == "log.1" {
+				return false
+			}
+		}
+		return true
+	})
+	cut.Store(true)
+	e.start(f)
+	waitFor(t, "the follower to load a SNAP and be cut", func() bool { return !cut.Load() })
+	waitFor(t, "the follower to rejoin", func() bool { return e.modes()[f] == "follower" })
+	// Txns logged after the SNAP point, then a restart from the follower's disk.
+	for i := 0; i < 20; i++ {
+		if _, err := c.Create(fmt.Sprintf("/after%d", i), nil, 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	fc := connectTo(t, e.members[f].cfg.ListenAddr)
+	waitFor(t, "the follower to apply the later txns", func() bool {
+		ok, _, err := fc.Exists("/after19")
+		return err == nil && ok
+	})
+	fc.Close()
+	e.stop(f)
+	// What the follower's disk holds, read by a standalone server: no leader heals it.
+	dir := e.members[f].cfg.DataDir
+	os.Remove(dir + "/myid")
+	alone := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.DataDir = dir }))
+	ac := connectTo(t, alone.Addr())
+	for _, p := range []string{"/s0", "/s199", "/s399", "/after0", "/after19"} {
+		if ok, _, err := ac.Exists(p); err != nil || !ok {
+			t.Fatalf("%s is not in the follower's data directory: %v %v", p, ok, err)
 		}
 	}
 }

@@ -4,11 +4,16 @@ import (
 	"bytes"
 	"runtime"
 	"strconv"
+	"sync/atomic"
 )
 
 // SetZxidCounterStart makes a new leader's zxid counter start at n instead of 0, to reach
 // the counter's rollover in a test.
 func SetZxidCounterStart(c *Config, n int64) { c.zxidCounterStart = n }
+
+// CutAfterSnap makes a learner drop its connection to the leader once, right after it
+// loaded a SNAP (before NEWLEADER), when cut is set.
+func CutAfterSnap(c *Config, cut *atomic.Bool) { c.cutAfterSnap = cut }
 
 // CoreGoroutine is the id of the server's core goroutine, for tests that check what runs
 // on it; 0 when the server does not run.

@@ -164,6 +164,10 @@ func (r *learnerRole) quorumPacket(q *quorumConn, p jute.QuorumPacket, snap *sna
 	if snap != nil && rd.Err == nil {
 		r.s.installSnap(snap)
 		r.zl.SnapLoaded(snap.zxid)
+		if cut := r.s.cfg.cutAfterSnap; cut != nil && cut.CompareAndSwap(true, false) {
+			r.conn.close()
+			return
+		}
 	}
 	r.apply.Push(rd)
 }

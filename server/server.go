@@ -77,6 +77,9 @@ type Config struct {
 
 	// zxidCounterStart is where a new leader's zxid counter starts (tests of the rollover).
 	zxidCounterStart int64
+	// cutAfterSnap makes a learner drop its leader connection once, right after loading a
+	// SNAP, before NEWLEADER (tests of that window).
+	cutAfterSnap *atomic.Bool
 }
 
 func (c *Config) setDefaults() {
