@@ -1,8 +1,11 @@
 // Package sim runs seeded, deterministic simulations of an ensemble: the production election
 // and Zab state machines (internal/election, internal/zab) wired over a simulated network,
 // disk and clock that lose, reorder and duplicate messages, crash servers (dropping what
-// they had not fsynced), restart them and partition them. After every step it checks the
-// invariants replication promises. A failing seed replays exactly.
+// they had not made durable), restart them and partition them. Each server carries out its
+// Readys through the same zab.Applier the server uses, against a simulated Host whose disk
+// steps finish at once or at a random later step, in order, as the server's storage
+// goroutine runs them. After every step it checks the invariants replication promises. A
+// failing seed replays exactly.
 package sim
 
 import (
@@ -48,11 +51,18 @@ const (
 
 type server struct {
 	sid int64
-	// disk
+	// disk: what survives a crash
+	disk durableState
+	// running are the disk steps started and not finished, oldest first: they finish in
+	// order, and a crash loses them.
+	running []diskStep
+	// memory: the server's view of its state, disk steps included as soon as they start
 	acceptedEpoch, currentEpoch int64
-	log                         []zab.Committed
-	durable                     int
-	// memory
+	log                         []zab.Committed // what the log holds once every write started is done
+	apply                       *zab.Applier
+	// gen counts roles: a disk step started in an earlier role finishes without telling
+	// the Applier, which was Reset when that role ended.
+	gen       int
 	role      role
 	applied   []int64 // the tree: zxids applied in order
 	elect     *election.Election
@@ -103,6 +113,7 @@ type Sim struct {
 	acked    map[int64]bool  // zxids a leader committed (a client got an answer)
 	proposed int
 	step     int
+	disk     DiskStats
 }
 
 // New sets up a simulation.
@@ -120,6 +131,7 @@ func New(opt Options) *Sim {
 	}
 	for _, sid := range s.sids {
 		sv := &server{sid: sid}
+		sv.apply = zab.NewApplier(&host{s: s, sv: sv})
 		s.servers[sid] = sv
 		s.boot(sv)
 	}
@@ -135,11 +147,8 @@ func (s *Sim) trace(format string, a ...any) {
 // boot (re)starts a server from its disk: the tree is the replay of its whole log, as
 // ZooKeeper loads it.
 func (s *Sim) boot(sv *server) {
-	sv.log = sv.log[:sv.durable]
-	sv.applied = sv.applied[:0]
-	for _, c := range sv.log {
-		sv.applied = append(sv.applied, c.Zxid)
-	}
+	sv.acceptedEpoch, sv.currentEpoch = sv.disk.acceptedEpoch, sv.disk.currentEpoch
+	sv.log = slices.Clone(sv.disk.log)
 	sv.elect = election.New(election.Config{ID: sv.sid, Voters: s.voters})
 	s.startLooking(sv, "boot")
 }
@@ -154,14 +163,27 @@ func (sv *server) lastLogged() int64 {
 func (s *Sim) startLooking(sv *server, why string) {
 	s.trace("sid %d looking: %s", sv.sid, why)
 	s.closeConns(sv.sid)
+	s.endRole(sv)
 	sv.role = looking
-	sv.leader, sv.learner, sv.serving = nil, nil, false
 	// Logged but unapplied txns are applied before voting (ZooKeeper fast-forwards).
+	sv.reload()
+	s.sendElection(sv, sv.elect.Start(s.now, sv.lastLogged(), sv.currentEpoch))
+}
+
+// endRole forgets the role's Readys not yet carried out. Disk steps it started keep running
+// (the storage goroutine does not stop) but their completions no longer reach the Applier.
+func (s *Sim) endRole(sv *server) {
+	sv.leader, sv.learner, sv.serving = nil, nil, false
+	sv.apply.Reset()
+	sv.gen++
+}
+
+// reload makes the tree the replay of the log, as loading from disk does.
+func (sv *server) reload() {
 	sv.applied = sv.applied[:0]
 	for _, c := range sv.log {
 		sv.applied = append(sv.applied, c.Zxid)
 	}
-	s.sendElection(sv, sv.elect.Start(s.now, sv.lastLogged(), sv.currentEpoch))
 }
 
 func (s *Sim) closeConns(sid int64) {
@@ -214,9 +236,9 @@ func (s *Sim) decided(sv *server, d *election.Decision) {
 		if s.opt.BrokenCommit {
 			cfg.CommitQV = anyAck{qv}
 		}
-		var r zab.LeaderReady
+		var r zab.Ready
 		sv.leader, r = zab.NewLeader(cfg, st, sv.lastApplied(), hist, s.now)
-		s.leaderReady(sv, r)
+		sv.apply.Push(r)
 		return
 	}
 	sv.role = following
@@ -238,6 +260,7 @@ func (s *Sim) connect(sv *server) {
 		sv.learner = nil
 		return
 	}
+	s.endRole(sv)
 	s.nextCon++
 	c := &qconn{id: s.nextCon, leader: l.sid, learner: sv.sid, leaderConn: zab.ConnID(s.nextCon)}
 	s.conns[c.id] = c
@@ -246,62 +269,13 @@ func (s *Sim) connect(sv *server) {
 	st := zab.PersistentState{AcceptedEpoch: sv.acceptedEpoch, CurrentEpoch: sv.currentEpoch, LastLogged: sv.lastLogged()}
 	var r zab.Ready
 	sv.learner, r = zab.NewLearner(zab.LearnerConfig{ID: sv.sid, TickMs: tickMs, InitLimit: initLimit, SyncLimit: syncLimit}, st, s.now)
-	s.learnerReady(sv, r)
+	sv.apply.Push(r)
 }
 
 // anyAck is a deliberately wrong quorum: one ack is enough.
 type anyAck struct{ zab.Majority }
 
 func (anyAck) IsQuorum(sids map[int64]bool) bool { return len(sids) > 0 }
-
-func (s *Sim) leaderReady(sv *server, r zab.LeaderReady) {
-	if r.AcceptedEpoch >= 0 {
-		sv.acceptedEpoch = r.AcceptedEpoch
-	}
-	if r.CurrentEpoch >= 0 {
-		sv.currentEpoch = r.CurrentEpoch
-	}
-	sv.log = append(sv.log, r.Append...)
-	for _, o := range r.Out {
-		c := s.connOf(sv.sid, o.Conn)
-		if c == nil {
-			continue
-		}
-		pk := packet{p: o.Packet, snap: o.SnapFollows}
-		if o.SnapFollows {
-			c.snapApplied = append([]int64(nil), sv.applied...)
-		}
-		c.toLearner = append(c.toLearner, pk)
-	}
-	for _, id := range r.Close {
-		if c := s.connOf(sv.sid, id); c != nil {
-			s.breakConn(c)
-		}
-	}
-	if r.Established {
-		if prev, ok := s.leaders[sv.leader.Epoch()]; ok && prev != sv.sid {
-			panic(violation("two leaders established epoch %d: %d and %d", sv.leader.Epoch(), prev, sv.sid))
-		}
-		s.leaders[sv.leader.Epoch()] = sv.sid
-		sv.serving = true
-		sv.elect.UpdateElectionVote(sv.leader.Epoch())
-		s.trace("sid %d established epoch %d", sv.sid, sv.leader.Epoch())
-		// Everything it holds is now committed: it must extend what was committed before,
-		// including every acknowledged write.
-		s.extendGlobal(sv.sid, sv.applied, true)
-	}
-	for _, c := range r.Apply {
-		sv.applied = append(sv.applied, c.Zxid)
-		s.acked[c.Zxid] = true
-		s.extendGlobal(sv.sid, sv.applied, false)
-	}
-	if len(r.Apply) > 0 {
-		checkReplay(sv)
-	}
-	if r.StepDown != nil {
-		s.startLooking(sv, r.StepDown.Error())
-	}
-}
 
 func (s *Sim) connOf(leaderSid int64, id zab.ConnID) *qconn {
 	c := s.conns[int64(id)]
@@ -319,54 +293,6 @@ func (s *Sim) breakConn(c *qconn) {
 	}
 	if f := s.servers[c.learner]; f.role == following && f.conn == c.id {
 		s.startLooking(f, "connection to the leader broke")
-	}
-}
-
-func (s *Sim) learnerReady(sv *server, r zab.Ready) {
-	if r.AcceptedEpoch >= 0 {
-		sv.acceptedEpoch = r.AcceptedEpoch
-	}
-	if r.TruncateTo >= 0 {
-		keep := 0
-		for keep < len(sv.log) && sv.log[keep].Zxid <= r.TruncateTo {
-			keep++
-		}
-		sv.log = sv.log[:keep]
-		sv.durable = min(sv.durable, keep)
-		sv.applied = sv.applied[:0]
-		for _, c := range sv.log {
-			sv.applied = append(sv.applied, c.Zxid)
-		}
-	}
-	if r.TakeSnapshot {
-		// The simulated snapshot is the applied list itself; the log becomes those txns.
-		var log []zab.Committed
-		for _, z := range sv.applied {
-			log = append(log, zab.Committed{Zxid: z, Data: txnData(z)})
-		}
-		sv.log = log
-		sv.durable = len(log)
-	}
-	if r.CurrentEpoch >= 0 {
-		sv.currentEpoch = r.CurrentEpoch
-	}
-	sv.log = append(sv.log, r.Append...)
-	if r.SyncLog {
-		sv.durable = len(sv.log)
-	}
-	if c := s.conns[sv.conn]; c != nil {
-		c.toLeader = append(c.toLeader, r.Send...)
-	}
-	sv.applied = append(sv.applied, applyZxids(r.Apply)...)
-	if r.Serving {
-		sv.serving = true
-		sv.elect.UpdateElectionVote(sv.learner.NewEpoch())
-	}
-	if sv.serving {
-		s.checkPrefix(sv)
-	}
-	if r.Err != nil {
-		s.startLooking(sv, r.Err.Error())
 	}
 }
 
@@ -477,8 +403,11 @@ func (s *Sim) doStep() {
 	}
 	for _, sid := range s.sids {
 		sv := s.servers[sid]
-		if sv.role != down && sv.durable < len(sv.log) {
+		if sv.role != down && len(sv.running) == 0 && len(sv.disk.log) < len(sv.log) {
 			acts = append(acts, action{15, func() { s.fsync(sv) }})
+		}
+		if sv.role != down && len(sv.running) > 0 {
+			acts = append(acts, action{15, func() { s.finishDisk(sv) }})
 		}
 		if sv.role == leading && sv.serving {
 			acts = append(acts, action{8, func() { s.propose(sv) }})
@@ -549,7 +478,7 @@ func (s *Sim) deliverToLearner(c *qconn) {
 		sv.applied = append(sv.applied[:0], c.snapApplied...)
 		sv.learner.SnapLoaded(pk.p.Zxid)
 	}
-	s.learnerReady(sv, r)
+	sv.apply.Push(r)
 }
 
 func (s *Sim) deliverToLeader(c *qconn) {
@@ -559,17 +488,19 @@ func (s *Sim) deliverToLeader(c *qconn) {
 	if sv.role != leading || sv.leader == nil {
 		return
 	}
-	s.leaderReady(sv, sv.leader.Receive(c.leaderConn, s.now, p))
+	sv.apply.Push(sv.leader.Receive(c.leaderConn, s.now, p))
 }
 
+// fsync makes the txns appended since the last one durable. It waits for the disk steps
+// running before it, as the storage goroutine would.
 func (s *Sim) fsync(sv *server) {
-	sv.durable = len(sv.log)
-	z := sv.log[sv.durable-1].Zxid
+	sv.disk.log = slices.Clone(sv.log)
+	z := sv.log[len(sv.log)-1].Zxid
 	switch {
 	case sv.role == leading && sv.leader != nil:
-		s.leaderReady(sv, sv.leader.LocalLogged(z))
+		sv.apply.Push(sv.leader.LocalLogged(z))
 	case sv.role == following && sv.learner != nil:
-		s.learnerReady(sv, sv.learner.Logged(z))
+		sv.apply.Push(sv.learner.Logged(z))
 	}
 }
 
@@ -579,7 +510,7 @@ func (s *Sim) propose(sv *server) {
 		return
 	}
 	s.proposed++
-	s.leaderReady(sv, sv.leader.Propose(z, txnData(z)))
+	sv.apply.Push(sv.leader.Propose(z, txnData(z)))
 }
 
 func (s *Sim) tick() {
@@ -592,7 +523,7 @@ func (s *Sim) tick() {
 			s.sendElection(sv, outs)
 			s.decided(sv, d)
 		case leading:
-			s.leaderReady(sv, sv.leader.Tick(s.now))
+			sv.apply.Push(sv.leader.Tick(s.now))
 		case following:
 			if sv.learner == nil {
 				// The leader it chose is not reachable: ZooKeeper retries, then looks again.
@@ -602,7 +533,7 @@ func (s *Sim) tick() {
 				}
 				continue
 			}
-			s.learnerReady(sv, sv.learner.Tick(s.now))
+			sv.apply.Push(sv.learner.Tick(s.now))
 		}
 	}
 }
@@ -612,11 +543,15 @@ func (s *Sim) crash() {
 	if sv.role == down {
 		return
 	}
-	s.trace("sid %d crashes (losing %d unsynced txns)", sv.sid, len(sv.log)-sv.durable)
+	s.trace("sid %d crashes (log %d txns in memory, %d durable; losing %d running disk steps %v)",
+		sv.sid, len(sv.log), len(sv.disk.log), len(sv.running), runningNames(sv.running))
 	s.closeConns(sv.sid)
+	s.endRole(sv)
 	sv.role = down
-	sv.leader, sv.learner, sv.serving = nil, nil, false
-	sv.log = sv.log[:sv.durable]
+	// What a disk step had not finished is lost with the memory; boot reads the disk.
+	s.disk.Lost += len(sv.running)
+	clear(sv.running)
+	sv.running = sv.running[:0]
 }
 
 func (s *Sim) restart() {
@@ -653,8 +588,19 @@ func (s *Sim) breakRandomConn() {
 // Stats summarizes a run.
 type Stats struct {
 	Epochs, Committed, Proposed int
+	Disk                        DiskStats
+}
+
+// DiskStats counts what the asynchronous disk steps did, to show a run exercised them.
+type DiskStats struct {
+	// Later counts disk steps that finished at a later step than they started.
+	Later int
+	// Stale counts those that finished after their role had ended.
+	Stale int
+	// Lost counts those a crash cut short.
+	Lost int
 }
 
 func (s *Sim) Stats() Stats {
-	return Stats{Epochs: len(s.leaders), Committed: len(s.global), Proposed: s.proposed}
+	return Stats{Epochs: len(s.leaders), Committed: len(s.global), Proposed: s.proposed, Disk: s.disk}
 }

@@ -35,12 +35,14 @@ func seedList() []uint64 {
 }
 
 // TestSimulatedEnsembles runs thousands of seeded schedules with faults through the real
-// election and Zab state machines and checks, after every step: at most one leader per
-// epoch, every leader's history extends the committed one (no acknowledged write lost), and
-// every serving server's tree is a prefix of the committed sequence.
+// election and Zab state machines, and the zab.Applier with disk steps that finish later,
+// and checks, after every step: at most one leader per epoch, every leader's history
+// extends the committed one (no acknowledged write lost), every serving server's tree is a
+// prefix of the committed sequence, and every tree is the replay of its log.
 func TestSimulatedEnsembles(t *testing.T) {
 	for _, n := range []int{3, 5} {
 		var committed, epochs int
+		var disk DiskStats
 		for _, sd := range seedList() {
 			st, err := runSeed(t, Options{Seed: sd, Servers: n, Steps: *steps, Faults: true})
 			if err != nil {
@@ -48,6 +50,9 @@ func TestSimulatedEnsembles(t *testing.T) {
 			}
 			committed += st.Committed
 			epochs += st.Epochs
+			disk.Later += st.Disk.Later
+			disk.Stale += st.Disk.Stale
+			disk.Lost += st.Disk.Lost
 		}
 		// The schedules must do real work, or the checks prove nothing.
 		minCommits := *seeds * 20
@@ -57,7 +62,13 @@ func TestSimulatedEnsembles(t *testing.T) {
 		if *seed == 0 && (committed < minCommits || epochs < *seeds*2) {
 			t.Fatalf("%d servers: only %d txns committed and %d epochs over %d seeds", n, committed, epochs, *seeds)
 		}
-		t.Logf("%d servers: %d seeds, %d txns committed, %d epochs established", n, len(seedList()), committed, epochs)
+		// Nor if the disk never made the Appliers wait, or never raced a role change or a crash.
+		if *seed == 0 && (disk.Later < *seeds || disk.Stale == 0 || disk.Lost == 0) {
+			t.Fatalf("%d servers: disk steps finished later %d times, after their role %d, cut by a crash %d, over %d seeds",
+				n, disk.Later, disk.Stale, disk.Lost, *seeds)
+		}
+		t.Logf("%d servers: %d seeds, %d txns committed, %d epochs established; disk steps finished later %d, after their role %d, cut by a crash %d",
+			n, len(seedList()), committed, epochs, disk.Later, disk.Stale, disk.Lost)
 	}
 }
 

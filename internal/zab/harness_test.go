@@ -253,19 +253,18 @@ func (h *harness) hasDurable(n *simNode, zxid int64) bool {
 	return false
 }
 
-// step does one random thing; it reports false when nothing is left to do.
+// step does one random thing; it reports false when nothing is left to do. The actions are
+// listed in connection order, never in map order, so that a seed replays.
 func (h *harness) step() bool {
 	type action func()
 	var acts []action
-	for id, q := range h.toLearn {
-		if len(q) > 0 {
-			id := id
+	for _, n := range h.sortedNodes() {
+		if id := n.conn; len(h.toLearn[id]) > 0 {
 			acts = append(acts, func() { h.deliverToLearner(id) })
 		}
 	}
-	for id, q := range h.toLeader {
-		if len(q) > 0 {
-			id := id
+	for _, n := range h.sortedNodes() {
+		if id := n.conn; len(h.toLeader[id]) > 0 {
 			acts = append(acts, func() {
 				p := h.toLeader[id][0]
 				h.toLeader[id] = h.toLeader[id][1:]
@@ -291,9 +290,8 @@ func (h *harness) step() bool {
 			h.leaderReady(h.leader.LocalLogged(h.lnode.log[h.lnode.durable-1].Zxid))
 		})
 	}
-	for _, n := range h.nodes {
+	for _, n := range h.sortedNodes() {
 		if n.durable < len(n.log) {
-			n := n
 			acts = append(acts, func() {
 				n.durable = len(n.log)
 				h.learnerReady(n, n.learner.Logged(n.log[n.durable-1].Zxid))

@@ -3,9 +3,14 @@ package zab
 import "github.com/zkd-io/zkd/jute"
 
 // Ready is what a leader or a learner asks its owner to do after an input. It is carried
-// out in field order, by an Applier: persist acceptedEpoch, truncate, take a snapshot,
-// persist currentEpoch, append (and fsync when SyncLog is set), send and close, apply, then
-// the notices. Persisting before sending is what makes an acknowledgement a promise.
+// out by an Applier in this order: persist acceptedEpoch, truncate, take a snapshot, append
+// (and fsync when SyncLog is set), persist currentEpoch, send and close, apply, then the
+// notices. Persisting before sending is what makes an acknowledgement a promise.
+//
+// currentEpoch goes to disk only after the txns a NEWLEADER brought are durable
+// (ZOOKEEPER-4643): a learner whose new currentEpoch is durable and whose log is not wins
+// elections with a log that lacks committed txns, and a crash or a role change between the
+// two steps leaves it so.
 type Ready struct {
 	// AcceptedEpoch and CurrentEpoch, when >= 0, ask to persist that epoch.
 	AcceptedEpoch, CurrentEpoch int64
@@ -156,8 +161,8 @@ const (
 	stepAcceptedEpoch = iota
 	stepTruncate
 	stepSnapshot
-	stepCurrentEpoch
 	stepAppend
+	stepCurrentEpoch
 	stepRest
 )
 
