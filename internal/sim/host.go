@@ -204,6 +204,11 @@ func (h *host) Notify(r *zab.Ready) {
 			s.checkPrefix(sv)
 		}
 	}
+	for _, a := range r.LoadHistory {
+		// The committed history on disk when it was elected, as the server's storage
+		// goroutine reads its log.
+		sv.apply.Push(sv.leader.HistoryLoaded(a.Conn, append([]zab.Committed(nil), sv.diskHistory...)))
+	}
 	if r.Err != nil {
 		s.startLooking(sv, r.Err.Error())
 	}

@@ -56,6 +56,8 @@ type server struct {
 	// running are the disk steps started and not finished, oldest first: they finish in
 	// order, and a crash loses them.
 	running []diskStep
+	// diskHistory is the committed history a leader read from its log when elected.
+	diskHistory []zab.Committed
 	// memory: the server's view of its state, disk steps included as soon as they start
 	acceptedEpoch, currentEpoch int64
 	log                         []zab.Committed // what the log holds once every write started is done
@@ -232,7 +234,8 @@ func (s *Sim) decided(sv *server, d *election.Decision) {
 		}
 		st := zab.PersistentState{AcceptedEpoch: sv.acceptedEpoch, CurrentEpoch: sv.currentEpoch, LastLogged: sv.lastLogged()}
 		cfg := zab.LeaderConfig{ID: sv.sid, QV: qv, TickMs: tickMs, InitLimit: initLimit, SyncLimit: syncLimit, CommitLogCount: 20}
-		cfg.Older = func(from int64) []zab.Committed { return append([]zab.Committed(nil), hist...) }
+		cfg.HistoryOnDisk = true
+		sv.diskHistory = hist
 		if s.opt.BrokenCommit {
 			cfg.CommitQV = anyAck{qv}
 		}
