@@ -89,13 +89,13 @@ func (s *Server) submit(ev event) {
 // run is the core goroutine.
 func (s *Server) run() {
 	defer s.wg.Done()
-	tick := time.NewTicker(time.Duration(s.cfg.TickTime) * time.Millisecond / 2)
+	tick := s.clk.NewTicker(time.Duration(s.cfg.TickTime) * time.Millisecond / 2)
 	defer tick.Stop()
 	var containerC <-chan time.Time
 	if s.cfg.ContainerCheckInterval > 0 {
-		ct := time.NewTicker(s.cfg.ContainerCheckInterval)
+		ct := s.clk.NewTicker(s.cfg.ContainerCheckInterval)
 		defer ct.Stop()
-		containerC = ct.C
+		containerC = ct.C()
 	}
 	var electionIn <-chan ElectionMessage
 	if s.ens.transport != nil {
@@ -132,10 +132,12 @@ func (s *Server) run() {
 			s.applyDurable()
 		case <-s.doneSignal:
 			s.runDone()
-		case now := <-tick.C:
-			s.onTick(now)
-		case now := <-containerC:
-			s.onContainerCheck(now)
+		case <-tick.C():
+			// The clock's time now, not the tick's: a tick read late must not expire
+			// sessions by a stale time.
+			s.onTick(s.clk.Now())
+		case <-containerC:
+			s.onContainerCheck(s.clk.Now())
 		case m, ok := <-electionIn:
 			if !ok {
 				electionIn = nil
@@ -176,7 +178,7 @@ func (s *Server) handle(ev event) {
 	}
 }
 
-func (s *Server) nowMs() int64 { return s.clock().UnixMilli() }
+func (s *Server) nowMs() int64 { return s.clk.Now().UnixMilli() }
 
 // serving reports whether clients may be served: always when standalone, otherwise once
 // this server is synced with an established leader.
@@ -184,7 +186,7 @@ func (s *Server) serving() bool { return s.role.serving() }
 
 func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 	s.conns[c] = struct{}{}
-	c.connected = s.clock()
+	c.connected = s.clk.Now()
 	if !s.serving() {
 		c.close()
 		c.established <- false

@@ -9,6 +9,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/clock"
 	"github.com/zkd-io/zkd/internal/election"
 	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/session"
@@ -42,7 +43,7 @@ type ElectionTransport interface {
 // ensemble is what an ensemble member keeps across roles; the core goroutine owns it.
 type ensemble struct {
 	elect      *election.Election
-	electTimer *time.Timer
+	electTimer clock.Timer
 	transport  ElectionTransport
 	st         zab.PersistentState
 	// electing: an election round is running; its decision makes the next role.
@@ -235,12 +236,12 @@ func (s *Server) armElectionTimer() {
 		d = time.Millisecond
 	}
 	if s.ens.electTimer == nil {
-		s.ens.electTimer = time.NewTimer(d)
+		s.ens.electTimer = s.clk.NewTimer(d)
 		return
 	}
 	s.ens.electTimer.Stop()
 	select {
-	case <-s.ens.electTimer.C:
+	case <-s.ens.electTimer.C():
 	default:
 	}
 	s.ens.electTimer.Reset(d)
@@ -250,7 +251,7 @@ func (s *Server) electionTimerC() <-chan time.Time {
 	if s.ens.electTimer == nil {
 		return nil
 	}
-	return s.ens.electTimer.C
+	return s.ens.electTimer.C()
 }
 
 func (s *Server) onElectionMessage(m ElectionMessage) {

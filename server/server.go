@@ -20,6 +20,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/internal/clock"
 	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/session"
@@ -72,8 +73,11 @@ type Config struct {
 	Logger   *slog.Logger
 	// FS is the file system; nil means the real one.
 	FS storage.FS
-	// Clock returns the current time; nil means time.Now.
-	Clock func() time.Time
+	// Clock is the time sessions, ticks and timers run on; nil means the wall clock.
+	Clock clock.Clock
+	// Rand is the server's random source (snapshot spacing); nil means one seeded from
+	// the time.
+	Rand *rand.Rand
 
 	// zxidCounterStart is where a new leader's zxid counter starts (tests of the rollover).
 	zxidCounterStart int64
@@ -144,7 +148,10 @@ func (c *Config) setDefaults() {
 		c.FS = storage.OSFS{}
 	}
 	if c.Clock == nil {
-		c.Clock = time.Now
+		c.Clock = clock.Real{}
+	}
+	if c.Rand == nil {
+		c.Rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x7a6b64))
 	}
 	if c.FourLetterWhitelist == nil {
 		c.FourLetterWhitelist = []string{"srvr"}
@@ -155,7 +162,7 @@ func (c *Config) setDefaults() {
 type Server struct {
 	cfg   Config
 	log   *slog.Logger
-	clock func() time.Time
+	clk   clock.Clock
 	ln    net.Listener
 	start time.Time
 
@@ -213,7 +220,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:        cfg,
 		log:        cfg.Logger,
-		clock:      cfg.Clock,
+		clk:        cfg.Clock,
 		events:     make(chan event, 1024),
 		stopping:   make(chan struct{}),
 		tokens:     make(chan struct{}, cfg.GlobalOutstandingLimit),
@@ -225,9 +232,9 @@ func New(cfg Config) (*Server, error) {
 		sessions:   make(map[int64]*clientSession),
 		tracker:    session.NewTracker(int64(cfg.TickTime)),
 		conns:      make(map[*conn]struct{}),
-		rng:        rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x7a6b64)),
+		rng:        cfg.Rand,
 	}
-	s.start = s.clock()
+	s.start = s.clk.Now()
 	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())
 	if err := s.recover(); err != nil {
 		return nil, err
@@ -348,7 +355,7 @@ func (s *Server) newConn(nc net.Conn) {
 		established: make(chan bool, 1),
 		wake:        make(chan struct{}, 1),
 		done:        make(chan struct{}),
-		accepted:    time.Now(),
+		accepted:    s.clk.Now(),
 	}
 	s.connsMu.Lock()
 	s.allConns[c] = struct{}{}

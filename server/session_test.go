@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/internal/clock"
 	"github.com/zkd-io/zkd/internal/rawzk"
 	"github.com/zkd-io/zkd/internal/storage"
 	"github.com/zkd-io/zkd/jute"
@@ -196,5 +197,35 @@ func TestCleanStopSnapshot(t *testing.T) {
 	srv.Stop()
 	if got := newest(); got != snapped {
 		t.Fatalf("a short log was snapshotted at stop: %#x, was %#x", got, snapped)
+	}
+}
+
+// TestSessionExpiryRunsOnTheServerClock: session expiry follows the configured clock, not
+// the wall clock: a 2-minute session expires as soon as the fake clock passes its timeout,
+// and not before.
+func TestSessionExpiryRunsOnTheServerClock(t *testing.T) {
+	fake := clock.NewFake(time.Now())
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.Clock = fake
+		c.TickTime = 60000 // sessions of 2 to 20 minutes
+	}))
+	victim := rawzk.Connect(t, srv.Addr())
+	if victim.Timeout != 120000 {
+		t.Fatalf("negotiated timeout %d ms, want the 2-minute minimum", victim.Timeout)
+	}
+	victim.Call(jute.OpCreate, &jute.CreateRequest{Path: "/eph", ACL: jute.OpenACLUnsafe, Flags: jute.FlagEphemeral}, &jute.CreateResponse{})
+	exists := func() bool {
+		c := rawzk.Connect(t, srv.Addr())
+		defer c.NC.Close()
+		return c.Call(jute.OpExists, &jute.PathWatchRequest{Path: "/eph"}, &jute.StatResponse{}).Err == jute.OK
+	}
+	fake.Advance(time.Minute)
+	if !exists() {
+		t.Fatal("session expired a minute into its two")
+	}
+	fake.Advance(3 * time.Minute)
+	waitFor(t, "the ephemeral of the expired session to go", func() bool { return !exists() })
+	if !victim.Closed() {
+		t.Fatal("the expired session's connection is still open")
 	}
 }

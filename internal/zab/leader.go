@@ -88,8 +88,8 @@ type lconn struct {
 	// older is the history read from the owner's log for this learner (lcHistory done).
 	older       []Committed
 	olderLoaded bool
-	lastRecv int64
-	infoSent bool // LEADERINFO sent
+	lastRecv    int64
+	infoSent    bool // LEADERINFO sent
 	// pings counts PINGs sent; pongs counts replies: a reply proves the learner
 	// followed us when that ping was sent (TCP keeps them in order).
 	pings, pongs int64
