@@ -38,6 +38,9 @@ func (c *conn) fourLetter(cmd string, br *bufio.Reader) {
 	} else {
 		text = s.fourLetterText(cmd, c)
 	}
+	// The deadline is for the client to take the answer; waiting for a builder slot and
+	// building do not count against it.
+	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
 	c.nc.Write([]byte(text))
 }
 

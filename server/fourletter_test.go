@@ -7,7 +7,10 @@ import (
 	"log/slog"
 	"net"
 	"regexp"
+	"strconv"
 	"strings"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -221,5 +224,126 @@ func TestFourLetterListsMatchCore(t *testing.T) {
 	}
 	if _, maxItems := server.AdminSteps(); maxItems > server.AdminBatch+64 {
 		t.Errorf("one core step copied %d items; batches are %d", maxItems, server.AdminBatch)
+	}
+}
+
+// fourLetterErr is fourLetter for goroutines other than the test's.
+func fourLetterErr(addr, cmd string) (string, error) {
+	c, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		return "", err
+	}
+	defer c.Close()
+	c.SetDeadline(time.Now().Add(60 * time.Second))
+	if _, err := c.Write([]byte(cmd)); err != nil {
+		return "", err
+	}
+	b, err := io.ReadAll(c)
+	if err != nil {
+		return "", fmt.Errorf("%s: %w", cmd, err)
+	}
+	return string(b), nil
+}
+
+// TestFourLetterFloodKeepsCoreResponsive is the reported case: 20 sessions hold 100k
+// watches, four connections loop wchp/wchc/dump, and a client does set+get meanwhile.
+// Building those answers in one core step held every request for seconds (6-7 s, with
+// connection losses, for a kazoo client); now the core only copies batches. The test
+// checks that structurally (no core step copies more than a batch, and every answer is
+// complete), plus a latency bound far above what the fix gives and below what it replaced.
+func TestFourLetterFloodKeepsCoreResponsive(t *testing.T) {
+	if testing.Short() {
+		t.Skip("sets up 100k watches")
+	}
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.FourLetterWhitelist = []string{"*"} }))
+	const sessions, perSession = 20, 5000
+	for s := range sessions {
+		c := connectZK(t, srv.Addr())
+		pipelined(t, perSession, func(i int, done func(error)) {
+			c.ExistsWAsync(fmt.Sprintf("/flood/s%02d/w%04d", s, i), func(_ bool, _ *zk.Stat, _ <-chan zk.Event, err error) { done(err) })
+		})
+	}
+	ctx := context.Background()
+	rw := connectZK(t, srv.Addr())
+	if _, err := rw.Create(ctx, "/rw", nil, zk.OpenACL(), zk.ModePersistent); err != nil {
+		t.Fatal(err)
+	}
+
+	stepsBefore, _ := server.AdminSteps()
+	stop := make(chan struct{})
+	var wg sync.WaitGroup
+	var answers, watchAnswers atomic.Int64
+	floodErr := make(chan error, 4)
+	for _, cmd := range []string{"wchp", "wchc", "wchp", "dump"} {
+		wg.Go(func() {
+			for range 100 {
+				select {
+				case <-stop:
+					return
+				default:
+				}
+				text, err := fourLetterErr(srv.Addr(), cmd)
+				if err == nil {
+					switch {
+					case cmd == "wchp" && strings.Count(text, "\n\t0x") != sessions*perSession:
+						err = fmt.Errorf("wchp lists %d watches, want %d", strings.Count(text, "\n\t0x"), sessions*perSession)
+					case cmd == "wchc" && strings.Count(text, "\n\t/flood/") != sessions*perSession:
+						err = fmt.Errorf("wchc lists %d watches, want %d", strings.Count(text, "\n\t/flood/"), sessions*perSession)
+					case cmd == "dump" && !strings.HasPrefix(text, "SessionTracker dump:\n"):
+						err = fmt.Errorf("dump = %.100q", text)
+					}
+				}
+				if err != nil {
+					floodErr <- err
+					return
+				}
+				answers.Add(1)
+				if cmd != "dump" {
+					watchAnswers.Add(1)
+				}
+			}
+		})
+	}
+
+	var worst time.Duration
+	var rwErr error
+	for deadline, n := time.Now().Add(5*time.Second), 0; time.Now().Before(deadline) && n < 500; n++ {
+		start := time.Now()
+		opCtx, cancel := context.WithTimeout(ctx, 20*time.Second)
+		_, err := rw.Set(opCtx, "/rw", []byte(strconv.Itoa(n)), -1)
+		if err == nil {
+			_, _, err = rw.Get(opCtx, "/rw")
+		}
+		cancel()
+		if err != nil {
+			rwErr = fmt.Errorf("set+get %d: %w", n, err)
+			break
+		}
+		worst = max(worst, time.Since(start))
+		time.Sleep(20 * time.Millisecond) // the reported client's pace
+	}
+	close(stop)
+	wg.Wait()
+	close(floodErr)
+	for err := range floodErr {
+		t.Error(err)
+	}
+	if rwErr != nil {
+		t.Fatal(rwErr)
+	}
+	steps, maxItems := server.AdminSteps()
+	t.Logf("worst set+get %v; %d answers; %d core steps, at most %d items each", worst, answers.Load(), steps-stepsBefore, maxItems)
+	if answers.Load() == 0 {
+		t.Fatal("no four-letter answer completed during the set+get loop")
+	}
+	if maxItems > server.AdminBatch+64 {
+		t.Errorf("one core step copied %d items; batches are %d", maxItems, server.AdminBatch)
+	}
+	if min := watchAnswers.Load() * (sessions * perSession / server.AdminBatch); steps-stepsBefore < min {
+		t.Errorf("%d watch lists took %d core steps, want at least %d", watchAnswers.Load(), steps-stepsBefore, min)
+	}
+	// Generous: the fix gives tens of milliseconds here, the one-step answers took seconds.
+	if worst > 2*time.Second {
+		t.Errorf("worst set+get took %v while four-letter words were answered", worst)
 	}
 }
