@@ -57,8 +57,9 @@ func (s *Server) acquireBuilder() bool {
 
 func releaseBuilder() { <-adminBuilders }
 
-// coreQuery runs f on the core. It reports false when the server stops first or is not
-// serving (f is then not run).
+// coreQuery runs f on the core. It reports false when the server is not serving (f is then
+// not run) or stops first; in that last case f may still be running, so the caller must not
+// read what f writes.
 func (s *Server) coreQuery(f func()) bool {
 	serving := true
 	ok := s.Query(func() {
@@ -86,16 +87,27 @@ func (s *Server) gatherWatches() (watchView, bool) {
 	var mu sync.Mutex
 	var next func() ([]watch.Entry, bool)
 	var stop func()
+	finished := false // only this goroutine touches it: steps may outlive a failed Query
 	defer func() {
-		mu.Lock()
-		if stop != nil {
-			// Only resumes the scan to make it return; the table is not read again.
-			stop()
+		if finished {
+			return // the scan has returned; nothing to stop
 		}
-		mu.Unlock()
+		// An abandoned scan is stopped on the core, like every other step, unless the
+		// core has stopped too.
+		stopScan := func() {
+			mu.Lock()
+			defer mu.Unlock()
+			if stop != nil {
+				stop()
+			}
+		}
+		if !s.Query(stopScan) {
+			stopScan()
+		}
 	}()
-	for done := false; !done; {
+	for !finished {
 		var batch []watch.Entry
+		var last bool
 		ok := s.coreQuery(func() {
 			mu.Lock()
 			defer mu.Unlock()
@@ -106,7 +118,7 @@ func (s *Server) gatherWatches() (watchView, bool) {
 			batch, more = next()
 			items := len(batch)
 			if !more {
-				done = true
+				last = true
 				v.sessions = make(map[watch.WatcherID]int64)
 				for w, c := range s.watchConns {
 					if c != nil && c.sess != nil {
@@ -120,6 +132,7 @@ func (s *Server) gatherWatches() (watchView, bool) {
 		if !ok {
 			return watchView{}, false
 		}
+		finished = last
 		v.entries = append(v.entries, batch...)
 	}
 	// Sorted by path then watcher: what wchp prints, and it exposes the duplicates a
@@ -207,7 +220,8 @@ func (s *Server) gatherDump() (admin.DumpInfo, bool) {
 		noteAdminStep(s.tracker.Len() + len(owners))
 	})
 	if !ok {
-		return d, false
+		// The step may still be running (Query gives up when the server stops): leave d.
+		return admin.DumpInfo{}, false
 	}
 	ids := slices.Sorted(maps.Keys(owners))
 	for i := 0; i < len(ids); {
@@ -260,7 +274,7 @@ func (s *Server) gatherStat(self *conn) (admin.ServerStats, []admin.ConnInfo, bo
 	var st admin.ServerStats
 	var rows []connRow
 	if !s.coreQuery(func() { st, rows = s.serverStats(), s.connRows() }) {
-		return st, nil, false
+		return admin.ServerStats{}, nil, false
 	}
 	st.OpenFileDescriptors, st.MaxFileDescriptors = openFDs(), maxFDs()
 	return st, connInfos(rows, self), true
@@ -328,8 +342,9 @@ func connInfos(rows []connRow, self *conn) []admin.ConnInfo {
 // counts, which read /proc, are taken off the core.
 func (s *Server) gatherStats() (admin.ServerStats, bool) {
 	var st admin.ServerStats
-	ok := s.coreQuery(func() { st = s.serverStats() })
-	st.OpenFileDescriptors = openFDs()
-	st.MaxFileDescriptors = maxFDs()
-	return st, ok
+	if !s.coreQuery(func() { st = s.serverStats() }) {
+		return admin.ServerStats{}, false
+	}
+	st.OpenFileDescriptors, st.MaxFileDescriptors = openFDs(), maxFDs()
+	return st, true
 }
