@@ -8,11 +8,9 @@ import (
 	"os/user"
 	"path/filepath"
 	"runtime"
-	"sort"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/admin"
-	"github.com/zkd-io/zkd/internal/watch"
 )
 
 // Version is what srvr and mntr report. Tools read the leading x.y.z to decide which
@@ -40,6 +38,9 @@ func (c *conn) fourLetter(cmd string, br *bufio.Reader) {
 	} else {
 		text = s.fourLetterText(cmd, c)
 	}
+	// The deadline is for the client to take the answer; waiting for a builder slot and
+	// building do not count against it.
+	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
 	c.nc.Write([]byte(text))
 }
 
@@ -78,57 +79,68 @@ func (s *Server) fourLetterText(cmd string, self *conn) string {
 	case "hash":
 		return admin.Hash(nil)
 	}
-	var text string
-	serving := true
-	ok := s.Query(func() {
-		if !s.serving() {
-			serving = false
-			return
+	switch cmd {
+	case "srvr", "mntr":
+		// One small core step; not rationed, monitoring polls these.
+		st, ok := s.gatherStats()
+		if !ok {
+			return notServing(cmd)
 		}
-		switch cmd {
-		case "srvr":
-			text = admin.Srvr(s.serverStats())
-		case "stat":
-			text = admin.Stat(s.serverStats(), s.connInfos(self, false))
-		case "cons":
-			text = admin.Cons(s.connInfos(self, true))
-		case "mntr":
-			text = admin.Mntr(s.serverStats())
-		case "wchs":
-			sum := s.watches.Summary(watch.DataTable)
-			text = admin.Wchs(sum.Watchers, sum.Paths, sum.Watches)
-		case "wchc":
-			by := map[int64][]string{}
-			for w, paths := range s.watches.ByWatcher(watch.DataTable) {
-				if c := s.watchConns[w]; c != nil && c.sess != nil {
-					by[c.sess.id] = append(by[c.sess.id], paths...)
-				}
-			}
-			text = admin.Wchc(by)
-		case "wchp":
-			by := map[string][]int64{}
-			for p, ws := range s.watches.ByPath(watch.DataTable) {
-				for _, w := range ws {
-					if c := s.watchConns[w]; c != nil && c.sess != nil {
-						by[p] = append(by[p], c.sess.id)
-					}
-				}
-			}
-			text = admin.Wchp(by)
-		case "dump":
-			text = admin.Dump(s.dumpInfo())
+		if cmd == "srvr" {
+			return admin.Srvr(st)
 		}
-	})
-	if !ok || !serving {
-		if t, ok := admin.NotServing(cmd); ok {
-			return t
-		}
-		return admin.NotServingMsg + "\n"
+		return admin.Mntr(st)
+	case "stat", "cons", "wchs", "wchc", "wchp", "dump":
+	default:
+		return ""
 	}
-	return text
+	if !s.acquireBuilder() {
+		return notServing(cmd)
+	}
+	defer releaseBuilder()
+	switch cmd {
+	case "stat":
+		st, conns, ok := s.gatherStat(self)
+		if !ok {
+			return notServing(cmd)
+		}
+		return admin.Stat(st, conns)
+	case "cons":
+		conns, ok := s.gatherConns(self)
+		if !ok {
+			return notServing(cmd)
+		}
+		return admin.Cons(conns)
+	case "dump":
+		d, ok := s.gatherDump()
+		if !ok {
+			return notServing(cmd)
+		}
+		return admin.Dump(d)
+	}
+	v, ok := s.gatherWatches()
+	if !ok {
+		return notServing(cmd)
+	}
+	switch cmd {
+	case "wchs":
+		return v.wchs()
+	case "wchc":
+		return v.wchc()
+	}
+	return v.wchp()
 }
 
-// serverStats runs on the core goroutine.
+// notServing is cmd's answer when the server is not serving or stopped while answering.
+func notServing(cmd string) string {
+	if t, ok := admin.NotServing(cmd); ok {
+		return t
+	}
+	return admin.NotServingMsg + "\n"
+}
+
+// serverStats runs on the core goroutine. It leaves the file descriptor counts, which read
+// /proc, to gatherStats.
 func (s *Server) serverStats() admin.ServerStats {
 	s.connsMu.Lock()
 	nconns := len(s.allConns)
@@ -148,8 +160,6 @@ func (s *Server) serverStats() admin.ServerStats {
 		WatchCount:          s.watches.Count(),
 		GlobalSessions:      int64(s.tracker.Len()),
 		ApproximateDataSize: s.tree.ApproximateDataSize(),
-		OpenFileDescriptors: openFDs(),
-		MaxFileDescriptors:  maxFDs(),
 		Uptime:              time.Since(s.start).Milliseconds(),
 		ResponseSize:        admin.NewBufferStats(),
 		Counters: map[string]int64{
@@ -160,66 +170,6 @@ func (s *Server) serverStats() admin.ServerStats {
 		},
 	}
 	return st
-}
-
-func (s *Server) connInfos(self *conn, full bool) []admin.ConnInfo {
-	s.connsMu.Lock()
-	conns := make([]*conn, 0, len(s.allConns))
-	for c := range s.allConns {
-		conns = append(conns, c)
-	}
-	s.connsMu.Unlock()
-	sort.Slice(conns, func(i, j int) bool { return conns[i].accepted.Before(conns[j].accepted) })
-	out := make([]admin.ConnInfo, 0, len(conns))
-	for _, c := range conns {
-		ci := admin.ConnInfo{
-			Remote:      formatRemote(c.remote),
-			Interest:    1,
-			Received:    c.recv.Load(),
-			Sent:        c.sent.Load(),
-			LastOp:      "NA",
-			Established: c.accepted,
-			LastCxid:    -1,
-		}
-		if c == self {
-			ci.Interest = 0
-		}
-		if c.sess != nil && !c.gone {
-			ci.SessionID = c.sess.id
-			ci.Timeout = c.sess.timeout
-			ci.LastOp = admin.LastOp(c.lastOp)
-			if c.lastOp != 0 {
-				ci.LastCxid = int64(c.lastCxid)
-			}
-			ci.LastZxid = c.lastZxid
-			sum := c.stats.summary()
-			ci.MinLatency, ci.MaxLatency = sum.Min, sum.Max
-			if sum.Count > 0 {
-				ci.AvgLatency = sum.Sum / sum.Count
-			}
-			ci.LastLatency = c.stats.lastLatency()
-			ci.LastResponse = c.stats.lastResponse()
-		}
-		out = append(out, ci)
-	}
-	return out
-}
-
-func (s *Server) dumpInfo() admin.DumpInfo {
-	var d admin.DumpInfo
-	for _, b := range s.tracker.Buckets() {
-		d.SessionSets = append(d.SessionSets, admin.SessionSet{Expire: time.UnixMilli(b.Deadline), Sessions: b.IDs})
-	}
-	owners := s.tree.EphemeralSessions()
-	ids := make([]int64, 0, len(owners))
-	for id := range owners {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return ids[i] < ids[j] })
-	for _, id := range ids {
-		d.Ephemerals = append(d.Ephemerals, admin.SessionEphemerals{SessionID: id, Paths: s.tree.Ephemerals(id)})
-	}
-	return d
 }
 
 func formatRemote(remote string) string {

@@ -19,12 +19,36 @@ func Wchs(connections, paths, total int) string {
 // Wchc is the answer of wchc: each session with data watches, then its paths indented by a
 // tab, then an empty line. ZooKeeper prints hash order; sessions and paths are sorted here.
 func Wchc(bySession map[int64][]string) string {
-	var b strings.Builder
+	sorted := make([]SessionPaths, 0, len(bySession))
 	for _, sid := range slices.Sorted(maps.Keys(bySession)) {
+		sorted = append(sorted, SessionPaths{sid, slices.Sorted(slices.Values(bySession[sid]))})
+	}
+	return WchcSorted(sorted)
+}
+
+// SessionPaths is one session's block of wchc.
+type SessionPaths struct {
+	SessionID int64
+	Paths     []string
+}
+
+// WchcSorted is Wchc for input the caller has already grouped and sorted (sessions
+// ascending, each one's paths ascending), so that a large answer costs no map or second sort.
+func WchcSorted(sessions []SessionPaths) string {
+	n := 1
+	for _, s := range sessions {
+		n += 19 // "0x", up to 16 digits, newline
+		for _, p := range s.Paths {
+			n += len(p) + 2
+		}
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, s := range sessions {
 		b.WriteString("0x")
-		b.WriteString(hex(sid))
+		b.WriteString(hex(s.SessionID))
 		b.WriteByte('\n')
-		for _, p := range slices.Sorted(slices.Values(bySession[sid])) {
+		for _, p := range s.Paths {
 			b.WriteByte('\t')
 			b.WriteString(p)
 			b.WriteByte('\n')
@@ -37,11 +61,32 @@ func Wchc(bySession map[int64][]string) string {
 // Wchp is the answer of wchp: each path with data watches, then the watching sessions
 // indented by a tab, then an empty line. Paths and sessions are sorted.
 func Wchp(byPath map[string][]int64) string {
-	var b strings.Builder
+	sorted := make([]PathSessions, 0, len(byPath))
 	for _, p := range slices.Sorted(maps.Keys(byPath)) {
-		b.WriteString(p)
+		sorted = append(sorted, PathSessions{p, slices.Sorted(slices.Values(byPath[p]))})
+	}
+	return WchpSorted(sorted)
+}
+
+// PathSessions is one path's block of wchp.
+type PathSessions struct {
+	Path     string
+	Sessions []int64
+}
+
+// WchpSorted is Wchp for input the caller has already grouped and sorted (paths ascending,
+// each one's sessions ascending).
+func WchpSorted(paths []PathSessions) string {
+	n := 1
+	for _, p := range paths {
+		n += len(p.Path) + 1 + 20*len(p.Sessions) // "\t0x", up to 16 digits, newline
+	}
+	var b strings.Builder
+	b.Grow(n)
+	for _, p := range paths {
+		b.WriteString(p.Path)
 		b.WriteByte('\n')
-		for _, sid := range slices.Sorted(slices.Values(byPath[p])) {
+		for _, sid := range p.Sessions {
 			b.WriteString("\t0x")
 			b.WriteString(hex(sid))
 			b.WriteByte('\n')
