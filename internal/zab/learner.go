@@ -197,8 +197,8 @@ func (l *Learner) onSyncPacket(p jute.QuorumPacket, r *Ready) Ready {
 		if Epoch(p.Zxid) != l.newEpoch {
 			return l.fail(r, protoErr("NEWLEADER for epoch %d, registered for %d", Epoch(p.Zxid), l.newEpoch))
 		}
-		// Persist what the sync brought before acking: a snapshot after SNAP, the new
-		// epoch, and every proposal received so far (ZOOKEEPER-3911).
+		// Persist what the sync brought before acking: a snapshot after SNAP, every
+		// proposal received so far (ZOOKEEPER-3911), then the new epoch (ZOOKEEPER-4643).
 		r.TakeSnapshot = l.snapSync
 		l.st.CurrentEpoch = l.newEpoch
 		r.CurrentEpoch = l.newEpoch
