@@ -3,6 +3,7 @@ package nemesis
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -98,17 +99,94 @@ func TestCheckLinearizable(t *testing.T) {
 	inU := linearize.Input{Key: "/b", Kind: linearize.Set, Value: "z"}
 	outU := linearize.Output{Result: linearize.Unknown}
 	ok := []porcupine.Operation{lop(1, 0, 10, in1, out1), lop(2, 20, 30, in2, out2), lop(1, 0, 10, in3, out3), lop(3, 5, unknownReturn, inU, outU)}
-	if v, to := CheckLinearizable(ok, time.Minute, ""); len(v) != 0 || len(to) != 0 {
+	if v, to := CheckLinearizable(ok, nil, time.Minute, ""); len(v) != 0 || len(to) != 0 {
 		t.Fatalf("linearizable history rejected: %v %v", v, to)
 	}
-	dump := t.TempDir()
-	bad := append(ok, lop(2, 20, 30, in4, out4))
-	v, _ := CheckLinearizable(bad, time.Minute, dump)
-	if len(v) != 1 || !strings.Contains(v[0].Msg, "key /b") {
+	bad := append(slices.Clone(ok), lop(2, 20, 30, in4, out4))
+	v, _ := CheckLinearizable(bad, nil, time.Minute, "")
+	if len(v) != 1 || !strings.Contains(v[0].Msg, "key /b: stale read: client 2 get(/b)") {
 		t.Fatalf("stale read: got %v", v)
 	}
-	if _, err := os.Stat(filepath.Join(dump, "linearizability_b.html")); err != nil {
+	// A failed CAS that no version explains: only porcupine sees it.
+	inC := linearize.Input{Key: "/a", Kind: linearize.CAS, Version: 1, Value: "w"}
+	outC := linearize.Output{Result: linearize.BadVersion}
+	dump := t.TempDir()
+	bad = append(slices.Clone(ok), lop(2, 40, 50, inC, outC))
+	if v := CheckVersions(bad); len(v) != 0 {
+		t.Fatalf("CheckVersions: %v", v)
+	}
+	v, _ = CheckLinearizable(bad, nil, time.Minute, dump)
+	if len(v) != 1 || !strings.Contains(v[0].Msg, "key /a: the 3 operations") {
+		t.Fatalf("bad CAS: got %v", v)
+	}
+	if _, err := os.Stat(filepath.Join(dump, "linearizability_a.html")); err != nil {
 		t.Errorf("no visualisation: %v", err)
+	}
+}
+
+func TestCheckVersions(t *testing.T) {
+	k := "/k"
+	set := func(c int, call, ret int64, val string, ver int32) porcupine.Operation {
+		return lop(c, call, ret, linearize.Input{Key: k, Kind: linearize.Set, Value: val}, linearize.Output{Result: linearize.OK, Version: ver})
+	}
+	get := func(c int, call, ret int64, val string, ver int32) porcupine.Operation {
+		return lop(c, call, ret, linearize.Input{Key: k, Kind: linearize.Get}, linearize.Output{Value: val, Version: ver})
+	}
+	good := []porcupine.Operation{set(1, 0, 10, "a", 1), get(2, 5, 15, "", 0), set(2, 20, 30, "b", 2), get(3, 25, 35, "a", 1)}
+	if v := CheckVersions(good); len(v) != 0 {
+		t.Fatalf("good history: %v", v)
+	}
+	for name, tc := range map[string]struct {
+		op   porcupine.Operation
+		want string
+	}{
+		"two values":      {get(3, 40, 50, "zz", 2), "version 2 holds two values"},
+		"two versions":    {get(3, 40, 50, "a", 3), `value "a" has two versions`},
+		"stale read":      {get(3, 40, 50, "a", 1), "stale read"},
+		"write went back": {set(3, 40, 50, "c", 2), "version 2 holds two values"},
+		"write reordered": {set(3, 40, 50, "c", 1), "version 1 holds two values"},
+	} {
+		v := CheckVersions(append(slices.Clone(good), tc.op))
+		if len(v) == 0 || !strings.Contains(v[0].Msg, tc.want) {
+			t.Errorf("%s: got %v, want %q", name, v, tc.want)
+		}
+	}
+	// A write that starts after a read returned must get a greater version.
+	v := CheckVersions([]porcupine.Operation{get(1, 0, 10, "", 0), set(2, 20, 30, "x", 0)})
+	if len(v) == 0 || !strings.Contains(v[len(v)-1].Msg, "write ordered before an earlier one") {
+		t.Errorf("write after read: got %v", v)
+	}
+}
+
+func TestSettleUnknown(t *testing.T) {
+	k := "/k"
+	unknown := func(c int, call int64, val string) porcupine.Operation {
+		return lop(c, call, unknownReturn, linearize.Input{Key: k, Kind: linearize.Set, Value: val}, linearize.Output{Result: linearize.Unknown})
+	}
+	set := func(c int, call, ret int64, val string, ver int32) porcupine.Operation {
+		return lop(c, call, ret, linearize.Input{Key: k, Kind: linearize.Set, Value: val}, linearize.Output{Result: linearize.OK, Version: ver})
+	}
+	get := func(c int, call, ret int64, val string, ver int32) porcupine.Operation {
+		return lop(c, call, ret, linearize.Input{Key: k, Kind: linearize.Get}, linearize.Output{Value: val, Version: ver})
+	}
+	final := get(0, 100, 110, "c", 3)
+	ops := []porcupine.Operation{set(1, 0, 10, "a", 1), unknown(2, 5, "b"), unknown(3, 6, "lost"), get(1, 20, 30, "b", 2), set(1, 40, 50, "c", 3), final}
+	got := settleUnknown(ops, final)
+	if len(got) != 5 {
+		t.Fatalf("want the unobserved unknown write dropped: %v", got)
+	}
+	for _, op := range got {
+		if op.Input.(linearize.Input).Value == "b" && op.Output.(linearize.Output) != (linearize.Output{Result: linearize.OK, Version: 2}) {
+			t.Fatalf("the unknown write that a read saw is not pinned to its version: %+v", op)
+		}
+	}
+	if !linearize.Check(got) || !linearize.Check(ops) {
+		t.Fatal("settled history rejected")
+	}
+	// A version nobody pins: some unknown write made it, porcupine has to find which.
+	gap := []porcupine.Operation{set(1, 0, 10, "a", 1), unknown(2, 5, "b"), unknown(3, 6, "x"), set(1, 40, 50, "c", 3), final}
+	if got := settleUnknown(gap, final); len(got) != len(gap) {
+		t.Fatalf("a history with a gap was changed: %v", got)
 	}
 }
 

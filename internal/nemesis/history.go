@@ -60,6 +60,7 @@ func CheckFIFO(conns []*ConnLog) []Violation {
 	var out []Violation
 	for _, c := range conns {
 		var unanswered []int32
+		ops := map[int32]jute.OpCode{}
 		replies := 0
 		for _, ev := range c.Events {
 			if ev.Xid == jute.XidPing || ev.Xid == jute.XidNotification {
@@ -67,6 +68,7 @@ func CheckFIFO(conns []*ConnLog) []Violation {
 			}
 			if ev.Dir == Sent {
 				unanswered = append(unanswered, ev.Xid)
+				ops[ev.Xid] = ev.Op
 				continue
 			}
 			replies++
@@ -85,22 +87,22 @@ func CheckFIFO(conns []*ConnLog) []Violation {
 				msg = fmt.Sprintf("reply #%d is for xid %d, but the oldest unanswered is xid %d", replies, ev.Xid, unanswered[0])
 			}
 			out = append(out, Violation{Check: "fifo", Msg: fmt.Sprintf("conn %d (client %d, session 0x%x, server %d, at %v): %s; unanswered before it: %s",
-				c.ID, c.Client, c.Session, c.Server+1, ev.At.Round(time.Millisecond), msg, xidList(unanswered))})
+				c.ID, c.Client, c.Session, c.Server+1, ev.At.Round(time.Millisecond), msg, xidList(unanswered, ops))})
 			break
 		}
 	}
 	return out
 }
 
-func xidList(x []int32) string {
-	const max = 8
+func xidList(x []int32, ops map[int32]jute.OpCode) string {
+	const max = 12
 	var s []string
 	for i, v := range x {
 		if i == max {
 			s = append(s, fmt.Sprintf("... (%d in all)", len(x)))
 			break
 		}
-		s = append(s, fmt.Sprint(v))
+		s = append(s, fmt.Sprintf("%d:%v", v, ops[v]))
 	}
 	return "[" + strings.Join(s, " ") + "]"
 }
@@ -142,15 +144,24 @@ func CheckZxid(conns []*ConnLog) []Violation {
 	return out
 }
 
-// CheckLinearizable runs porcupine on each key's operations separately, so that a
-// violation names its key. A check that runs out of time is not a violation; it is
+// CheckLinearizable checks the register history of each key: first CheckVersions, which is
+// fast and names the operations at fault, then porcupine on the key's operations (final,
+// the reads after healing, last), so that a violation names its key. Before porcupine,
+// writes with unknown outcomes are settled where the history decides them (see
+// settleUnknown). A porcupine check that runs out of time is not a violation; it is
 // reported in timedOut. When dumpDir is not empty, a failing key's visualisation is
 // written there.
-func CheckLinearizable(ops []porcupine.Operation, timeout time.Duration, dumpDir string) (violations []Violation, timedOut []string) {
+func CheckLinearizable(ops, final []porcupine.Operation, timeout time.Duration, dumpDir string) (violations []Violation, timedOut []string) {
 	byKey := map[string][]porcupine.Operation{}
+	finalByKey := map[string]porcupine.Operation{}
 	for _, op := range ops {
 		k := op.Input.(linearize.Input).Key
 		byKey[k] = append(byKey[k], op)
+	}
+	for _, op := range final {
+		k := op.Input.(linearize.Input).Key
+		byKey[k] = append(byKey[k], op)
+		finalByKey[k] = op
 	}
 	keys := make([]string, 0, len(byKey))
 	for k := range byKey {
@@ -159,10 +170,18 @@ func CheckLinearizable(ops []porcupine.Operation, timeout time.Duration, dumpDir
 	sort.Strings(keys)
 	model := linearize.Model.ToModel()
 	for _, k := range keys {
-		res, info := porcupine.CheckOperationsVerbose(model, byKey[k], timeout)
+		if v := CheckVersions(byKey[k]); len(v) > 0 {
+			violations = append(violations, v...)
+			continue
+		}
+		history := byKey[k]
+		if f, ok := finalByKey[k]; ok {
+			history = settleUnknown(history, f)
+		}
+		res, info := porcupine.CheckOperationsVerbose(model, history, timeout)
 		switch res {
 		case porcupine.Illegal:
-			msg := fmt.Sprintf("key %s: the %d operations on it are not linearizable", k, len(byKey[k]))
+			msg := fmt.Sprintf("key %s: the %d operations on it are not linearizable", k, len(history))
 			if dumpDir != "" {
 				path := filepath.Join(dumpDir, "linearizability"+strings.ReplaceAll(k, "/", "_")+".html")
 				if err := os.MkdirAll(dumpDir, 0o755); err == nil && porcupine.VisualizePath(model, info, path) == nil {
@@ -175,6 +194,172 @@ func CheckLinearizable(ops []porcupine.Operation, timeout time.Duration, dumpDir
 		}
 	}
 	return violations, timedOut
+}
+
+// versionOf is the version an operation's outcome pins, if any: a read's version, or the
+// new version of a write the server acknowledged.
+func versionOf(op porcupine.Operation) (int32, bool) {
+	in, out := op.Input.(linearize.Input), op.Output.(linearize.Output)
+	if in.Kind == linearize.Get || out.Result == linearize.OK {
+		return out.Version, true
+	}
+	return 0, false
+}
+
+// CheckVersions checks, key by key, what every linearizable register history must satisfy,
+// given that written values are unique and the version grows by one per write: a version
+// holds one value, a written value one version; and versions respect real time: an
+// operation that starts after another returned sees at least its version (a write makes a
+// greater one). It names the two operations of the first violation of each kind.
+func CheckVersions(ops []porcupine.Operation) []Violation {
+	byKey := map[string][]porcupine.Operation{}
+	var keys []string
+	for _, op := range ops {
+		k := keyOf(op)
+		if _, ok := byKey[k]; !ok {
+			keys = append(keys, k)
+		}
+		byKey[k] = append(byKey[k], op)
+	}
+	sort.Strings(keys)
+	var out []Violation
+	for _, k := range keys {
+		out = append(out, checkKeyVersions(byKey[k])...)
+	}
+	return out
+}
+
+func checkKeyVersions(ops []porcupine.Operation) []Violation {
+	var out []Violation
+	desc := func(op porcupine.Operation) string {
+		return fmt.Sprintf("client %d %s [%v, %v]", op.ClientId, linearize.Model.DescribeOperation(op.Input, op.Output),
+			time.Duration(op.Call).Round(time.Microsecond), retString(op.Return))
+	}
+	valueAt := map[int32]porcupine.Operation{}
+	versionOfValue := map[string]porcupine.Operation{}
+	conflict := false
+	for _, op := range ops {
+		v, ok := versionOf(op)
+		if !ok {
+			continue
+		}
+		val := op.Input.(linearize.Input).Value
+		if op.Input.(linearize.Input).Kind == linearize.Get {
+			val = op.Output.(linearize.Output).Value
+		}
+		if o, seen := valueAt[v]; seen && !conflict && valueOfOp(o) != val {
+			conflict = true
+			out = append(out, Violation{Check: "linearizability", Msg: fmt.Sprintf("key %s: version %d holds two values: %s; %s", keyOf(op), v, desc(o), desc(op))})
+		}
+		valueAt[v] = op
+		if v == 0 {
+			continue // the initial empty value
+		}
+		if o, seen := versionOfValue[val]; seen && !conflict {
+			if w, _ := versionOf(o); w != v {
+				conflict = true
+				out = append(out, Violation{Check: "linearizability", Msg: fmt.Sprintf("key %s: value %q has two versions: %s; %s", keyOf(op), val, desc(o), desc(op))})
+			}
+		}
+		versionOfValue[val] = op
+	}
+	// Real time: sweep the operations by call, with the greatest version among those
+	// that returned before.
+	var pinned []porcupine.Operation
+	for _, op := range ops {
+		if _, ok := versionOf(op); ok {
+			pinned = append(pinned, op)
+		}
+	}
+	byRet := slices.Clone(pinned)
+	sort.Slice(byRet, func(i, j int) bool { return byRet[i].Return < byRet[j].Return })
+	sort.SliceStable(pinned, func(i, j int) bool { return pinned[i].Call < pinned[j].Call })
+	var best *porcupine.Operation
+	bestV := int32(-1)
+	j := 0
+	for _, op := range pinned {
+		for j < len(byRet) && byRet[j].Return < op.Call {
+			if v, _ := versionOf(byRet[j]); v > bestV {
+				bestV, best = v, &byRet[j]
+			}
+			j++
+		}
+		v, _ := versionOf(op)
+		isWrite := op.Input.(linearize.Input).Kind != linearize.Get
+		if best != nil && (v < bestV || isWrite && v == bestV) {
+			what := "stale read"
+			if isWrite {
+				what = "write ordered before an earlier one"
+			}
+			out = append(out, Violation{Check: "linearizability", Msg: fmt.Sprintf("key %s: %s: %s started after %s had returned", keyOf(op), what, desc(op), desc(*best))})
+			break
+		}
+	}
+	return out
+}
+
+func keyOf(op porcupine.Operation) string { return op.Input.(linearize.Input).Key }
+
+func valueOfOp(op porcupine.Operation) string {
+	if op.Input.(linearize.Input).Kind == linearize.Get {
+		return op.Output.(linearize.Output).Value
+	}
+	return op.Input.(linearize.Input).Value
+}
+
+func retString(r int64) string {
+	if r == unknownReturn {
+		return "never"
+	}
+	return time.Duration(r).Round(time.Microsecond).String()
+}
+
+// settleUnknown decides the writes of one key whose outcome the client never learned,
+// where the history leaves only one choice, so that porcupine does not have to try each
+// one at every point after its call. It applies when the final read saw the greatest
+// version anywhere, V, and every version 1..V is pinned to a write: acknowledged with it,
+// or the write of a value some read saw at it (values are unique). Then exactly those
+// writes took effect before the final read (version v has one writer), so an unknown write
+// pinned to a version becomes a success with that version (its return stays open), and
+// the other unknown writes had no effect anyone observed: any that took effect did so
+// after the final read, which returned after every other operation, and are dropped.
+// Every linearization of the result is one of the original history, and the reverse.
+func settleUnknown(ops []porcupine.Operation, final porcupine.Operation) []porcupine.Operation {
+	V := final.Output.(linearize.Output).Version
+	writerOf := map[string]int32{} // value -> version it was pinned to
+	pinnedVersions := map[int32]bool{}
+	for _, op := range ops {
+		v, ok := versionOf(op)
+		if !ok {
+			continue
+		}
+		if v > V {
+			return ops
+		}
+		if op.Return > final.Call && op.Return != final.Return {
+			return ops // the final read is not after everything else
+		}
+		pinnedVersions[v] = true
+		writerOf[valueOfOp(op)] = v
+	}
+	for v := int32(1); v <= V; v++ {
+		if !pinnedVersions[v] {
+			return ops
+		}
+	}
+	var out []porcupine.Operation
+	for _, op := range ops {
+		o := op.Output.(linearize.Output)
+		if o.Result != linearize.Unknown {
+			out = append(out, op)
+			continue
+		}
+		if v, ok := writerOf[op.Input.(linearize.Input).Value]; ok && v > 0 {
+			op.Output = linearize.Output{Result: linearize.OK, Version: v}
+			out = append(out, op)
+		}
+	}
+	return out
 }
 
 // WriteRecord is one setData (plain or CAS) as the clients saw it end.
@@ -230,4 +415,35 @@ func CheckNoLostWrites(writes []WriteRecord, final []FinalRead) []Violation {
 		}
 	}
 	return out
+}
+
+// FormatConns writes every connection's events, one a line, for reading a failed run.
+func FormatConns(conns []*ConnLog) string {
+	var b strings.Builder
+	for _, c := range conns {
+		fmt.Fprintf(&b, "conn %d client %d session 0x%x server %d closed: %s\n", c.ID, c.Client, c.Session, c.Server+1, c.Closed)
+		for _, ev := range c.Events {
+			if ev.Dir == Sent {
+				fmt.Fprintf(&b, "  %12v  -> xid %d %v\n", ev.At, ev.Xid, ev.Op)
+			} else {
+				fmt.Fprintf(&b, "  %12v  <- xid %d zxid 0x%x err %d\n", ev.At, ev.Xid, ev.Zxid, ev.Err)
+			}
+		}
+	}
+	return b.String()
+}
+
+// FormatOps writes the operations given to porcupine, one a line, ordered by call time.
+func FormatOps(ops []porcupine.Operation) string {
+	sorted := slices.Clone(ops)
+	sort.SliceStable(sorted, func(i, j int) bool { return sorted[i].Call < sorted[j].Call })
+	var b strings.Builder
+	for _, op := range sorted {
+		ret := "never"
+		if op.Return != unknownReturn {
+			ret = fmt.Sprint(op.Return)
+		}
+		fmt.Fprintf(&b, "%d %s client %d: %s\n", op.Call, ret, op.ClientId, linearize.Model.DescribeOperation(op.Input, op.Output))
+	}
+	return b.String()
 }

@@ -170,7 +170,7 @@ func Run(t testing.TB, cfg Config) (*Result, error) {
 	}
 	res.Violations = append(res.Violations, CheckFIFO(conns)...)
 	res.Violations = append(res.Violations, CheckZxid(conns)...)
-	lin, timedOut := CheckLinearizable(append(ops, finalOps...), cfg.CheckTimeout, cfg.DumpDir)
+	lin, timedOut := CheckLinearizable(ops, finalOps, cfg.CheckTimeout, cfg.DumpDir)
 	res.Violations = append(res.Violations, lin...)
 	res.TimedOut = timedOut
 	res.Violations = append(res.Violations, CheckNoLostWrites(writes, final)...)
@@ -186,6 +186,8 @@ func Run(t testing.TB, cfg Config) (*Result, error) {
 			for i, l := range cl.Logs() {
 				os.WriteFile(filepath.Join(cfg.DumpDir, fmt.Sprintf("server-%d.log", i+1)), []byte(l), 0o644)
 			}
+			os.WriteFile(filepath.Join(cfg.DumpDir, "connections.txt"), []byte(FormatConns(conns)), 0o644)
+			os.WriteFile(filepath.Join(cfg.DumpDir, "ops.txt"), []byte(FormatOps(append(ops, finalOps...))), 0o644)
 			logf("nemesis: server logs and visualisations kept in %s", cfg.DumpDir)
 		}
 	}

@@ -16,6 +16,8 @@ var (
 	flagDuration = flag.Duration("nemesis.duration", 45*time.Second, "how long each run loads the ensemble while injecting faults")
 	flagSeed     = flag.Int64("nemesis.seed", 0, "seed of the first run (0: random, printed); run i uses seed+i")
 	flagRuns     = flag.Int("nemesis.runs", 1, "consecutive runs, each on a fresh ensemble")
+	flagFaults   = flag.String("nemesis.faults", "kill,pause,partition,torn-log", "fault kinds to inject, comma-separated, or none")
+	flagCheck    = flag.Duration("nemesis.check-timeout", 2*time.Minute, "how long porcupine may take per key (a timeout is reported, not a violation)")
 	flagTarget   = flag.String("nemesis.target", TargetZkd, "zkd, or zookeeper for Apache ZooKeeper 3.8 (for comparison: violations are printed, not failures)")
 )
 
@@ -71,6 +73,10 @@ func TestNemesis(t *testing.T) {
 	default:
 		t.Fatalf("-nemesis.target %q: want %s or %s", target, TargetZkd, TargetZooKeeper)
 	}
+	kinds, err := ParseKinds(*flagFaults)
+	if err != nil {
+		t.Fatal(err)
+	}
 	seed := *flagSeed
 	if seed == 0 {
 		seed = time.Now().UnixNano() % 1_000_000_000
@@ -79,9 +85,9 @@ func TestNemesis(t *testing.T) {
 	for run := range *flagRuns {
 		s := seed + int64(run)
 		t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) {
-			t.Logf("replay: go test ./internal/nemesis -run 'TestNemesis$' -v -nemesis.target %s -nemesis.seed %d -nemesis.duration %v", target, s, *flagDuration)
+			t.Logf("replay: go test ./internal/nemesis -run 'TestNemesis$' -v -nemesis.target %s -nemesis.seed %d -nemesis.duration %v -nemesis.faults %s", target, s, *flagDuration, *flagFaults)
 			res, err := Run(t, Config{
-				Target: target, ZkdBinary: bin, Seed: s, Duration: *flagDuration,
+				Target: target, ZkdBinary: bin, Seed: s, Duration: *flagDuration, Kinds: kinds, CheckTimeout: *flagCheck,
 				DumpDir: filepath.Join(os.TempDir(), fmt.Sprintf("zkd-nemesis-%s-seed%d", target, s)),
 				Logf:    t.Logf,
 			})

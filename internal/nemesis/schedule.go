@@ -8,6 +8,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -28,6 +29,22 @@ const (
 var kindNames = [...]string{"kill", "pause", "partition", "torn-log"}
 
 func (k Kind) String() string { return kindNames[k] }
+
+// ParseKinds reads a comma-separated list of fault kinds; "none" is the empty list.
+func ParseKinds(s string) ([]Kind, error) {
+	kinds := []Kind{}
+	if s == "none" {
+		return kinds, nil
+	}
+	for _, name := range strings.Split(s, ",") {
+		i := slices.Index(kindNames[:], strings.TrimSpace(name))
+		if i < 0 {
+			return nil, fmt.Errorf("unknown fault kind %q (want %s, or none)", name, strings.Join(kindNames[:], ", "))
+		}
+		kinds = append(kinds, Kind(i))
+	}
+	return kinds, nil
+}
 
 // Tear is how a torn-log fault damages the log.
 type Tear int
@@ -81,6 +98,9 @@ func (f Fault) String() string {
 // Schedule makes n faults from seed. The first faults cover every kind in kinds, in a
 // seeded order, so that even a short run sees each; the rest are drawn at random.
 func Schedule(seed int64, n int, kinds []Kind) []Fault {
+	if len(kinds) == 0 {
+		return nil
+	}
 	r := rand.New(rand.NewPCG(uint64(seed), 0x6e656d65736973))
 	ms := func(lo, hi int) time.Duration { return time.Duration(lo+r.IntN(hi-lo+1)) * time.Millisecond }
 	order := append([]Kind(nil), kinds...)
