@@ -211,6 +211,13 @@ func versionOf(op porcupine.Operation) (int32, bool) {
 // holds one value, a written value one version; and versions respect real time: an
 // operation that starts after another returned sees at least its version (a write makes a
 // greater one). It names the two operations of the first violation of each kind.
+//
+// For the operations that pin a version this is exact, not only necessary: version v holds
+// from its write's linearization point p(v) to p(v+1), and the earliest choice of each p(v)
+// fails only when a call that forces p(v) late (a write of v or earlier, a read of an
+// earlier version) comes after a return that bounds it (the write of v, a read of v or
+// later), which is a pair this check reports. What it cannot see is left to porcupine:
+// failed CASes, and writes of unknown outcome.
 func CheckVersions(ops []porcupine.Operation) []Violation {
 	byKey := map[string][]porcupine.Operation{}
 	var keys []string
