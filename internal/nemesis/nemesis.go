@@ -311,6 +311,9 @@ func finalReads(cl *Cluster, keys []string, rec *Recorder) ([]FinalRead, []porcu
 	for attempt := 0; time.Now().Before(deadline); attempt++ {
 		var final []FinalRead
 		var ops []porcupine.Operation
+		if attempt > 0 {
+			time.Sleep(200 * time.Millisecond) // a member may still be settling
+		}
 		s, err := dialSessionTo(cl.Addr(attempt % cl.N()))
 		if err != nil {
 			lastErr = err
