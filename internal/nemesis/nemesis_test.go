@@ -17,7 +17,7 @@ var (
 	flagSeed     = flag.Int64("nemesis.seed", 0, "seed of the first run (0: random, printed); run i uses seed+i")
 	flagRuns     = flag.Int("nemesis.runs", 1, "consecutive runs, each on a fresh ensemble")
 	flagFaults   = flag.String("nemesis.faults", "kill,pause,partition,torn-log", "fault kinds to inject, comma-separated, or none")
-	flagCheck    = flag.Duration("nemesis.check-timeout", 2*time.Minute, "how long porcupine may take per key (a timeout is reported, not a violation)")
+	flagCheck    = flag.Duration("nemesis.check-timeout", time.Minute, "how long porcupine may take per key (a timeout is reported, not a violation)")
 	flagTarget   = flag.String("nemesis.target", TargetZkd, "zkd, or zookeeper for Apache ZooKeeper 3.8 (for comparison: violations are printed, not failures)")
 )
 
