@@ -1,0 +1,120 @@
+package nemesis
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/refzk"
+)
+
+var (
+	flagDuration = flag.Duration("nemesis.duration", 45*time.Second, "how long each run loads the ensemble while injecting faults")
+	flagSeed     = flag.Int64("nemesis.seed", 0, "seed of the first run (0: random, printed); run i uses seed+i")
+	flagRuns     = flag.Int("nemesis.runs", 1, "consecutive runs, each on a fresh ensemble")
+	flagFaults   = flag.String("nemesis.faults", "kill,pause,partition,torn-log", "fault kinds to inject, comma-separated, or none")
+	flagCheck    = flag.Duration("nemesis.check-timeout", time.Minute, "how long porcupine may take per key (a timeout is reported, not a violation)")
+	flagTarget   = flag.String("nemesis.target", TargetZkd, "zkd, or zookeeper for Apache ZooKeeper 3.8 (for comparison: violations are printed, not failures)")
+)
+
+var (
+	buildOnce sync.Once
+	binDir    string
+	binPath   string
+	buildErr  error
+)
+
+// TestMain removes the zkd binary built for these tests.
+func TestMain(m *testing.M) {
+	flag.Parse()
+	code := m.Run()
+	if binDir != "" {
+		os.RemoveAll(binDir)
+	}
+	os.Exit(code)
+}
+
+func zkdBinary(t *testing.T) string {
+	t.Helper()
+	buildOnce.Do(func() {
+		binDir, buildErr = os.MkdirTemp("", "zkd-nemesis-bin")
+		if buildErr == nil {
+			binPath, buildErr = BuildZkd(binDir, raceEnabled)
+		}
+	})
+	if buildErr != nil {
+		t.Fatal(buildErr)
+	}
+	return binPath
+}
+
+// TestNemesis is the fault-injection suite: by default one run of the short CI profile
+// against zkd (every fault kind, 45 s of load), failing on any violation.
+func TestNemesis(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	target := *flagTarget
+	var bin string
+	switch target {
+	case TargetZkd:
+		bin = zkdBinary(t)
+	case TargetZooKeeper:
+		if ok, why := refzk.Available(); !ok {
+			if os.Getenv(refzk.EnvRequired) != "" {
+				t.Fatalf("reference ZooKeeper required but not available: %s", why)
+			}
+			t.Skipf("reference ZooKeeper not available: %s", why)
+		}
+	default:
+		t.Fatalf("-nemesis.target %q: want %s or %s", target, TargetZkd, TargetZooKeeper)
+	}
+	kinds, err := ParseKinds(*flagFaults)
+	if err != nil {
+		t.Fatal(err)
+	}
+	seed := *flagSeed
+	if seed == 0 {
+		seed = time.Now().UnixNano() % 1_000_000_000
+	}
+	var summaries []string
+	for run := range *flagRuns {
+		s := seed + int64(run)
+		t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) {
+			t.Logf("replay: go test ./internal/nemesis -run 'TestNemesis$' -v -nemesis.target %s -nemesis.seed %d -nemesis.duration %v -nemesis.faults %s", target, s, *flagDuration, *flagFaults)
+			res, err := Run(t, Config{
+				Target: target, ZkdBinary: bin, Seed: s, Duration: *flagDuration, Kinds: kinds, CheckTimeout: *flagCheck,
+				DumpDir: filepath.Join(os.TempDir(), fmt.Sprintf("zkd-nemesis-%s-seed%d", target, s)),
+				Logf:    t.Logf,
+			})
+			if res != nil {
+				summaries = append(summaries, fmt.Sprintf("run %d/%d %s", run+1, *flagRuns, res.Summary()))
+				t.Logf("SUMMARY %s", res.Summary())
+				for _, f := range res.Final {
+					t.Logf("final %s = %q v%d", f.Key, f.Value, f.Version)
+				}
+			}
+			if err != nil {
+				t.Fatalf("seed %d: %v", s, err)
+			}
+			report := t.Errorf
+			if target == TargetZooKeeper {
+				report = t.Logf
+			}
+			for i, v := range res.Violations {
+				if i == 20 {
+					report("... %d violations in all", len(res.Violations))
+					break
+				}
+				report("seed %d: %v", s, v)
+			}
+		})
+	}
+	for _, s := range summaries {
+		t.Log(s)
+	}
+}
