@@ -64,12 +64,7 @@ func TestNemesis(t *testing.T) {
 	case TargetZkd:
 		bin = zkdBinary(t)
 	case TargetZooKeeper:
-		if ok, why := refzk.Available(); !ok {
-			if os.Getenv(refzk.EnvRequired) != "" {
-				t.Fatalf("reference ZooKeeper required but not available: %s", why)
-			}
-			t.Skipf("reference ZooKeeper not available: %s", why)
-		}
+		refzk.Require(t)
 	default:
 		t.Fatalf("-nemesis.target %q: want %s or %s", target, TargetZkd, TargetZooKeeper)
 	}
