@@ -149,6 +149,12 @@ func (s *Server) load() (*loaded, error) {
 
 // install makes a loaded state the core's: the tree, its sessions, a fresh overlay.
 func (s *Server) install(ld *loaded) {
+	if s.walk != nil {
+		// The walk is of the tree being replaced, and would finish with the new tree's ACL
+		// table, whose keys mean other ACLs: the snapshot is given up.
+		s.walk.abort()
+		s.walk = nil
+	}
 	s.tree = ld.tree
 	s.history = ld.history
 	s.prep = prep.New(s.tree)
