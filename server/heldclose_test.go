@@ -80,3 +80,36 @@ func TestEnsembleWriteBehindHeldCloseIsExpired(t *testing.T) {
 		})
 	}
 }
+
+// TestEnsembleReconnectDuringHeldCloseIsClosed: a session's close waits behind a sync on a
+// follower while its client reconnects there on a new connection. The leader finds the
+// session alive (the close has not reached it), so the new connection is attached; then
+// the close is submitted and commits. The session is gone: its new connection must be
+// closed, not left attached to a session that no longer exists.
+func TestEnsembleReconnectDuringHeldCloseIsClosed(t *testing.T) {
+	e := startEnsembleConfig(t, 3, func(c *server.Config) {
+		// A write's commit waits for fsyncs, and a sync for every earlier commit: the sync
+		// below stays unanswered while the client reconnects.
+		c.FS = slowSyncFS{delay: 150 * time.Millisecond}
+	})
+	e.waitServing()
+	f := (e.leaderIndex() + 1) % 3
+	addr := e.members[f].cfg.ListenAddr
+	a := rawzk.Connect(t, addr)
+	sendBurst(t, a,
+		req(1, jute.OpCreate, &jute.CreateRequest{Path: "/slow", ACL: jute.OpenACLUnsafe}),
+		req(2, jute.OpSync, &jute.PathRequest{Path: "/"}),
+		req(3, jute.OpCloseSession, nil),
+	)
+	b := rawzk.Dial(t, addr)
+	resp, err := b.Handshake(&jute.ConnectRequest{TimeOut: a.Timeout, SessionID: a.Session, Passwd: a.Passwd, HasReadOnly: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.SessionID == 0 {
+		t.Skip("the close reached the leader before the reconnect: nothing to check")
+	}
+	if !b.Closed() {
+		t.Fatal("the session closed, but its new connection stays open")
+	}
+}
