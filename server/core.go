@@ -413,7 +413,11 @@ func (s *Server) applyTxn(p *pendingTxn) {
 		}
 	}
 	if txn.Header.Type == jute.OpCloseSession {
-		s.sessionClosed(txn.Header.ClientID, p.kind == pkExpire, q != nil && !q.done)
+		var by *conn
+		if q != nil && !q.done {
+			by = q.c
+		}
+		s.sessionClosed(txn.Header.ClientID, p.kind == pkExpire, by)
 	}
 	if q == nil || q.done {
 		return // not ours, or dropped (its connection is gone)
@@ -454,9 +458,10 @@ func (s *Server) sessionCreated(txn *jute.LoggedTxn) {
 }
 
 // sessionClosed forgets a session whose closeSession txn applied. When a client asked for
-// the close, its reply (queued next) closes the connection; otherwise (expiry) the
-// connection is closed now.
-func (s *Server) sessionClosed(id int64, expired, requested bool) {
+// the close on connection by, its reply (queued next) closes that connection; any other
+// connection of the session (expiry, or a reconnect while the close was on its way) is
+// closed now.
+func (s *Server) sessionClosed(id int64, expired bool, by *conn) {
 	s.tracker.Remove(id)
 	s.role.sessionClosed(id)
 	sess := s.sessions[id]
@@ -464,7 +469,7 @@ func (s *Server) sessionClosed(id int64, expired, requested bool) {
 	if sess == nil {
 		return
 	}
-	if !requested {
+	if by == nil {
 		// Requests still waiting (on a learner, behind a close decided elsewhere) will
 		// never be answered: the connection is closed below.
 		s.dropQueue(sess)
@@ -475,7 +480,7 @@ func (s *Server) sessionClosed(id int64, expired, requested bool) {
 		s.log.Info("session closed", "session", hex(id))
 	}
 	c := sess.conn
-	if c == nil || requested {
+	if c == nil || c == by {
 		return
 	}
 	s.detach(c)

@@ -39,6 +39,8 @@ type persist struct {
 	durable       atomic.Int64
 	durableSignal chan struct{}
 	logDone       chan struct{}
+	// failed: a storage failure stopped the server; nothing more may reach the disk.
+	failed atomic.Bool
 	// lastQueued is the zxid of the last txn the core queued for the log (core-owned).
 	lastQueued int64
 
@@ -149,6 +151,12 @@ func (s *Server) load() (*loaded, error) {
 
 // install makes a loaded state the core's: the tree, its sessions, a fresh overlay.
 func (s *Server) install(ld *loaded) {
+	if s.walk != nil {
+		// The walk is of the tree being replaced, and would finish with the new tree's ACL
+		// table, whose keys mean other ACLs: the snapshot is given up.
+		s.walk.abort()
+		s.walk = nil
+	}
 	s.tree = ld.tree
 	s.history = ld.history
 	s.prep = prep.New(s.tree)
@@ -282,6 +290,10 @@ func (s *Server) logLoop() {
 		if !ok {
 			return
 		}
+		if s.failed.Load() {
+			s.drainLog()
+			return
+		}
 		batch = append(batch[:0], it)
 	drain:
 		for len(batch) < 4096 {
@@ -311,6 +323,12 @@ func (s *Server) logLoop() {
 				if done := it.op(); done != nil {
 					s.postDone(done)
 				}
+				if s.failed.Load() {
+					// The operation failed: what was queued after it relies on it (the
+					// currentEpoch after a SNAP's snapshot) and must not reach the disk.
+					s.drainLog()
+					return
+				}
 			case it.roll:
 				err = s.txlog.Roll()
 			default:
@@ -326,14 +344,19 @@ func (s *Server) logLoop() {
 		}
 		if err != nil {
 			s.failStop(fmt.Errorf("server: write txn log: %w", err))
-			// Drain so the core never blocks; nothing more becomes durable.
-			for range s.logCh {
-			}
+			s.drainLog()
 			return
 		}
 		if last >= 0 {
 			s.markDurable(last)
 		}
+	}
+}
+
+// drainLog discards what is queued for the storage goroutine until the log channel closes,
+// so the core never blocks on it; nothing more becomes durable.
+func (s *Server) drainLog() {
+	for range s.logCh {
 	}
 }
 
@@ -348,6 +371,7 @@ func (s *Server) markDurable(zxid int64) {
 // failStop stops the server after a storage failure: acknowledging writes that are not
 // durable would break the promise every client relies on.
 func (s *Server) failStop(err error) {
+	s.failed.Store(true)
 	s.log.Error("stopping: storage failure", "err", err)
 	select {
 	case s.fatal <- err:

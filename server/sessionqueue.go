@@ -94,6 +94,14 @@ func (s *Server) advance(sess *clientSession) {
 			return
 		}
 		if q.write && !q.submitted {
+			if sess.closing {
+				// Sent after a close (or an expiry) a sync held back: answered SESSIONEXPIRED
+				// in turn, as when it arrives after it. Submitted, it would reach the tree
+				// after the session's close (an ephemeral nothing ever removes), and on a
+				// learner its answer would find the session gone and never come.
+				q.write, q.sync, q.expired = false, false, true
+				continue
+			}
 			s.submitQueued(sess, q)
 		}
 	}
