@@ -46,7 +46,7 @@ func newLeaderRole(s *Server) role {
 	if err != nil {
 		s.log.Error("cannot listen on the quorum port", "addr", self.quorumAddr(), "err", err)
 		s.stepDown = fmt.Errorf("quorum port unavailable: %w", err)
-		return r
+		return lookingRole{} // no state machine behind it: nothing may call into one
 	}
 	r.ln = ln
 	cfg := zab.LeaderConfig{

@@ -38,21 +38,29 @@ type pendingReconn struct {
 }
 
 func newFollowerRole(s *Server, leader int64) role {
+	if _, ok := s.peer(leader); !ok {
+		return unknownLeader(s, leader)
+	}
 	return followerRole{newLearnerRole(s, leader, false)}
 }
 
 func newObserverRole(s *Server, leader int64) role {
+	if _, ok := s.peer(leader); !ok {
+		return unknownLeader(s, leader)
+	}
 	return observerRole{newLearnerRole(s, leader, true)}
+}
+
+// unknownLeader: an election named a leader this server's configuration lacks.
+func unknownLeader(s *Server, leader int64) role {
+	s.stepDown = fmt.Errorf("elected leader %d is not in the configuration", leader)
+	return lookingRole{}
 }
 
 func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
 	r := &learnerRole{leaderSid: leader, observer: observer, reconns: map[int64][]pendingReconn{}}
 	r.zabRole = newZabRole(s, r)
-	p, ok := s.peer(leader)
-	if !ok {
-		s.stepDown = fmt.Errorf("elected leader %d is not in the configuration", leader)
-		return r
-	}
+	p, _ := s.peer(leader)
 	s.log.Info("following", "leader", leader, "addr", p.quorumAddr())
 	r.dialing = true
 	addr := p.quorumAddr()
