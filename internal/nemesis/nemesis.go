@@ -27,7 +27,7 @@ type Config struct {
 	Seed           int64  // the fault schedule, the request mix and the members clients pick follow from it
 	Duration       time.Duration
 	Clients        int // 0 means 8
-	Keys           int // 0 means 4
+	Keys           int // 0 means 32
 	Depth          int // requests each client keeps outstanding; 0 means 12
 	TickTime       int // ms; 0 means 250
 	SessionTimeout time.Duration
@@ -85,7 +85,7 @@ func Run(t testing.TB, cfg Config) (*Result, error) {
 		cfg.Clients = 8
 	}
 	if cfg.Keys == 0 {
-		cfg.Keys = 4
+		cfg.Keys = 32
 	}
 	if cfg.Depth == 0 {
 		cfg.Depth = 12
