@@ -413,26 +413,7 @@ func TestEnsembleSnapSync(t *testing.T) {
 		c.SnapRetainCount = 3
 		c.FourLetterWhitelist = []string{"*"}
 	})
-	e.waitServing()
-	l := e.leaderIndex()
-	f := (l + 1) % 3
-	e.stop(f)
-	c := connectTo(t, e.members[l].cfg.ListenAddr)
-	for i := 0; i < 400; i++ {
-		if _, err := c.Create(fmt.Sprintf("/s%d", i), []byte{byte(i)}, 0, open); err != nil {
-			t.Fatal(err)
-		}
-	}
-	// Wait until the leader's oldest log starts after the follower's last zxid.
-	waitFor(t, "the leader to purge old logs", func() bool {
-		names, _ := os.ReadDir(e.members[l].cfg.DataDir + "/version-2")
-		for _, n := range names {
-			if n.Name() == "log.1" {
-				return false
-			}
-		}
-		return true
-	})
+	l, f, _ := e.behindPurgedLogs()
 	e.start(f)
 	waitFor(t, "the follower to rejoin", func() bool { return e.modes()[f] == "follower" })
 	fc := connectTo(t, e.members[f].cfg.ListenAddr)
@@ -618,25 +599,7 @@ func TestEnsembleSnapCutBeforeNewLeader(t *testing.T) {
 		c.SnapRetainCount = 3
 		server.CutAfterSnap(c, &cut)
 	})
-	e.waitServing()
-	l := e.leaderIndex()
-	f := (l + 1) % 3
-	e.stop(f)
-	c := connectTo(t, e.members[l].cfg.ListenAddr)
-	for i := 0; i < 400; i++ {
-		if _, err := c.Create(fmt.Sprintf("/s%d", i), []byte{byte(i)}, 0, open); err != nil {
-			t.Fatal(err)
-		}
-	}
-	waitFor(t, "the leader to purge old logs", func() bool {
-		names, _ := os.ReadDir(e.members[l].cfg.DataDir + "/version-2")
-		for _, n := range names {
-			if n.Name() == "log.1" {
-				return false
-			}
-		}
-		return true
-	})
+	_, f, c := e.behindPurgedLogs()
 	cut.Store(true)
 	e.start(f)
 	waitFor(t, "the follower to load a SNAP and be cut", func() bool { return !cut.Load() })
@@ -682,6 +645,62 @@ func copyDir(t *testing.T, from, to string) {
 		}
 		if err := os.WriteFile(to+"/"+ent.Name(), b, 0o644); err != nil {
 			t.Fatal(err)
+		}
+	}
+}
+
+// behindPurgedLogs stops a follower f, writes /s0../s399 through the leader l and waits
+// until the leader has purged the logs the follower would need: only a SNAP can sync f.
+func (e *testEnsemble) behindPurgedLogs() (l, f int, c *zk.Conn) {
+	t := e.t
+	e.waitServing()
+	l = e.leaderIndex()
+	f = (l + 1) % 3
+	e.stop(f)
+	c = connectTo(t, e.members[l].cfg.ListenAddr)
+	for i := 0; i < 400; i++ {
+		if _, err := c.Create(fmt.Sprintf("/s%d", i), []byte{byte(i)}, 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// Wait until the leader's oldest log starts after the follower's last zxid.
+	waitFor(t, "the leader to purge old logs", func() bool {
+		names, _ := os.ReadDir(e.members[l].cfg.DataDir + "/version-2")
+		for _, n := range names {
+			if n.Name() == "log.1" {
+				return false
+			}
+		}
+		return true
+	})
+	return l, f, c
+}
+
+// TestEnsembleDiffFromLogBeyondHistory: a follower further behind than the 500 txns every
+// server keeps in memory is synced with a DIFF read from the leader's log (off the core),
+// not a SNAP.
+func TestEnsembleDiffFromLogBeyondHistory(t *testing.T) {
+	e := startEnsembleConfig(t, 3, func(c *server.Config) { c.FourLetterWhitelist = []string{"*"} })
+	e.waitServing()
+	l := e.leaderIndex()
+	f := (l + 1) % 3
+	e.stop(f)
+	c := connectTo(t, e.members[l].cfg.ListenAddr)
+	for i := 0; i < 700; i++ {
+		if _, err := c.Create(fmt.Sprintf("/far%d", i), nil, 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	e.start(f)
+	waitFor(t, "the follower to rejoin", func() bool { return e.modes()[f] == "follower" })
+	mntr := fourLetter(t, e.members[l].cfg.ListenAddr, "mntr")
+	if !strings.Contains(mntr, "zk_diff_count\t") || strings.Contains(mntr, "zk_diff_count\t0\n") || !strings.Contains(mntr, "zk_snap_count\t0\n") {
+		t.Fatalf("the follower was not synced with a DIFF:\n%s", grepLines(mntr, "_count\t"))
+	}
+	fc := connectTo(t, e.members[f].cfg.ListenAddr)
+	for _, i := range []int{0, 350, 699} {
+		if ok, _, err := fc.Exists(fmt.Sprintf("/far%d", i)); err != nil || !ok {
+			t.Fatalf("/far%d on the caught-up follower: %v %v", i, ok, err)
 		}
 	}
 }

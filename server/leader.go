@@ -262,13 +262,20 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 	}
 	for _, a := range n.LoadHistory {
 		a := a
+		// Queued on the storage goroutine, the read starts once everything up to a.To is
+		// written; it runs on a goroutine of its own so appends (group commit) go on.
 		s.storageOp(func() func() {
-			h := s.readHistory(a.From, a.To)
-			return func() {
-				if r.current() {
-					r.apply.Push(r.zl.HistoryLoaded(a.Conn, h))
-				}
-			}
+			// Not in s.wg: it may outlive a stop, reading files only, and its answer is
+			// dropped then (Add here could race with Close's Wait).
+			go func() {
+				h := s.readHistory(a.From, a.To)
+				s.postDone(func() {
+					if r.current() {
+						r.apply.Push(r.zl.HistoryLoaded(a.Conn, h))
+					}
+				})
+			}()
+			return nil
 		})
 	}
 	if n.Err != nil && s.stepDown == nil {
@@ -367,8 +374,8 @@ func (s *Server) snapStream() func(io.Writer) error {
 	}
 }
 
-// readHistory reads the committed txns from a learner's last zxid on, up to last, on the
-// storage goroutine. Like ZooKeeper's, it starts with the txn at from itself, so the sync
+// readHistory reads the committed txns from a learner's last zxid on, up to last, from the
+// log files (written up to last when it starts). Like ZooKeeper's, it starts with the txn at from itself, so the sync
 // planner can see where the learner's history meets ours; nil means only SNAP can help.
 func (s *Server) readHistory(from, last int64) []zab.Committed {
 	var out []zab.Committed
