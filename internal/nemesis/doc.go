@@ -34,6 +34,7 @@
 //	-nemesis.target T        zkd (default) or zookeeper (comparison: violations are logged,
 //	                         not failures; skipped when ZooKeeper is not installed)
 //	-nemesis.check-timeout D porcupine's budget per key (a timeout is reported, not a failure)
+//	-nemesis.keys N          registers shared by the clients (default 32)
 //
 // Long runs:
 //

@@ -18,6 +18,7 @@ var (
 	flagRuns     = flag.Int("nemesis.runs", 1, "consecutive runs, each on a fresh ensemble")
 	flagFaults   = flag.String("nemesis.faults", "kill,pause,partition,torn-log", "fault kinds to inject, comma-separated, or none")
 	flagCheck    = flag.Duration("nemesis.check-timeout", time.Minute, "how long porcupine may take per key (a timeout is reported, not a violation)")
+	flagKeys     = flag.Int("nemesis.keys", 0, "registers the clients share (0: the default, 32; fewer keys put more concurrent operations on each, and porcupine may time out)")
 	flagTarget   = flag.String("nemesis.target", TargetZkd, "zkd, or zookeeper for Apache ZooKeeper 3.8 (for comparison: violations are printed, not failures)")
 )
 
@@ -82,7 +83,7 @@ func TestNemesis(t *testing.T) {
 		t.Run(fmt.Sprintf("seed=%d", s), func(t *testing.T) {
 			t.Logf("replay: go test ./internal/nemesis -run 'TestNemesis$' -v -nemesis.target %s -nemesis.seed %d -nemesis.duration %v -nemesis.faults %s", target, s, *flagDuration, *flagFaults)
 			res, err := Run(t, Config{
-				Target: target, ZkdBinary: bin, Seed: s, Duration: *flagDuration, Kinds: kinds, CheckTimeout: *flagCheck,
+				Target: target, ZkdBinary: bin, Seed: s, Duration: *flagDuration, Keys: *flagKeys, Kinds: kinds, CheckTimeout: *flagCheck,
 				DumpDir: filepath.Join(os.TempDir(), fmt.Sprintf("zkd-nemesis-%s-seed%d", target, s)),
 				Logf:    t.Logf,
 			})
