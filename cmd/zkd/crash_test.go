@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	child "github.com/zkd-io/zkd/internal/proc"
 )
 
 // buildZkd compiles this command once per test binary.
@@ -64,11 +65,10 @@ func freePort(t *testing.T) int {
 }
 
 type proc struct {
-	cmd  *exec.Cmd
+	*child.Proc
 	addr string
 	mu   sync.Mutex
 	logs strings.Builder
-	done chan struct{}
 }
 
 func (p *proc) logText() string {
@@ -91,7 +91,7 @@ func startZkd(t *testing.T, dataDir string, port int, extra ...string) *proc {
 func spawn(t *testing.T, addr string, args []string) *proc {
 	t.Helper()
 	cmd := exec.Command(zkdBinary(t), args...)
-	p := &proc{cmd: cmd, addr: addr, done: make(chan struct{})}
+	p := &proc{addr: addr}
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw
 	cmd.Stdout = pw
@@ -103,10 +103,11 @@ func spawn(t *testing.T, addr string, args []string) *proc {
 			p.mu.Unlock()
 		}
 	}()
-	if err := cmd.Start(); err != nil {
+	var err error
+	if p.Proc, err = child.Start(cmd); err != nil {
 		t.Fatal(err)
 	}
-	go func() { cmd.Wait(); pw.Close(); close(p.done) }()
+	go func() { <-p.Done(); pw.Close() }()
 	t.Cleanup(func() { p.kill() })
 	return p
 }
@@ -126,7 +127,7 @@ func (p *proc) waitMode(t *testing.T, ok func(string) bool) {
 	deadline := time.Now().Add(60 * time.Second)
 	for !ok(p.mode()) {
 		select {
-		case <-p.done:
+		case <-p.Done():
 			t.Fatalf("zkd exited:\n%s", p.logText())
 		default:
 		}
@@ -137,24 +138,14 @@ func (p *proc) waitMode(t *testing.T, ok func(string) bool) {
 	}
 }
 
-func (p *proc) kill() {
-	select {
-	case <-p.done:
-		return
-	default:
-	}
-	p.cmd.Process.Signal(syscall.SIGKILL)
-	<-p.done
-}
+func (p *proc) kill() { p.Kill(time.Minute) }
 
 func (p *proc) stop(t *testing.T) {
-	p.cmd.Process.Signal(syscall.SIGTERM)
-	select {
-	case <-p.done:
-	case <-time.After(60 * time.Second):
-		t.Fatalf("zkd did not stop on SIGTERM")
+	p.Signal(syscall.SIGTERM)
+	if err := p.Wait(60 * time.Second); err != nil {
+		t.Fatalf("zkd did not stop on SIGTERM: %v", err)
 	}
-	if code := p.cmd.ProcessState.ExitCode(); code != 0 {
+	if code := p.ExitCode(); code != 0 {
 		t.Fatalf("zkd exited with %d after SIGTERM:\n%s", code, p.logText())
 	}
 }

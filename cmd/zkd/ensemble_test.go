@@ -291,10 +291,10 @@ func TestPausedLeaderServesNoStaleRead(t *testing.T) {
 	}
 	// A client session on the old leader, with a long timeout and no pings of its own.
 	raw := dialRawSession(t, e.addrs[old])
-	if err := e.procs[old].cmd.Process.Signal(syscall.SIGSTOP); err != nil {
+	if err := e.procs[old].Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
-	defer e.procs[old].cmd.Process.Signal(syscall.SIGCONT)
+	defer e.procs[old].Signal(syscall.SIGCONT)
 	e.bridges[old].Sever()
 	var others []string
 	for i, a := range e.addrs {
@@ -313,7 +313,7 @@ func TestPausedLeaderServesNoStaleRead(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
-	e.procs[old].cmd.Process.Signal(syscall.SIGCONT)
+	e.procs[old].Signal(syscall.SIGCONT)
 	val, err := raw.syncAndGet("/x")
 	if err == nil && val == "old" {
 		t.Fatal("the resumed old leader answered sync and served a stale read")

@@ -9,7 +9,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -18,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/faultnet"
+	"github.com/zkd-io/zkd/internal/proc"
 	"github.com/zkd-io/zkd/internal/refzk"
 )
 
@@ -374,12 +374,9 @@ func (c *Cluster) Close() {
 
 // zkdProc is a zkd process whose output goes to a file.
 type zkdProc struct {
-	cmd     *exec.Cmd
+	p       *proc.Proc
 	address string
 	logPath string
-	done    chan struct{}
-	mu      sync.Mutex
-	reaped  bool
 }
 
 // spawnZkd starts bin with args; its stdout and stderr are appended to logPath. The process
@@ -393,59 +390,19 @@ func spawnZkd(t testing.TB, bin, addr, logPath string, args ...string) (*zkdProc
 	fmt.Fprintf(f, "=== nemesis: start %s\n", strings.Join(args, " "))
 	cmd := exec.Command(bin, args...)
 	cmd.Stdout, cmd.Stderr = f, f
-	cmd.SysProcAttr = sysProcAttr()
-	p := &zkdProc{cmd: cmd, address: addr, logPath: logPath, done: make(chan struct{})}
-	started := make(chan error, 1)
-	go func() {
-		// The parent-death signal belongs to the thread that forked: keep this goroutine
-		// on it until the process is gone.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		started <- nil
-		cmd.Wait()
-		p.mu.Lock()
-		p.reaped = true
-		p.mu.Unlock()
-		close(p.done)
-	}()
-	if err := <-started; err != nil {
+	p, err := proc.Start(cmd)
+	if err != nil {
 		return nil, fmt.Errorf("starting zkd: %w", err)
 	}
-	t.Cleanup(p.kill)
-	return p, nil
+	zp := &zkdProc{p: p, address: addr, logPath: logPath}
+	t.Cleanup(zp.kill)
+	return zp, nil
 }
 
-func (p *zkdProc) addr() string { return p.address }
-
-func (p *zkdProc) signal(sig syscall.Signal) error {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	if p.reaped {
-		return errors.New("zkd has exited")
-	}
-	return p.cmd.Process.Signal(sig)
-}
-
-func (p *zkdProc) kill() {
-	p.mu.Lock()
-	if !p.reaped {
-		p.cmd.Process.Signal(syscall.SIGKILL)
-	}
-	p.mu.Unlock()
-	<-p.done
-}
-
-func (p *zkdProc) exited() bool {
-	select {
-	case <-p.done:
-		return true
-	default:
-		return false
-	}
-}
+func (p *zkdProc) addr() string                    { return p.address }
+func (p *zkdProc) signal(sig syscall.Signal) error { return p.p.Signal(sig) }
+func (p *zkdProc) kill()                           { p.p.Kill(time.Minute) }
+func (p *zkdProc) exited() bool                    { return p.p.Exited() }
 
 func (p *zkdProc) logText() string {
 	b, err := os.ReadFile(p.logPath)
@@ -475,20 +432,9 @@ type zkProc struct{ s *refzk.Server }
 
 func (p *zkProc) addr() string { return p.s.Addr() }
 
-// signal stops or continues the JVM's whole process group, as refzk signals it.
-func (p *zkProc) signal(sig syscall.Signal) error {
-	if p.exited() {
-		return errors.New("zookeeper has exited")
-	}
-	return syscall.Kill(-p.s.PID(), sig)
-}
-
-func (p *zkProc) kill() { p.s.Kill() }
-
-func (p *zkProc) exited() bool {
-	// refzk does not expose its wait; a process that is gone cannot be signalled.
-	return syscall.Kill(p.s.PID(), 0) != nil
-}
+func (p *zkProc) signal(sig syscall.Signal) error { return p.s.Signal(sig) }
+func (p *zkProc) kill()                           { p.s.Kill() }
+func (p *zkProc) exited() bool                    { return p.s.Exited() }
 
 func (p *zkProc) logText() string {
 	b, err := os.ReadFile(p.s.LogPath())

@@ -13,7 +13,6 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +21,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/election"
+	"github.com/zkd-io/zkd/internal/proc"
 	"github.com/zkd-io/zkd/internal/refzk"
 )
 
@@ -42,8 +42,7 @@ type zkProc struct {
 	sid     int64
 	logPath string
 	client  int
-	done    chan struct{}
-	pid     int
+	proc    *proc.Proc
 }
 
 func (z *zkProc) logTail() string {
@@ -108,7 +107,7 @@ func startZK(t *testing.T, sid int64, client int, serverLines []string) *zkProc 
 	// the test.
 	args = append(args, "-Dzookeeper.fastleader.maxNotificationInterval=4000",
 		"-cp", strings.Join(cp, ":"), "org.apache.zookeeper.server.quorum.QuorumPeerMain", cfgPath)
-	z := &zkProc{sid: sid, logPath: filepath.Join(dir, "server.log"), client: client, done: make(chan struct{})}
+	z := &zkProc{sid: sid, logPath: filepath.Join(dir, "server.log"), client: client}
 	logFile, err := os.Create(z.logPath)
 	if err != nil {
 		t.Fatal(err)
@@ -117,29 +116,13 @@ func startZK(t *testing.T, sid int64, client int, serverLines []string) *zkProc 
 	cmd := exec.Command("java", args...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true, Pdeathsig: syscall.SIGKILL}
-	started := make(chan error, 1)
-	go func() {
-		// The parent-death signal belongs to the forking thread: keep it until the JVM exits.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		z.pid = cmd.Process.Pid
-		started <- nil
-		cmd.Wait()
-		close(z.done)
-	}()
-	if err := <-started; err != nil {
-		t.Fatalf("starting java: %v", err)
+	z.proc, err = proc.Start(cmd)
+	if err != nil {
+		t.Fatal(err)
 	}
 	t.Cleanup(func() {
-		syscall.Kill(-z.pid, syscall.SIGKILL)
-		select {
-		case <-z.done:
-		case <-time.After(30 * time.Second):
-			t.Errorf("java pid %d still running after SIGKILL", z.pid)
+		if err := z.proc.Kill(30 * time.Second); err != nil {
+			t.Error(err)
 		}
 		if t.Failed() {
 			t.Logf("--- ZooKeeper %d log (tail) ---\n%s", sid, z.logTail())

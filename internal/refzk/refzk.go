@@ -17,7 +17,6 @@ import (
 	"os/exec"
 	"path/filepath"
 	"regexp"
-	"runtime"
 	"strconv"
 	"strings"
 	"sync"
@@ -26,6 +25,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/proc"
 )
 
 const (
@@ -138,14 +138,8 @@ type Server struct {
 	dataDir  string
 	cfgPath  string
 	logPath  string
-	pid      int
+	proc     *proc.Proc
 	portLock io.Closer
-
-	done    chan struct{} // closed once the process has exited and been reaped
-	waitErr error         // valid after done is closed
-
-	mu     sync.Mutex
-	exited bool // set right after reaping; no signal may be sent after that
 }
 
 // StartStandalone starts a standalone Apache ZooKeeper on 127.0.0.1 and returns once it serves
@@ -184,7 +178,6 @@ func start(t testing.TB, dir string, opts Options) (*Server, error) {
 		cfgPath:  filepath.Join(dir, "zoo.cfg"),
 		logPath:  filepath.Join(dir, "server.log"),
 		portLock: portLock,
-		done:     make(chan struct{}),
 	}
 	if s.dataDir == "" {
 		s.dataDir = filepath.Join(dir, "data")
@@ -203,30 +196,15 @@ func start(t testing.TB, dir string, opts Options) (*Server, error) {
 	cmd := exec.Command("java", s.javaArgs(dir, opts)...)
 	cmd.Dir = dir
 	cmd.Stdout, cmd.Stderr = logFile, logFile
-	cmd.SysProcAttr = sysProcAttr()
-	started := make(chan error, 1)
+	s.proc, err = proc.Start(cmd)
+	if err != nil {
+		portLock.Close()
+		return nil, err
+	}
 	go func() {
-		// The parent-death signal (see sysProcAttr) is tied to the thread that forks, so keep
-		// this goroutine on its thread until the JVM has exited.
-		runtime.LockOSThread()
-		if err := cmd.Start(); err != nil {
-			started <- err
-			return
-		}
-		s.pid = cmd.Process.Pid
-		started <- nil
-		err := cmd.Wait()
-		s.mu.Lock()
-		s.exited = true
-		s.mu.Unlock()
-		s.waitErr = err
-		close(s.done)
+		<-s.proc.Done()
 		s.portLock.Close()
 	}()
-	if err := <-started; err != nil {
-		portLock.Close()
-		return nil, fmt.Errorf("starting java: %w", err)
-	}
 	t.Cleanup(s.Kill)
 
 	timeout := opts.StartTimeout
@@ -320,14 +298,14 @@ func (s *Server) waitServing(timeout time.Duration) error {
 	for {
 		if out, err := s.Command("srvr"); err == nil && modeLine.MatchString(out) {
 			select {
-			case <-s.done: // someone else answered on our port
+			case <-s.proc.Done(): // someone else answered on our port
 			default:
 				return nil
 			}
 		}
 		select {
-		case <-s.done:
-			return fmt.Errorf("server exited before serving: %v", s.waitErr)
+		case <-s.proc.Done():
+			return fmt.Errorf("server exited before serving (exit code %d)", s.proc.ExitCode())
 		case <-deadline.C:
 			return fmt.Errorf("server not serving on %s after %v", s.addr, timeout)
 		case <-poll.C:
@@ -356,7 +334,7 @@ func (s *Server) ConfigPath() string { return s.cfgPath }
 func (s *Server) LogPath() string { return s.logPath }
 
 // PID is the JVM's process id; it is also the id of the JVM's process group.
-func (s *Server) PID() int { return s.pid }
+func (s *Server) PID() int { return s.proc.PID() }
 
 // Command sends a four-letter word and returns the whole answer.
 func (s *Server) Command(cmd string) (string, error) {
@@ -382,9 +360,7 @@ func (s *Server) Stop() {
 	if !s.signal(syscall.SIGTERM) {
 		return
 	}
-	select {
-	case <-s.done:
-	case <-time.After(30 * time.Second):
+	if s.proc.Wait(30*time.Second) != nil {
 		s.t.Logf("refzk: %s did not stop within 30s of SIGTERM; killing it", s.addr)
 		s.Kill()
 	}
@@ -393,26 +369,27 @@ func (s *Server) Stop() {
 // Kill ends the server with SIGKILL to its process group and waits for it.
 func (s *Server) Kill() {
 	s.t.Helper()
-	if !s.signal(syscall.SIGKILL) {
-		return
-	}
-	select {
-	case <-s.done:
-	case <-time.After(30 * time.Second):
-		s.t.Errorf("refzk: java (pid %d) still running 30s after SIGKILL", s.pid)
+	if err := s.proc.Kill(30 * time.Second); err != nil {
+		s.t.Errorf("refzk: java: %v", err)
 	}
 }
 
-// signal sends sig to the server's process group, unless the process is already reaped (its
-// pid could then belong to someone else). It reports whether it signalled.
+// Signal sends sig (SIGSTOP, SIGCONT...) to the server's process group; proc.ErrExited
+// when it has exited.
+func (s *Server) Signal(sig syscall.Signal) error { return s.proc.Signal(sig) }
+
+// Exited reports whether the server's process has exited.
+func (s *Server) Exited() bool { return s.proc.Exited() }
+
+// signal sends sig to the server's process group, unless it has exited. It reports whether
+// it signalled.
 func (s *Server) signal(sig syscall.Signal) bool {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	if s.exited {
+	err := s.proc.Signal(sig)
+	if errors.Is(err, proc.ErrExited) {
 		return false
 	}
-	if err := syscall.Kill(-s.pid, sig); err != nil && !errors.Is(err, syscall.ESRCH) {
-		s.t.Errorf("refzk: kill -%d -%d: %v", sig, s.pid, err)
+	if err != nil {
+		s.t.Errorf("refzk: %v", err)
 	}
 	return true
 }
