@@ -71,38 +71,46 @@ func (s *Server) popHead(sess *clientSession, q *queued) {
 // advance answers the reads at the head of a session's queue up to its next write, and
 // submits the writes that wait behind it up to and including the next sync.
 func (s *Server) advance(sess *clientSession) {
-	for len(sess.queue) > 0 && !sess.queue[0].write {
-		q := sess.queue[0]
-		sess.queue[0] = nil
-		sess.queue = sess.queue[1:]
-		if !q.c.gone {
-			if q.expired {
-				s.reply(q.c, q.req.hdr.Xid, jute.ErrSessionExpired, nil)
-			} else {
-				s.doRead(q.c, q.req)
+	for {
+		for len(sess.queue) > 0 && !sess.queue[0].write {
+			q := sess.queue[0]
+			sess.queue[0] = nil
+			sess.queue = sess.queue[1:]
+			if !q.c.gone {
+				if q.expired {
+					s.reply(q.c, q.req.hdr.Xid, jute.ErrSessionExpired, nil)
+				} else {
+					s.doRead(q.c, q.req)
+				}
 			}
+			s.finish(q)
 		}
-		s.finish(q)
-	}
-	if len(sess.queue) == 0 {
-		sess.queue = nil
-		sess.held = false
-		return
-	}
-	for _, q := range sess.queue {
-		if sess.held {
+		if len(sess.queue) == 0 {
+			sess.queue = nil
+			sess.held = false
 			return
 		}
-		if q.write && !q.submitted {
-			if sess.closing {
-				// Sent after a close (or an expiry) a sync held back: answered SESSIONEXPIRED
-				// in turn, as when it arrives after it. Submitted, it would reach the tree
-				// after the session's close (an ephemeral nothing ever removes), and on a
-				// learner its answer would find the session gone and never come.
-				q.write, q.sync, q.expired = false, false, true
-				continue
+		headExpired := false
+		for i, q := range sess.queue {
+			if sess.held {
+				break
 			}
-			s.submitQueued(sess, q)
+			if q.write && !q.submitted {
+				if sess.closing {
+					// Sent after a close (or an expiry) a sync held back: answered
+					// SESSIONEXPIRED in turn, as when it arrives after it. Submitted, it
+					// would reach the tree after the session's close (an ephemeral nothing
+					// ever removes), and on a learner its answer would find the session gone
+					// and never come.
+					q.write, q.sync, q.expired = false, false, true
+					headExpired = headExpired || i == 0
+					continue
+				}
+				s.submitQueued(sess, q)
+			}
+		}
+		if !headExpired {
+			return // the head is a write in the pipeline: its completion advances again
 		}
 	}
 }
