@@ -281,7 +281,10 @@ func TestProcessEnsembleKillLeader(t *testing.T) {
 // silence, within syncLimit). A client of the old leader then does sync + read. ZooKeeper
 // 3.8's leader answers sync alone, and the read is stale; zkd's sync needs a quorum to
 // answer a ping sent after it, so the client gets the new value or an error, never the
-// old one.
+// old one. Whether the resumed leader handles the sync before its first tick notices the
+// lost quorum is a race: with ZooKeeper's rule (sync answered alone) this test failed in 2
+// of 5 runs, so it guards the rule without proving it every time; internal/nemesis checks
+// sync + read at volume.
 func TestPausedLeaderServesNoStaleRead(t *testing.T) {
 	e := startProcEnsembleOpts(t, 3, 500, true)
 	old := e.leader()
@@ -313,8 +316,14 @@ func TestPausedLeaderServesNoStaleRead(t *testing.T) {
 		}
 		time.Sleep(5 * time.Millisecond)
 	}
+	// Sent while the old leader is still paused, so the requests wait in its socket and
+	// reach it as it resumes, before it can notice it lost its followers.
+	syncXid, getXid, err := raw.sendSyncAndGet("/x")
 	e.procs[old].Signal(syscall.SIGCONT)
-	val, err := raw.syncAndGet("/x")
+	var val string
+	if err == nil {
+		val, err = raw.syncAndGetReplies(syncXid, getXid)
+	}
 	if err == nil && val == "old" {
 		t.Fatal("the resumed old leader answered sync and served a stale read")
 	}

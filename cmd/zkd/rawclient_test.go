@@ -22,8 +22,26 @@ func dialRawSession(t *testing.T, addr string) *rawSession {
 
 // syncAndGet pipelines sync(path) and getData(path) and returns the data read.
 func (r *rawSession) syncAndGet(path string) (string, error) {
-	syncXid := r.c.Send(jute.OpSync, &jute.SyncRequest{Path: path})
-	getXid := r.c.Send(jute.OpGetData, &jute.GetDataRequest{Path: path})
+	syncXid, getXid, err := r.sendSyncAndGet(path)
+	if err != nil {
+		return "", err
+	}
+	return r.syncAndGetReplies(syncXid, getXid)
+}
+
+// sendSyncAndGet sends sync(path) and getData(path). The server may close the connection
+// at any point (a leader that finds it lost its quorum steps down): that is an error
+// outcome, like an error reply.
+func (r *rawSession) sendSyncAndGet(path string) (syncXid, getXid int32, err error) {
+	if syncXid, err = r.c.TrySend(jute.OpSync, &jute.SyncRequest{Path: path}); err != nil {
+		return 0, 0, err
+	}
+	getXid, err = r.c.TrySend(jute.OpGetData, &jute.GetDataRequest{Path: path})
+	return syncXid, getXid, err
+}
+
+// syncAndGetReplies reads the replies of sendSyncAndGet and returns the data read.
+func (r *rawSession) syncAndGetReplies(syncXid, getXid int32) (string, error) {
 	if h, err := r.c.Reply(syncXid, &jute.SyncResponse{}); err != nil {
 		return "", err
 	} else if h.Err != jute.OK {

@@ -94,15 +94,29 @@ func (c *Client) Send(op jute.OpCode, body jute.Record) int32 {
 }
 
 func (c *Client) SendXid(xid int32, op jute.OpCode, body jute.Record) int32 {
+	if err := c.sendXid(xid, op, body); err != nil {
+		c.t.Fatal(err)
+	}
+	return xid
+}
+
+// TrySend is Send for a test where the server may have closed the connection: the error
+// is the caller's to judge.
+func (c *Client) TrySend(op jute.OpCode, body jute.Record) (int32, error) {
+	c.xid++
+	return c.xid, c.sendXid(c.xid, op, body)
+}
+
+func (c *Client) sendXid(xid int32, op jute.OpCode, body jute.Record) error {
 	e := jute.Encoder{}
 	(&jute.RequestHeader{Xid: xid, Type: op}).Encode(&e)
 	if body != nil {
 		body.Encode(&e)
 	}
 	if err := c.WriteFrame(e.Buf); err != nil {
-		c.t.Fatalf("send %v: %v", op, err)
+		return fmt.Errorf("send %v: %w", op, err)
 	}
-	return xid
+	return nil
 }
 
 // Reply reads frames until the reply with xid, collecting notifications on the way, and
