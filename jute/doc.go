@@ -18,7 +18,8 @@
 //	boolean  1 byte: 0x00 or 0x01 written; any non-zero byte reads as true
 //	buffer   int n, then n bytes; n = -1 is null (nil), 0 is empty
 //	ustring  int n, then n bytes of UTF-8; the decoder refuses invalid UTF-8
-//	vector   int n, then n elements back to back; n = -1 is null (nil)
+//	vector   int n, then n elements back to back; n = -1 is null (nil), n < -1 reads as empty
+//	         (Java's reader does not check it: its index is done once n <= 0)
 //
 // Stat, as clients see it, and StatPersisted, as snapshots store it (offsets in bytes):
 //

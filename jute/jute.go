@@ -228,11 +228,21 @@ func (d *Decoder) NullString() (string, bool) {
 	return string(b), false
 }
 
-// vectorLen reads a vector length and checks that at least minElem bytes per element remain,
-// so a hostile count cannot make the caller allocate more than the input could hold.
+// vectorLen reads a vector length: -1 for null, else the element count. A count below -1
+// reads as 0, as in Java's BinaryInputArchive, whose vector index is done once its count is
+// <= 0 (so ZooKeeper decodes an ACL list of length -2 as empty and answers INVALIDACL, not
+// MARSHALLINGERROR). It checks that at least minElem bytes per element remain, so a hostile
+// count cannot make the caller allocate more than the input could hold.
 func (d *Decoder) vectorLen(minElem int) int {
-	n, ok := d.length()
-	if !ok || n < 0 {
+	n := int(d.Int())
+	if d.err != nil || n == -1 {
+		return -1
+	}
+	if n < 0 {
+		return 0
+	}
+	if d.MaxLen > 0 && n > d.MaxLen {
+		d.err = fmt.Errorf("%w: %d", ErrLength, n)
 		return -1
 	}
 	if minElem > 0 && n > (len(d.B)-d.Off)/minElem {

@@ -134,14 +134,11 @@ func TestBadLengths(t *testing.T) {
 		{"string -2", "fffffffe", &PathRequest{}, ErrLength},
 		{"string huge", "7fffffff2f", &PathRequest{}, ErrShort},
 		{"string bad utf8", "00000002c328", &PathRequest{}, ErrUTF8},
-		{"strings -2", "fffffffe", &StringsResponse{}, ErrLength},
 		{"strings huge", "7fffffff00000000", &StringsResponse{}, ErrShort},
-		{"acls -5", "00000000fffffffb", &SetACLRequest{}, ErrLength},
 		{"acls huge", "00000000" + "7fffffff" + "000000000000000000000000", &SetACLRequest{}, ErrShort},
 		{"ids huge", "00000000" + "0000000000000000" + "ffffffff" + "7fffffff", &QuorumPacket{}, ErrShort},
 		{"clientinfo huge", "7fffffff0000000000000000", &WhoAmIResponse{}, ErrShort},
 		{"txns huge", "7fffffff0000000100000000", &MultiTxn{}, ErrShort},
-		{"txns -3", "fffffffd", &MultiTxn{}, ErrLength},
 		{"passwd -7", "00000000" + "00000000" + "0000000000000000" + "fffffff9", &ConnectResponse{}, ErrLength},
 	}
 	for _, c := range cases {
@@ -151,6 +148,29 @@ func TestBadLengths(t *testing.T) {
 				t.Errorf("error %v, want %v", d.Err(), c.want)
 			}
 		})
+	}
+}
+
+// A vector count below -1 reads as an empty vector, as Java's BinaryInputArchive reads it
+// (its index is done once the count is <= 0); -1 stays null.
+func TestNegativeVectorCountIsEmpty(t *testing.T) {
+	var s StringsResponse
+	if err := Unmarshal(mustHex("fffffffe"), &s); err != nil || s.Strings == nil || len(s.Strings) != 0 {
+		t.Errorf("strings -2: %#v, error %v; want an empty non-nil list", s.Strings, err)
+	}
+	var a SetACLRequest
+	if err := Unmarshal(mustHex("00000000"+"fffffffb"+"00000007"), &a); err != nil || a.ACL == nil || len(a.ACL) != 0 || a.Version != 7 {
+		t.Errorf("acls -5: %+v, error %v; want an empty non-nil list, version 7", a, err)
+	}
+	if err := Unmarshal(mustHex("00000000"+"80000000"+"00000007"), &a); err != nil || a.ACL == nil || len(a.ACL) != 0 {
+		t.Errorf("acls min int: %+v, error %v; want an empty non-nil list", a, err)
+	}
+	if err := Unmarshal(mustHex("00000000"+"ffffffff"+"00000007"), &a); err != nil || a.ACL != nil {
+		t.Errorf("acls -1: %+v, error %v; want a nil list", a, err)
+	}
+	var m MultiTxn
+	if err := Unmarshal(mustHex("fffffffd"), &m); err != nil || m.Txns == nil || len(m.Txns) != 0 {
+		t.Errorf("txns -3: %+v, error %v; want an empty list", m, err)
 	}
 }
 
