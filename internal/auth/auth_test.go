@@ -110,9 +110,14 @@ func TestValidIPID(t *testing.T) {
 		"10.0.0.256": false, "10.0.0": false, "10.0.0.1.": false, "-0.0.0.0": true,
 		"10.0.0.1/8/9": false, " 10.0.0.1": false, "10.0.0.1/ 8": false, "1.2.3.4/0": true,
 		"": false, "/8": false, "a.b.c.d": false, "99999999999.0.0.1": false,
-		// IPv6, accepted since ZOOKEEPER-4240 (3.8.0 says false).
+		// IPv6, accepted since ZOOKEEPER-4240 (3.9.4; 3.8.0 says false): its parseV6addr.
 		"::1": true, "fe80::/10": true, "2001:db8::1/128": true, "2001:db8::1/129": false,
-		"fe80::1%eth0": false, ":::": false, "::ffff:1.2.3.4": true,
+		"fe80::1%eth0": false, ":::": false, "::ffff:1.2.3.4": false, "::": true, "::/0": true,
+		"1:2:3:4:5:6:7:8": true, "1:2:3:4:5:6:7": false, "1:2:3:4:5:6:7:8:9": false,
+		"1:2:3:4:5:6:7::": true, "::2:3:4:5:6:7:8": true, "1:2:3:4:5:6:7:8::": false,
+		"1::2::3": false, "1:::2": false, "::::": false, "1:2:": false, ":1::": false,
+		"::00001": false, "::0001": true, "::FfFf": true, "::g": false, "::+1": true, "::-1": true,
+		"::-": false, "::1/+128": true, "::1/0128": true,
 	}
 	for in, want := range tests {
 		if got := ValidIPID(in); got != want {
@@ -152,6 +157,8 @@ func TestIPMatches(t *testing.T) {
 		{"2001:db8::/32", "2001:db8:ffff::1", true},
 		{"2001:db8::/33", "2001:db8:8000::1", false},
 		{"::/0", "2001:db8::1", true},
+		{"::-1", "::ffff", true}, // Integer.parseInt("-1", 16), low 16 bits
+		{"0:0:0:0:0:0:0:1", "::1", true},
 	}
 	for _, tc := range tests {
 		if got := IPMatches(tc.acl, tc.client); got != tc.want {

@@ -2,23 +2,22 @@ package auth
 
 import (
 	"net/netip"
+	"strconv"
 	"strings"
 )
 
 // IP ids follow IPAuthenticationProvider: "a.b.c.d" or "a.b.c.d/bits", compared as a prefix
 // under the mask. IPv4 parts are parsed like Java's Integer.parseInt, so "010.0.0.1" (ten)
 // and "+10.0.0.1" are accepted as ZooKeeper accepts them. IPv6 ("::1", "fe80::/10") is
-// accepted as ZooKeeper does since ZOOKEEPER-4240; Apache 3.8 rejects IPv6 ACL ids as invalid.
+// accepted as ZooKeeper does since ZOOKEEPER-4240 (3.9.4); 3.8 and 3.9.0-3.9.3 reject IPv6
+// ACL ids as invalid. Its IPv6 syntax is its own parseV6addr, not RFC 4291's: no embedded
+// IPv4 ("::ffff:1.2.3.4") and no zone are accepted, and a group is Integer.parseInt(g, 16),
+// so "::+1" and "::-1" (0xffff) are.
 
 // parseACLAddr parses the address part of an ip ACL id.
 func parseACLAddr(s string) ([]byte, bool) {
 	if strings.Contains(s, ":") {
-		a, err := netip.ParseAddr(s)
-		if err != nil || !a.Is6() || a.Zone() != "" {
-			return nil, false
-		}
-		b := a.As16()
-		return b[:], true
+		return parseV6(s)
 	}
 	parts := strings.Split(s, ".")
 	if len(parts) != 4 {
@@ -33,6 +32,53 @@ func parseACLAddr(s string) ([]byte, bool) {
 		b[i] = byte(v)
 	}
 	return b, true
+}
+
+// parseV6 is IPAuthenticationProvider.parseV6addr: at most one "::", eight groups without
+// it and fewer than eight with it, each group one to four characters read by
+// Integer.parseInt(group, 16) and stored as its low 16 bits.
+func parseV6(s string) ([]byte, bool) {
+	parts := strings.Split(s, "::")
+	var head, tail []string
+	switch len(parts) {
+	case 1:
+		head = strings.Split(parts[0], ":")
+		if len(head) != 8 {
+			return nil, false
+		}
+	case 2:
+		if parts[0] != "" {
+			head = strings.Split(parts[0], ":")
+		}
+		if parts[1] != "" {
+			tail = strings.Split(parts[1], ":")
+		}
+		if len(head)+len(tail) >= 8 {
+			return nil, false
+		}
+	default:
+		return nil, false
+	}
+	b := make([]byte, 16)
+	if !parseV6Groups(b[:2*len(head)], head) || !parseV6Groups(b[16-2*len(tail):], tail) {
+		return nil, false
+	}
+	return b, true
+}
+
+// parseV6Groups writes groups into b, two bytes each.
+func parseV6Groups(b []byte, groups []string) bool {
+	for i, g := range groups {
+		if g == "" || len(g) > 4 {
+			return false
+		}
+		v, err := strconv.ParseInt(g, 16, 32)
+		if err != nil {
+			return false
+		}
+		b[2*i], b[2*i+1] = byte(v>>8), byte(v)
+	}
+	return true
 }
 
 // parseClientAddr parses a connection's address as the server formats it. IPv4 clients
