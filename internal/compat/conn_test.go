@@ -102,6 +102,25 @@ func nullPath(rec jute.Record) []byte {
 	return append([]byte{0xff, 0xff, 0xff, 0xff}, b[4:]...)
 }
 
+// createACLCount is a create request body of path whose ACL list has only a count, n.
+func createACLCount(path string, n int32) []byte {
+	e := jute.Encoder{}
+	e.String(path)
+	e.Buffer([]byte("x"))
+	e.Int(n)
+	e.Int(0) // flags: persistent
+	return e.Buf
+}
+
+// setACLCount is a setACL request body of path whose ACL list has only a count, n.
+func setACLCount(path string, n int32) []byte {
+	e := jute.Encoder{}
+	e.String(path)
+	e.Int(n)
+	e.Int(-1) // any version
+	return e.Buf
+}
+
 func lengthOnly(n uint32) []byte { return binary.BigEndian.AppendUint32(nil, n) }
 
 // setDataFrame is a setData request of /mf whose frame (without the length prefix) is n bytes.
@@ -285,6 +304,24 @@ func connGroups() []group {
 				rawFrame("a", "null path in createTTL", frame(10, jute.OpCreateTTL, nullPath(&jute.CreateTTLRequest{ACL: open, Flags: 5, TTL: 1000}))),
 				rawFrame("a", "null path in setData", frame(11, jute.OpSetData, nullPath(&jute.SetDataRequest{Version: -1}))),
 				rawFrame("a", "null path in setACL", frame(12, jute.OpSetACL, nullPath(&jute.SetACLRequest{ACL: open, Version: -1}))),
+			}},
+		// An ACL list whose count is below -1 reads as empty in Java's BinaryInputArchive
+		// (its vector index is done once the count is <= 0), so ZooKeeper answers
+		// INVALIDACL, checked before the parent or node exists, and a write still takes a
+		// zxid; a null (-1) list is INVALIDACL too.
+		{name: "acl-count", sessions: []string{"a"},
+			steps: []step{
+				create("a", "/ac", nil, persistent),
+				rawFrame("a", "create /ac/x with ACL count -2", frame(1, jute.OpCreate, createACLCount("/ac/x", -2))),
+				rawFrame("a", "create /none/x with ACL count -2", frame(2, jute.OpCreate, createACLCount("/none/x", -2))),
+				rawFrame("a", "create /ac/x with ACL count min int", frame(3, jute.OpCreate, createACLCount("/ac/x", -1<<31))),
+				rawFrame("a", "create /ac/x with ACL count -1", frame(4, jute.OpCreate, createACLCount("/ac/x", -1))),
+				rawFrame("a", "setACL /ac with ACL count -2", frame(5, jute.OpSetACL, setACLCount("/ac", -2))),
+				rawFrame("a", "setACL /none with ACL count -2", frame(6, jute.OpSetACL, setACLCount("/none", -2))),
+				rawFrame("a", "setACL /ac with ACL count -1", frame(7, jute.OpSetACL, setACLCount("/ac", -1))),
+				getACL("a", "/ac"),
+				exists("a", "/ac/x", false),
+				del("a", "/ac", -1),
 			}},
 		// A multiRead holding only writes decodes and fails at its first op, after ZooKeeper
 		// started a MultiResponse; one mixing reads and writes does not decode (no body).

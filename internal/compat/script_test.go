@@ -286,6 +286,14 @@ func getACL(sess, path string) step {
 	return req(sess, jute.OpGetACL, &jute.GetACLRequest{Path: path}, fmt.Sprintf("getACL %q", path))
 }
 
+// ipACL is an ACL of one ip id with every permission.
+func ipACL(id string) []jute.ACL {
+	return []jute.ACL{{Perms: jute.PermAll, ID: jute.ID{Scheme: "ip", ID: id}}}
+}
+
+// zk4240 is why zkd accepts IPv6 ip ACL ids where 3.8.0 answers INVALIDACL.
+const zk4240 = "ZOOKEEPER-4240 (3.9.4): IPv6 ip ACL ids are valid; 3.8.0 and 3.9.0-3.9.3 answer INVALIDACL"
+
 func setACL(sess, path string, acl []jute.ACL, version int32) step {
 	return req(sess, jute.OpSetACL, &jute.SetACLRequest{Path: path, ACL: acl, Version: version},
 		fmt.Sprintf("setACL %q acl=%s version=%d", path, acls(acl), version))
