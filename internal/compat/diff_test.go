@@ -551,6 +551,47 @@ func scriptGroups() []group {
 				getData("a", "/mc/a", false),
 				getData("a", "/mc/s-0000000001", false),
 			}},
+		// ZooKeeper rebuilds each create of a multi from its flags (Op.Create.getOpcode): a
+		// CONTAINER flag makes it createContainer, answered create2-shaped (with a Stat),
+		// whatever opcode was sent; createContainer without the flag is a plain create; a
+		// createTTL without a TTL flag is a plain create that ignores its ttl.
+		{name: "multi-create-by-flags", sessions: []string{"a"},
+			steps: []step{
+				create("a", "/mf2", nil, persistent),
+				multi("a", mCreate("/mf2/c1", nil, jute.FlagContainer), mCreate2("/mf2/c2", nil, jute.FlagContainer)),
+				getData("a", "/mf2/c1", false),
+				multi("a", jute.MultiOp{Type: jute.OpCreateContainer, Body: &jute.CreateRequest{Path: "/mf2/p", ACL: open, Flags: persistent}}),
+				getData("a", "/mf2/p", false),
+				multi("a", jute.MultiOp{Type: jute.OpCreateTTL, Body: &jute.CreateTTLRequest{Path: "/mf2/t", ACL: open, Flags: persistent, TTL: hour}},
+					jute.MultiOp{Type: jute.OpCreateTTL, Body: &jute.CreateTTLRequest{Path: "/mf2/tc", ACL: open, Flags: jute.FlagContainer, TTL: -1}}),
+				getData("a", "/mf2/t", false),
+				getData("a", "/mf2/tc", false),
+			}},
+		// The order of the events one txn delivers to one session: per op, the node's own
+		// event before its parent's NodeChildrenChanged (DataTree.createNode/deleteNode); a
+		// multi's ops in op order (DataTree.processTxn of a MultiTxn).
+		{name: "event-order", sessions: []string{"a", "b"},
+			steps: []step{
+				create("a", "/eo", nil, persistent),
+				exists("b", "/eo/x", true),
+				children("b", "/eo", true),
+				create("a", "/eo/x", nil, persistent),
+				getData("b", "/eo/x", true),
+				children("b", "/eo", true),
+				del("a", "/eo/x", -1),
+				exists("b", "/eo/m1", true),
+				exists("b", "/eo/m2", true),
+				children("b", "/eo", true),
+				getData("b", "/eo", true),
+				multi("a", mCreate("/eo/m1", nil, persistent), mSet("/eo", b("d"), -1), mCreate("/eo/m2", nil, persistent)),
+				getData("b", "/eo/m1", true),
+				getData("b", "/eo/m2", true),
+				children("b", "/eo", true),
+				children("b", "/eo/m1", true),
+				multi("a", mDelete("/eo/m2", -1), mCreate("/eo/m1/k", nil, persistent), mDelete("/eo/m1/k", -1), mDelete("/eo/m1", -1)),
+				addWatch("b", "/eo", jute.AddWatchPersistentRecursive),
+				multi("a", mCreate("/eo/r", nil, persistent), mCreate("/eo/r/s", nil, persistent), mSet("/eo/r", nil, -1), mDelete("/eo/r/s", -1)),
+			}},
 		// ZooKeeper decodes these enums with exceptions that end as MARSHALLINGERROR.
 		{name: "bad-watch-enums", sessions: []string{"a"},
 			steps: []step{

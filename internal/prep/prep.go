@@ -227,10 +227,7 @@ func (p *Preparer) prepareMulti(r *Request, s *txnState) jute.Record {
 		}
 		var body jute.Record
 		var err error
-		if op.Type == jute.OpCreate2 {
-			// ZooKeeper's multi decodes create2 as a plain create: type-1 sub-txn and result.
-			op.Type = jute.OpCreate
-		}
+		op.Type, op.Body = multiCreateType(op.Type, op.Body)
 		if row := jute.LookupOp(op.Type); row != nil && row.Multi == jute.InMulti {
 			body, err = p.prepareOp(r, op.Type, op.Body, s)
 		} else {
@@ -247,6 +244,42 @@ func (p *Preparer) prepareMulti(r *Request, s *txnState) jute.Record {
 		p.commit(s)
 	}
 	return &jute.MultiTxn{Txns: txns}
+}
+
+// multiCreateType gives the op a create inside a multi really is. ZooKeeper 3.8's
+// MultiOperationRecord rebuilds every create from its flags (Op.Create.getOpcode), ignoring
+// the opcode sent: a CONTAINER flag makes it createContainer (so its result carries a Stat,
+// as create2) whatever opcode 1, 15 or 19 said; create2 and a createContainer without the
+// flag decay to a plain create; a createTTL without a TTL flag is a plain create whose ttl
+// is dropped. (3.9, ZOOKEEPER-4026, keeps the sent opcode when the flags imply none.)
+func multiCreateType(typ jute.OpCode, body jute.Record) (jute.OpCode, jute.Record) {
+	var flags int32
+	switch b := body.(type) {
+	case *jute.CreateRequest:
+		if typ != jute.OpCreate && typ != jute.OpCreate2 && typ != jute.OpCreateContainer {
+			return typ, body
+		}
+		flags = b.Flags
+	case *jute.CreateTTLRequest:
+		if typ != jute.OpCreateTTL {
+			return typ, body
+		}
+		flags = b.Flags
+		if m, ok := modeOf(flags); ok && !m.ttl {
+			body = &jute.CreateRequest{Path: b.Path, Data: b.Data, ACL: b.ACL, Flags: b.Flags}
+		}
+	default:
+		return typ, body
+	}
+	m, ok := modeOf(flags)
+	switch {
+	case !ok || m.ttl:
+		// Left to create's own checks.
+		return typ, body
+	case m.container:
+		return jute.OpCreateContainer, body
+	}
+	return jute.OpCreate, body
 }
 
 func (p *Preparer) checkACL(r *Request, acl []jute.ACL, perm int32) error {
