@@ -8,7 +8,6 @@ package prep
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/datatree"
@@ -590,23 +589,36 @@ func (p *Preparer) CreateSession(session int64, timeout int32, zxid, timeMs int6
 // CloseSession returns the txn that closes a session and deletes its ephemerals, counting
 // the ephemerals that outstanding txns create or delete.
 func (p *Preparer) CloseSession(session int64, cxid int32, zxid, timeMs int64) *jute.LoggedTxn {
-	es := make(map[string]struct{})
-	for _, path := range p.Tree.Ephemerals(session) {
-		es[path] = struct{}{}
-	}
-	for path, rec := range p.overlay {
-		if rec.exists && rec.stat.EphemeralOwner == session {
-			es[path] = struct{}{}
-		} else {
-			// Deleted, or recreated by someone else: not this session's to delete.
-			delete(es, path)
+	applied := p.Tree.Ephemerals(session)
+	kept := make([]ephemeral, 0, len(applied))
+	inTree := make(map[string]bool, len(applied))
+	for _, path := range applied {
+		inTree[path] = true
+		n := p.Tree.Get(path)
+		if n == nil {
+			continue
 		}
+		if rec, ok := p.overlay[path]; ok && (!rec.exists || rec.stat.EphemeralOwner != session || rec.stat.Czxid != n.Stat.Czxid) {
+			// Deleted, or recreated by someone else (not this session's to delete), or
+			// recreated by this session (ZooKeeper removes and re-adds it: see below).
+			continue
+		}
+		kept = append(kept, ephemeral{path, n.Stat.Czxid})
 	}
-	paths := make([]string, 0, len(es))
-	for path := range es {
-		paths = append(paths, path)
+	var added []string
+	seen := make(map[string]bool)
+	for _, pd := range p.order[p.head:] {
+		rec := p.overlay[pd.path]
+		if rec == nil || !rec.exists || rec.stat.EphemeralOwner != session || rec.stat.Czxid != pd.zxid {
+			continue
+		}
+		if seen[pd.path] || inTree[pd.path] && p.Tree.Get(pd.path).Stat.Czxid == rec.stat.Czxid {
+			continue
+		}
+		seen[pd.path] = true
+		added = append(added, pd.path)
 	}
-	sort.Strings(paths)
+	paths := closeOrder(kept, len(applied), added)
 	s := p.newState(zxid, timeMs)
 	for _, path := range paths {
 		parentPath := datatree.Parent(path)
