@@ -1083,3 +1083,32 @@ func TestReplayModeKeepsTheSameTree(t *testing.T) {
 	}
 	checkInvariants(t, replayed)
 }
+
+// TestEventOrder: the events of one txn come in ZooKeeper's order: per op, the node's own
+// event before its parent's NodeChildrenChanged (DataTree.createNode/deleteNode); a multi's
+// ops one after another in op order (DataTree.processTxn of a MultiTxn); a closeSession's
+// deletes in the order its txn lists them (which prep makes ZooKeeper's), not sorted.
+func TestEventOrder(t *testing.T) {
+	a := newApplier(t)
+	a.create("/p", "")
+	r := a.mustOK(a.apply(jute.OpMulti, &jute.MultiTxn{Txns: []jute.Txn{
+		sub(jute.OpCreate, &jute.CreateTxn{Path: "/p/b", ACL: jute.OpenACLUnsafe, ParentCVersion: 1}),
+		sub(jute.OpSetData, &jute.SetDataTxn{Path: "/p", Data: []byte("x"), Version: 1}),
+		sub(jute.OpCreate, &jute.CreateTxn{Path: "/p/a", ACL: jute.OpenACLUnsafe, ParentCVersion: 2}),
+		sub(jute.OpDelete, &jute.DeleteTxn{Path: "/p/b"}),
+	}}))
+	requireEvents(t, r.Events,
+		ev(jute.EventNodeCreated, "/p/b"), ev(jute.EventNodeChildrenChanged, "/p"),
+		ev(jute.EventNodeDataChanged, "/p"),
+		ev(jute.EventNodeCreated, "/p/a"), ev(jute.EventNodeChildrenChanged, "/p"),
+		ev(jute.EventNodeDeleted, "/p/b"), ev(jute.EventNodeChildrenChanged, "/p"))
+
+	for _, p := range []string{"/p/e1", "/p/zz", "/p/q7"} {
+		a.createEph(p)
+	}
+	r = a.apply(jute.OpCloseSession, &jute.CloseSessionTxn{Paths2Delete: []string{"/p/q7", "/p/e1", "/p/zz"}})
+	requireEvents(t, r.Events,
+		ev(jute.EventNodeDeleted, "/p/q7"), ev(jute.EventNodeChildrenChanged, "/p"),
+		ev(jute.EventNodeDeleted, "/p/e1"), ev(jute.EventNodeChildrenChanged, "/p"),
+		ev(jute.EventNodeDeleted, "/p/zz"), ev(jute.EventNodeChildrenChanged, "/p"))
+}

@@ -8,7 +8,6 @@ package prep
 
 import (
 	"fmt"
-	"sort"
 
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/datatree"
@@ -227,10 +226,7 @@ func (p *Preparer) prepareMulti(r *Request, s *txnState) jute.Record {
 		}
 		var body jute.Record
 		var err error
-		if op.Type == jute.OpCreate2 {
-			// ZooKeeper's multi decodes create2 as a plain create: type-1 sub-txn and result.
-			op.Type = jute.OpCreate
-		}
+		op.Type, op.Body = multiCreateType(op.Type, op.Body)
 		if row := jute.LookupOp(op.Type); row != nil && row.Multi == jute.InMulti {
 			body, err = p.prepareOp(r, op.Type, op.Body, s)
 		} else {
@@ -247,6 +243,42 @@ func (p *Preparer) prepareMulti(r *Request, s *txnState) jute.Record {
 		p.commit(s)
 	}
 	return &jute.MultiTxn{Txns: txns}
+}
+
+// multiCreateType gives the op a create inside a multi really is. ZooKeeper 3.8's
+// MultiOperationRecord rebuilds every create from its flags (Op.Create.getOpcode), ignoring
+// the opcode sent: a CONTAINER flag makes it createContainer (so its result carries a Stat,
+// as create2) whatever opcode 1, 15 or 19 said; create2 and a createContainer without the
+// flag decay to a plain create; a createTTL without a TTL flag is a plain create whose ttl
+// is dropped. (3.9, ZOOKEEPER-4026, keeps the sent opcode when the flags imply none.)
+func multiCreateType(typ jute.OpCode, body jute.Record) (jute.OpCode, jute.Record) {
+	var flags int32
+	switch b := body.(type) {
+	case *jute.CreateRequest:
+		if typ != jute.OpCreate && typ != jute.OpCreate2 && typ != jute.OpCreateContainer {
+			return typ, body
+		}
+		flags = b.Flags
+	case *jute.CreateTTLRequest:
+		if typ != jute.OpCreateTTL {
+			return typ, body
+		}
+		flags = b.Flags
+		if m, ok := modeOf(flags); ok && !m.ttl {
+			body = &jute.CreateRequest{Path: b.Path, Data: b.Data, ACL: b.ACL, Flags: b.Flags}
+		}
+	default:
+		return typ, body
+	}
+	m, ok := modeOf(flags)
+	switch {
+	case !ok || m.ttl:
+		// Left to create's own checks.
+		return typ, body
+	case m.container:
+		return jute.OpCreateContainer, body
+	}
+	return jute.OpCreate, body
 }
 
 func (p *Preparer) checkACL(r *Request, acl []jute.ACL, perm int32) error {
@@ -557,23 +589,36 @@ func (p *Preparer) CreateSession(session int64, timeout int32, zxid, timeMs int6
 // CloseSession returns the txn that closes a session and deletes its ephemerals, counting
 // the ephemerals that outstanding txns create or delete.
 func (p *Preparer) CloseSession(session int64, cxid int32, zxid, timeMs int64) *jute.LoggedTxn {
-	es := make(map[string]struct{})
-	for _, path := range p.Tree.Ephemerals(session) {
-		es[path] = struct{}{}
-	}
-	for path, rec := range p.overlay {
-		if rec.exists && rec.stat.EphemeralOwner == session {
-			es[path] = struct{}{}
-		} else {
-			// Deleted, or recreated by someone else: not this session's to delete.
-			delete(es, path)
+	applied := p.Tree.Ephemerals(session)
+	kept := make([]ephemeral, 0, len(applied))
+	inTree := make(map[string]bool, len(applied))
+	for _, path := range applied {
+		inTree[path] = true
+		n := p.Tree.Get(path)
+		if n == nil {
+			continue
 		}
+		if rec, ok := p.overlay[path]; ok && (!rec.exists || rec.stat.EphemeralOwner != session || rec.stat.Czxid != n.Stat.Czxid) {
+			// Deleted, or recreated by someone else (not this session's to delete), or
+			// recreated by this session (ZooKeeper removes and re-adds it: see below).
+			continue
+		}
+		kept = append(kept, ephemeral{path, n.Stat.Czxid})
 	}
-	paths := make([]string, 0, len(es))
-	for path := range es {
-		paths = append(paths, path)
+	var added []string
+	seen := make(map[string]bool)
+	for _, pd := range p.order[p.head:] {
+		rec := p.overlay[pd.path]
+		if rec == nil || !rec.exists || rec.stat.EphemeralOwner != session || rec.stat.Czxid != pd.zxid {
+			continue
+		}
+		if seen[pd.path] || inTree[pd.path] && p.Tree.Get(pd.path).Stat.Czxid == rec.stat.Czxid {
+			continue
+		}
+		seen[pd.path] = true
+		added = append(added, pd.path)
 	}
-	sort.Strings(paths)
+	paths := closeOrder(kept, len(applied), added)
 	s := p.newState(zxid, timeMs)
 	for _, path := range paths {
 		parentPath := datatree.Parent(path)

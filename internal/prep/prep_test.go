@@ -314,3 +314,32 @@ func TestIsWrite(t *testing.T) {
 		}
 	}
 }
+
+// TestMultiCreateTypeFollowsFlags: inside a multi the flags, not the opcode sent, decide
+// which create a sub-op is (ZooKeeper 3.8's MultiOperationRecord), and so which result
+// shape the client gets.
+func TestMultiCreateTypeFollowsFlags(t *testing.T) {
+	p := New(datatree.New())
+	cr := func(path string, flags int32) *jute.CreateRequest {
+		return &jute.CreateRequest{Path: path, ACL: jute.OpenACLUnsafe, Flags: flags}
+	}
+	m := &jute.MultiRequest{Ops: []jute.MultiOp{
+		{Type: jute.OpCreate, Body: cr("/c1", jute.FlagContainer)},
+		{Type: jute.OpCreate2, Body: cr("/c2", jute.FlagContainer)},
+		{Type: jute.OpCreate2, Body: cr("/p2", jute.FlagPersistent)},
+		{Type: jute.OpCreateContainer, Body: cr("/p3", jute.FlagPersistent)},
+		{Type: jute.OpCreateTTL, Body: &jute.CreateTTLRequest{Path: "/p4", ACL: jute.OpenACLUnsafe, Flags: jute.FlagEphemeral, TTL: 5}},
+	}}
+	txn := p.Prepare(&Request{SessionID: 1, Type: jute.OpMulti, Body: m}, 1, 1)
+	want := []jute.OpCode{jute.OpCreateContainer, jute.OpCreateContainer, jute.OpCreate, jute.OpCreate, jute.OpCreate}
+	mt := txn.Body.(*jute.MultiTxn)
+	for i, sub := range mt.Txns {
+		if sub.Type != want[i] {
+			t.Errorf("sub-txn %d type %v, want %v", i, sub.Type, want[i])
+		}
+	}
+	var ct jute.CreateTxn
+	if err := jute.Unmarshal(mt.Txns[4].Data, &ct); err != nil || !ct.Ephemeral {
+		t.Errorf("createTTL with ephemeral flags: %+v %v, want an ephemeral CreateTxn", ct, err)
+	}
+}
