@@ -82,7 +82,7 @@ type OpInfo struct {
 	// Internal marks opcodes a client may not send as a request of its own; zkd answers them
 	// UNIMPLEMENTED and closes the connection. Besides those without a request frame, that
 	// is check, which belongs inside a multi (a top-level check poisons ZooKeeper 3.8.0's log,
-	// ZOOKEEPER-2623), and deleteContainer, which is the server's own txn (ZooKeeper accepts
+	// ZOOKEEPER-2623; 3.8.5 and 3.9.3 answer it as zkd does), and deleteContainer, which is the server's own txn (ZooKeeper accepts
 	// it from clients and checks no ACL).
 	Internal bool
 	// Multi says whether the op may appear inside a multi or a multiRead.

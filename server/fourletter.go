@@ -2,7 +2,10 @@ package server
 
 import (
 	"bufio"
+	"encoding/binary"
+	"fmt"
 	"io"
+	"net"
 	"net/netip"
 	"os"
 	"os/user"
@@ -19,23 +22,35 @@ const Version = "3.8.0-zkd, built on 2026-11-22 00:00 UTC"
 
 func fourLetterWord(n int32) (string, bool) { return admin.Lookup(n) }
 
+// stmkArgWait is how long stmk's 8-byte argument may trail the command. ZooKeeper takes
+// only what is already in the socket when it reads the command and drops the connection
+// without an answer if that is short; the small grace only spares a client whose argument
+// went out in a second segment, while "stmk" alone is still dropped at once, not after
+// the 10 s read deadline.
+const stmkArgWait = 250 * time.Millisecond
+
 // fourLetter answers a four-letter word and closes the connection.
 func (c *conn) fourLetter(cmd string, br *bufio.Reader) {
 	s := c.srv
 	defer c.close()
-	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
-	if cmd == "stmk" {
-		var mask [admin.SetTraceMaskArgLen]byte
-		if _, err := io.ReadFull(br, mask[:]); err != nil {
-			return
-		}
-	}
+	// ZooKeeper counts the command as a packet before it checks the whitelist or reads the
+	// stmk argument.
 	c.recv.Add(1)
 	s.packetsReceived.Add(1)
 	var text string
-	if !admin.Allowed(cmd, s.cfg.FourLetterWhitelist, false) {
+	switch {
+	case !admin.Allowed(cmd, s.cfg.FourLetterWhitelist, false):
+		// Like ZooKeeper, without reading stmk's argument.
 		text = admin.NotInWhitelist(cmd)
-	} else {
+	case cmd == "stmk":
+		mask, err := readTraceMask(c.nc, br)
+		if err != nil {
+			s.log.Debug("stmk without its argument", "remote", c.remote, "err", err)
+			return
+		}
+		s.traceMask.Store(mask)
+		text = admin.Stmk(mask)
+	default:
 		text = s.fourLetterText(cmd, c)
 	}
 	// The deadline is for the client to take the answer; waiting for a builder slot and
@@ -44,14 +59,27 @@ func (c *conn) fourLetter(cmd string, br *bufio.Reader) {
 	c.nc.Write([]byte(text))
 }
 
+// readTraceMask reads stmk's argument, a big-endian int64, from what the connection
+// already holds or delivers within stmkArgWait.
+func readTraceMask(nc net.Conn, br *bufio.Reader) (int64, error) {
+	var arg [admin.SetTraceMaskArgLen]byte
+	if br.Buffered() < len(arg) {
+		nc.SetReadDeadline(time.Now().Add(stmkArgWait))
+	}
+	if _, err := io.ReadFull(br, arg[:]); err != nil {
+		return 0, fmt.Errorf("stmk argument: %w", err)
+	}
+	return int64(binary.BigEndian.Uint64(arg[:])), nil
+}
+
 func (s *Server) fourLetterText(cmd string, self *conn) string {
 	switch cmd {
 	case "ruok":
 		return admin.Ruok
 	case "isro":
 		return admin.Isro(false)
-	case "gtmk", "stmk":
-		return admin.Gtmk(admin.DefaultTraceMask)
+	case "gtmk":
+		return admin.Gtmk(s.traceMask.Load())
 	case "envi":
 		return admin.Envi(admin.Env(envInfo()))
 	case "conf":

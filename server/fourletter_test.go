@@ -113,6 +113,26 @@ func TestFourLetterWhitelist(t *testing.T) {
 	if got := fourLetter(t, srv.Addr(), "srvr"); !strings.Contains(got, "Mode: standalone") {
 		t.Errorf("srvr = %q", got)
 	}
+	// ZooKeeper refuses stmk before it reads the argument, so the refusal needs none.
+	if got := fourLetter(t, srv.Addr(), "stmk"); got != "stmk is not executed because it is not in the whitelist.\n" {
+		t.Errorf("stmk = %q", got)
+	}
+}
+
+// TestFourLetterTraceMask: stmk sets the mask gtmk reports, on its own server only. The
+// comparison with ZooKeeper, including a missing argument, is internal/compat's.
+func TestFourLetterTraceMask(t *testing.T) {
+	all := zktest.WithConfig(func(c *server.Config) { c.FourLetterWhitelist = []string{"*"} })
+	a, b := zktest.Start(t, all), zktest.Start(t, all)
+	if got := fourLetter(t, a.Addr(), "stmk\x00\x00\x00\x00\x00\x00\x01\x00"); got != "256" {
+		t.Errorf("stmk 256 = %q", got)
+	}
+	if got := fourLetter(t, a.Addr(), "gtmk"); got != "256" {
+		t.Errorf("gtmk after stmk 256 = %q", got)
+	}
+	if got := fourLetter(t, b.Addr(), "gtmk"); got != "306" {
+		t.Errorf("gtmk on another server = %q, want the default 306", got)
+	}
 }
 
 // connectZK opens a session with zkd's own client, closed when the test ends.

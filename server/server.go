@@ -175,6 +175,10 @@ type Server struct {
 
 	packetsReceived, packetsSent atomic.Int64
 	latency                      latencyStats
+	// traceMask is what stmk set and gtmk reports. ZooKeeper keeps it in ZooTrace, a
+	// JVM-wide static; zkd keeps it per server so servers sharing a process (tests) do not
+	// see each other's. It affects no logging: zkd has no trace levels.
+	traceMask atomic.Int64
 
 	perIP   map[string]int
 	perIPMu sync.Mutex
@@ -235,6 +239,7 @@ func New(cfg Config) (*Server, error) {
 		rng:        cfg.Rand,
 	}
 	s.start = s.clk.Now()
+	s.traceMask.Store(admin.DefaultTraceMask)
 	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())
 	if err := s.recover(); err != nil {
 		return nil, err

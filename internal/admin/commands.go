@@ -48,8 +48,9 @@ func Code(cmd string) int32 {
 
 // Lookup reports whether n, the first 4 bytes of a fresh connection read as a length prefix,
 // is a four-letter word, and which. The server answers a command with text and closes the
-// connection; any other value is an ordinary frame length. After "stmk" the server must read
-// SetTraceMaskArgLen more bytes before answering.
+// connection; any other value is an ordinary frame length. An allowed "stmk" carries
+// SetTraceMaskArgLen more bytes, which ZooKeeper takes only from what has already arrived:
+// when they are short it closes without an answer; a refused one is answered unread.
 func Lookup(n int32) (cmd string, ok bool) {
 	for _, c := range commands {
 		if Code(c) == n {

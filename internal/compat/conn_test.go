@@ -349,9 +349,12 @@ func connGroups() []group {
 }
 
 // TestZkdRefusesOpcodes covers what zkd refuses on purpose where ZooKeeper 3.8.0 answers, so
-// it is not compared: a top-level check (13) gets no reply from 3.8.0 and poisons its log
-// (ZOOKEEPER-2623; later releases treat it as unknown, as zkd does), and deleteContainer (20)
-// deletes without an ACL check in every release, which no client needs.
+// it is not compared. A top-level check (13) gets no reply from 3.8.0 (nor 3.9.0-3.9.2): it
+// takes a zxid and logs a txn of type 13 that the server cannot read back, so it no longer
+// starts ("Unsupported Txn with type=%d13"). ZOOKEEPER-2623 (3.8.5, 3.9.3: Request.isValid is
+// false for check) answers it as an unknown opcode, as zkd does: UnimplementedRequestProcessor
+// replies {xid, zxid -1, err -6} and closes the connection. deleteContainer (20) deletes
+// without an ACL check in every release, which no client needs.
 func TestZkdRefusesOpcodes(t *testing.T) {
 	z := zktest.Start(t, zkdConfig("", nil))
 	for _, tc := range []struct {
