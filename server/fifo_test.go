@@ -50,14 +50,18 @@ type fifoClient struct {
 	c       *rawzk.Client
 	mu      sync.Mutex
 	pending []int32
-	sent    chan struct{}
 }
 
-func (f *fifoClient) send(op jute.OpCode, body jute.Record) {
+// send sends a request; a failed write (the server closed the connection) is left for the
+// reader to report, as the replies that never come.
+func (f *fifoClient) send(op jute.OpCode, body jute.Record) error {
 	f.mu.Lock()
-	xid := f.c.Send(op, body)
-	f.pending = append(f.pending, xid)
-	f.mu.Unlock()
+	defer f.mu.Unlock()
+	xid, err := f.c.TrySend(op, body)
+	if err == nil {
+		f.pending = append(f.pending, xid)
+	}
+	return err
 }
 
 // readReplies reads n replies and returns the first order violation (or read error).
@@ -114,9 +118,11 @@ func TestEnsemblePipelinedSyncThenWriteInOrder(t *testing.T) {
 			done := make(chan error, 1)
 			go func() { done <- f.readReplies(3 * rounds) }()
 			for r := 0; r < rounds; r++ {
-				f.send(jute.OpSync, &jute.PathRequest{Path: "/fifo"})
-				f.send(jute.OpSetData, &jute.SetDataRequest{Path: "/fifo", Data: []byte(fmt.Sprint(i, r)), Version: -1})
-				f.send(jute.OpGetData, &jute.PathWatchRequest{Path: "/fifo"})
+				if f.send(jute.OpSync, &jute.PathRequest{Path: "/fifo"}) != nil ||
+					f.send(jute.OpSetData, &jute.SetDataRequest{Path: "/fifo", Data: []byte(fmt.Sprint(i, r)), Version: -1}) != nil ||
+					f.send(jute.OpGetData, &jute.PathWatchRequest{Path: "/fifo"}) != nil {
+					break
+				}
 			}
 			if err := <-done; err != nil {
 				errs <- fmt.Errorf("client of member %d: %w", i+1, err)

@@ -145,7 +145,6 @@ func (s *Server) load() (*loaded, error) {
 		"zxid", hex(tree.LastZxid()), "nodes", tree.NodeCount(), "sessions", len(sessions),
 		"took", time.Since(start).Round(time.Millisecond))
 	s.durable.Store(tree.LastZxid())
-	history.dropAfter(tree.LastZxid())
 	return &loaded{tree: tree, history: history, sessions: sessions, snapZxid: snapZxid, replayed: replayed}, nil
 }
 
@@ -626,19 +625,6 @@ func (h *historyRing) list() []zab.Committed {
 	out := make([]zab.Committed, 0, len(h.buf))
 	out = append(out, h.buf[h.next:]...)
 	return append(out, h.buf[:h.next]...)
-}
-
-// dropAfter forgets txns after zxid (a log read further than its tree: none are applied).
-func (h *historyRing) dropAfter(zxid int64) {
-	l := h.list()
-	n := len(l)
-	for n > 0 && l[n-1].Zxid > zxid {
-		n--
-	}
-	*h = historyRing{buf: l[:n:n]}
-	if n == historyLen {
-		h.buf = l
-	}
 }
 
 // truncateOnStorage cuts the log back to zxid (TRUNC) and reloads the data directory, on
