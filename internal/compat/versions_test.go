@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/zkd-io/zkd/internal/versiondiff"
 )
 
 // TestVersionDiffsTable keeps the table whole: every field filled, ids unique and sorted,
@@ -13,7 +15,7 @@ import (
 func TestVersionDiffsTable(t *testing.T) {
 	seen := map[string]bool{}
 	prev := ""
-	for _, d := range VersionDiffs {
+	for _, d := range versiondiff.Table {
 		if d.ID == "" || d.What == "" || d.ZK380 == "" || d.ZK39 == "" || d.Zkd == "" || d.Why == "" {
 			t.Errorf("row %+v has an empty field", d)
 		}
@@ -41,7 +43,7 @@ func TestVersionDiffsTable(t *testing.T) {
 			}
 			for _, id := range jira.FindAllString(line, -1) {
 				if !seen[id] && !related(id) {
-					t.Errorf("%s: zkdDiffers cites %s, which has no row in VersionDiffs", f, id)
+					t.Errorf("%s: zkdDiffers cites %s, which has no row in versiondiff.Table", f, id)
 				}
 			}
 		}
@@ -50,7 +52,7 @@ func TestVersionDiffsTable(t *testing.T) {
 
 // related reports ids that a row names with another (ZOOKEEPER-4471 and -4472 under 4466).
 func related(id string) bool {
-	for _, d := range VersionDiffs {
+	for _, d := range versiondiff.Table {
 		if strings.Contains(d.What, strings.TrimPrefix(id, "ZOOKEEPER")) {
 			return true
 		}

@@ -1,11 +1,16 @@
-package compat
+// Package versiondiff owns the table of the places where Apache ZooKeeper 3.8.0 (the reference
+// server the differential tests and the fuzzer run), ZooKeeper 3.9 (the behaviour zkd
+// targets) and zkd answer differently: one row per ZooKeeper change, with its JIRA id, and
+// per choice of zkd's own. The differential tests (internal/compat) and the differential
+// fuzzer (internal/difffuzz) accept a difference from 3.8.0 only where a row explains it.
+package versiondiff
 
-// VersionDiff is one change ZooKeeper made between 3.8.0 (the reference server here) and
+// Row is one change ZooKeeper made between 3.8.0 (the reference server here) and
 // 3.9 (the behaviour zkd targets), or one place where zkd answers otherwise on purpose: what
 // each answers, and why zkd answers as it does. The differential tests may accept a
 // difference from 3.8.0 only where a row explains it (their zkdDiffers steps name the row's
 // ID); anything else is a zkd bug or a missing row.
-type VersionDiff struct {
+type Row struct {
 	ID    string // the JIRA (or CVE) id, or "zkd" for a choice of zkd's own
 	What  string // the request or situation
 	ZK380 string // what Apache ZooKeeper 3.8.0 answers
@@ -14,8 +19,8 @@ type VersionDiff struct {
 	Why   string // why zkd answers that
 }
 
-// VersionDiffs is the table. Keep it in the order of the ids.
-var VersionDiffs = []VersionDiff{
+// Table is the table. Keep it in the order of the ids.
+var Table = []Row{
 	{
 		ID:    "CVE-2024-23944",
 		What:  "watch event for a watcher without READ on the node",
@@ -80,4 +85,14 @@ var VersionDiffs = []VersionDiff{
 		Zkd:   "JDK 17's HashSet order, computed (internal/prep closeOrder)",
 		Why:   "watchers see the order ZooKeeper on Debian's JDK 17 gives; newer JDKs size the set differently",
 	},
+}
+
+// Lookup returns the row with id, and whether there is one.
+func Lookup(id string) (Row, bool) {
+	for _, r := range Table {
+		if r.ID == id {
+			return r, true
+		}
+	}
+	return Row{}, false
 }
