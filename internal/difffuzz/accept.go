@@ -1,0 +1,343 @@
+package difffuzz
+
+import (
+	"slices"
+	"strings"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+// An acceptance recognises one row of the version table (internal/versiondiff) in a
+// difference: the step and the two outcomes are what the row says 3.8.0 and zkd answer.
+// Anything no acceptance recognises is a divergence: a bug in zkd, or a missing row.
+type acceptance struct {
+	row string
+	// match reports whether the difference at step i is the row's, and whether the two
+	// servers' states may differ after it (the rest of the program is then not compared).
+	match func(c *diffCase) (ok, stop bool)
+}
+
+// diffCase is one differing step.
+type diffCase struct {
+	p        *Program
+	i        int
+	st       *Step
+	rec      jute.Record // the decoded request (nil when undecodable or not a request)
+	ref, zkd Outcome
+}
+
+var acceptances = []acceptance{
+	{row: "CVE-2024-23944", match: acceptUnreadableEvents},
+	{row: "ZOOKEEPER-2590", match: acceptExistsNoAuth},
+	{row: "ZOOKEEPER-4026", match: acceptMultiCreateOpcode},
+	{row: "ZOOKEEPER-4240", match: acceptIPv6ACL},
+	{row: "ZOOKEEPER-4466", match: acceptWatchModes},
+}
+
+// explain returns the row that explains the difference at step i, or "".
+func explain(p *Program, i int, ref, zkd Outcome) (row string, stop bool) {
+	c := &diffCase{p: p, i: i, st: &p.Steps[i], ref: ref, zkd: zkd}
+	if rec, ok := c.st.Decode(); ok {
+		c.rec = rec
+	}
+	for _, a := range acceptances {
+		if ok, stop := a.match(c); ok {
+			return a.row, stop
+		}
+	}
+	return "", false
+}
+
+// isEvent reports a notification line.
+func isEvent(line string) bool { return strings.Contains(line, " event: ") }
+
+// withoutEvents returns the lines that are not notifications.
+func withoutEvents(lines []string) []string {
+	var out []string
+	for _, l := range lines {
+		if !isEvent(l) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
+
+// eventsOnlyDiffer reports whether the outcomes differ in notifications only.
+func (c *diffCase) eventsOnlyDiffer() bool {
+	return slices.Equal(withoutEvents(c.ref.Lines), withoutEvents(c.zkd.Lines))
+}
+
+// ZOOKEEPER-2590: 3.8.0 answers exists without checking READ; zkd answers NOAUTH. A watch
+// 3.8.0 set then is not set on zkd: stop.
+func acceptExistsNoAuth(c *diffCase) (bool, bool) {
+	r, ok := c.rec.(*jute.PathWatchRequest)
+	if !ok || c.st.Op != jute.OpExists || !c.ref.Replied || !c.zkd.Replied ||
+		c.ref.Err != jute.OK || c.zkd.Err != jute.ErrNoAuth {
+		return false, false
+	}
+	return true, r.Watch
+}
+
+// ipv6ACL reports an ip ACL whose address is an IPv6 one.
+func ipv6ACL(acl []jute.ACL) bool {
+	for _, a := range acl {
+		if a.ID.Scheme == "ip" && strings.Contains(a.ID.ID, ":") {
+			return true
+		}
+	}
+	return false
+}
+
+// ZOOKEEPER-4240: 3.8.0 refuses an IPv6 ip ACL (INVALIDACL), zkd stores it as 3.9.4 does.
+func acceptIPv6ACL(c *diffCase) (bool, bool) {
+	has := false
+	switch r := c.rec.(type) {
+	case *jute.CreateRequest:
+		has = ipv6ACL(r.ACL)
+	case *jute.CreateTTLRequest:
+		has = ipv6ACL(r.ACL)
+	case *jute.SetACLRequest:
+		has = ipv6ACL(r.ACL)
+	case *jute.MultiRequest:
+		for _, op := range r.Ops {
+			switch b := op.Body.(type) {
+			case *jute.CreateRequest:
+				has = has || ipv6ACL(b.ACL)
+			case *jute.CreateTTLRequest:
+				has = has || ipv6ACL(b.ACL)
+			}
+		}
+		if has && strings.Contains(c.ref.String(), "error(-114)") {
+			return true, true
+		}
+		return false, false
+	}
+	return has && c.ref.Err == jute.ErrInvalidACL && c.zkd.Err != jute.ErrInvalidACL, true
+}
+
+// ZOOKEEPER-4026: inside a multi, 3.8.0 lets a create's flags decide its type; 3.9 keeps
+// the opcode. Where the node made differs (a container or not) the states part: stop.
+func acceptMultiCreateOpcode(c *diffCase) (bool, bool) {
+	r, ok := c.rec.(*jute.MultiRequest)
+	if !ok || c.st.Op != jute.OpMulti {
+		return false, false
+	}
+	disagree, typeDiffers := false, false
+	for _, op := range r.Ops {
+		b, ok := op.Body.(*jute.CreateRequest)
+		if !ok {
+			continue
+		}
+		container := b.Flags == jute.FlagContainer
+		switch {
+		case op.Type == jute.OpCreate2:
+			disagree = true
+		case op.Type == jute.OpCreate && container:
+			disagree = true
+		case op.Type == jute.OpCreateContainer && !container:
+			disagree, typeDiffers = true, true
+		}
+	}
+	return disagree, typeDiffers || !c.eventsOnlyDifferOrNone()
+}
+
+// eventsOnlyDifferOrNone reports whether the notifications of the two outcomes are equal.
+func (c *diffCase) eventsOnlyDifferOrNone() bool {
+	var re, ze []string
+	for _, l := range c.ref.Lines {
+		if isEvent(l) {
+			re = append(re, l)
+		}
+	}
+	for _, l := range c.zkd.Lines {
+		if isEvent(l) {
+			ze = append(ze, l)
+		}
+	}
+	return slices.Equal(re, ze)
+}
+
+// watchPaths returns, for the session name, the paths it asked standard and persistent
+// watches on before step i.
+func (c *diffCase) watchPaths(name string) (standard, persistent map[string]bool) {
+	standard, persistent = map[string]bool{}, map[string]bool{}
+	for j := 0; j < c.i; j++ {
+		st := &c.p.Steps[j]
+		if st.Sess != name {
+			continue
+		}
+		if st.Kind == Open {
+			clear(standard)
+			clear(persistent)
+			continue
+		}
+		rec, ok := st.Decode()
+		if !ok {
+			continue
+		}
+		switch r := rec.(type) {
+		case *jute.PathWatchRequest:
+			if r.Watch && st.Op != jute.OpCheck {
+				standard[r.Path] = true
+			}
+		case *jute.AddWatchRequest:
+			persistent[r.Path] = true
+		case *jute.SetWatches:
+			for _, l := range [][]string{r.DataWatches, r.ExistWatches, r.ChildWatches} {
+				for _, p := range l {
+					standard[p] = true
+				}
+			}
+			for _, l := range [][]string{r.PersistentWatches, r.PersistentRecursiveWatches} {
+				for _, p := range l {
+					persistent[p] = true
+				}
+			}
+		}
+	}
+	return standard, persistent
+}
+
+// ZOOKEEPER-4466 (and -4471, -4472): 3.8.0 keeps one watch mode per session and path, 3.9
+// and zkd keep a standard and a persistent one side by side. Accepted where every differing
+// line is about a session that asked for both on one path: its notifications, or the reply
+// to its own watch request. The watches differ from then on: stop.
+func acceptWatchModes(c *diffCase) (bool, bool) {
+	mixed := map[string]bool{}
+	for _, name := range c.p.Sessions {
+		std, pers := c.watchPaths(name)
+		for p := range std {
+			if pers[p] {
+				mixed[name] = true
+			}
+		}
+	}
+	// Sessions opened later by name.
+	for j := 0; j < c.i; j++ {
+		if n := c.p.Steps[j].Sess; !mixed[n] {
+			std, pers := c.watchPaths(n)
+			for p := range std {
+				if pers[p] {
+					mixed[n] = true
+				}
+			}
+		}
+	}
+	if len(mixed) == 0 {
+		return false, false
+	}
+	for _, l := range symmetricDiff(c.ref.Lines, c.zkd.Lines) {
+		who, _, _ := strings.Cut(l, ":")
+		who, _, _ = strings.Cut(who, " ")
+		if !mixed[who] {
+			return false, false
+		}
+		if !isEvent(l) && who != c.st.Sess {
+			return false, false
+		}
+	}
+	return true, true
+}
+
+// CVE-2024-23944: zkd does not deliver a notification to a watcher without READ on the
+// node; 3.8.0 does. Accepted where zkd's outcome is the reference's less some
+// notifications, each about a node the program gave an ACL that does not let everyone
+// READ.
+func acceptUnreadableEvents(c *diffCase) (bool, bool) {
+	if !c.eventsOnlyDiffer() {
+		return false, false
+	}
+	missing := subtractLines(c.ref.Lines, c.zkd.Lines)
+	if missing == nil {
+		return false, false
+	}
+	guarded := c.guardedPaths()
+	for _, l := range missing {
+		if !isEvent(l) {
+			return false, false
+		}
+		f := strings.Fields(l)
+		if len(f) < 4 || !guarded[f[3]] {
+			return false, false
+		}
+	}
+	return true, false
+}
+
+// guardedPaths are the paths a create or setACL up to step i gave an ACL without world
+// READ.
+func (c *diffCase) guardedPaths() map[string]bool {
+	out := map[string]bool{}
+	note := func(path string, acl []jute.ACL) {
+		open := false
+		for _, a := range acl {
+			if a.ID == jute.WorldAnyone && a.Perms&jute.PermRead != 0 {
+				open = true
+			}
+		}
+		if !open {
+			out[path] = true
+		}
+	}
+	for j := 0; j <= c.i; j++ {
+		rec, ok := c.p.Steps[j].Decode()
+		if !ok {
+			continue
+		}
+		switch r := rec.(type) {
+		case *jute.CreateRequest:
+			note(r.Path, r.ACL)
+		case *jute.CreateTTLRequest:
+			note(r.Path, r.ACL)
+		case *jute.SetACLRequest:
+			note(r.Path, r.ACL)
+		case *jute.MultiRequest:
+			for _, op := range r.Ops {
+				if b, ok := op.Body.(*jute.CreateRequest); ok {
+					note(b.Path, b.ACL)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// subtractLines returns the lines of a that b lacks, when b is a with some lines removed
+// (in order); nil otherwise.
+func subtractLines(a, b []string) []string {
+	var out []string
+	j := 0
+	for _, l := range a {
+		if j < len(b) && b[j] == l {
+			j++
+			continue
+		}
+		out = append(out, l)
+	}
+	if j != len(b) || len(out) == 0 {
+		return nil
+	}
+	return out
+}
+
+// symmetricDiff returns the lines of each side not matched, as multisets, on the other.
+func symmetricDiff(a, b []string) []string {
+	count := map[string]int{}
+	for _, l := range a {
+		count[l]++
+	}
+	for _, l := range b {
+		count[l]--
+	}
+	var out []string
+	for l, n := range count {
+		if n != 0 {
+			out = append(out, l)
+		}
+	}
+	// Lines equal in number but in another order are differences too.
+	if len(out) == 0 && !slices.Equal(a, b) {
+		return append(append(out, a...), b...)
+	}
+	return out
+}

@@ -1,0 +1,493 @@
+package difffuzz
+
+import (
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+// Target is a server a program runs on.
+type Target struct {
+	Name string // "zookeeper", "zkd"
+	Addr string
+	// SuperAuth is the digest credential ("super:password") of the server's super user, which
+	// the runner's own control session uses to clear the program's tree afterwards whatever
+	// its ACLs are.
+	SuperAuth string
+}
+
+// Root is the node every generated program works under; the runner deletes it before and
+// after each program.
+const Root = "/fz"
+
+// Outcome is what one step produced on one server: its lines (reply, notifications, a
+// close, in the order they arrived, then the other sessions' notifications).
+type Outcome struct {
+	Lines []string
+	// Err is the step's reply code, valid when Replied.
+	Err     jute.Code
+	Replied bool
+	// Closed reports that the step's connection was closed by the server.
+	Closed bool
+}
+
+func (o Outcome) String() string { return strings.Join(o.Lines, "\n") }
+
+// Transcript is one program's outcomes on one server, one per step.
+type Transcript struct {
+	Target   string
+	Outcomes []Outcome
+}
+
+// Timeouts.
+const (
+	sessionTimeout = 40000 // ms, the longest both servers grant with tickTime 2000
+	readDeadline   = 15 * time.Second
+	dialTimeout    = 10 * time.Second
+)
+
+// session is one raw client connection and the session it carries.
+type session struct {
+	label    string // the name, with #N for the Nth session opened under it
+	nc       net.Conn
+	xid      int32
+	id       int64
+	passwd   []byte
+	timeout  int32
+	lastZxid int64
+	dead     bool
+}
+
+// frame is one frame read from a connection.
+type frame struct {
+	h    jute.ReplyHeader
+	body []byte
+}
+
+func writeFrame(nc net.Conn, b []byte) error {
+	var l [4]byte
+	binary.BigEndian.PutUint32(l[:], uint32(len(b)))
+	nc.SetWriteDeadline(time.Now().Add(readDeadline))
+	_, err := nc.Write(append(l[:], b...))
+	return err
+}
+
+// errClosed reports a connection the server closed.
+var errClosed = errors.New("connection closed")
+
+func readFrame(nc net.Conn) ([]byte, error) {
+	nc.SetReadDeadline(time.Now().Add(readDeadline))
+	var l [4]byte
+	if _, err := io.ReadFull(nc, l[:]); err != nil {
+		return nil, readErr(err)
+	}
+	n := binary.BigEndian.Uint32(l[:])
+	if n > 16<<20 {
+		return nil, fmt.Errorf("frame of %d bytes", n)
+	}
+	b := make([]byte, n)
+	if _, err := io.ReadFull(nc, b); err != nil {
+		return nil, readErr(err)
+	}
+	return b, nil
+}
+
+func readErr(err error) error {
+	var ne net.Error
+	if errors.As(err, &ne) && ne.Timeout() {
+		return fmt.Errorf("nothing within %v: %w", readDeadline, err)
+	}
+	return fmt.Errorf("%w (%v)", errClosed, err)
+}
+
+func request(xid int32, op jute.OpCode, body []byte) []byte {
+	e := jute.Encoder{}
+	(&jute.RequestHeader{Xid: xid, Type: op}).Encode(&e)
+	return append(e.Buf, body...)
+}
+
+var pingFrame = request(jute.XidPing, jute.OpPing, nil)
+
+// handshake connects and sends req; it returns the response, or nil when the server closed
+// the connection instead of answering.
+func handshake(ctx context.Context, addr string, req *jute.ConnectRequest) (net.Conn, *jute.ConnectResponse, error) {
+	d := net.Dialer{Timeout: dialTimeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	if err := writeFrame(nc, jute.Marshal(req)); err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("handshake: %w", err)
+	}
+	b, err := readFrame(nc)
+	if errors.Is(err, errClosed) {
+		nc.Close()
+		return nil, nil, nil
+	}
+	if err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("handshake: %w", err)
+	}
+	var resp jute.ConnectResponse
+	if err := jute.Unmarshal(b, &resp); err != nil {
+		nc.Close()
+		return nil, nil, fmt.Errorf("handshake: %w", err)
+	}
+	return nc, &resp, nil
+}
+
+// runner plays one program on one server.
+type runner struct {
+	ctx  context.Context
+	tgt  Target
+	norm Norm
+	// byName is the newest session opened under each name; gen counts them.
+	byName map[string]*session
+	gen    map[string]int
+	all    []*session
+}
+
+// Run plays p on tgt and returns its transcript. An error is a failure of the harness or
+// of the server as a whole (it cannot be reached, the program's tree cannot be cleared),
+// not a difference in behaviour.
+func Run(ctx context.Context, tgt Target, p *Program) (*Transcript, error) {
+	r := &runner{ctx: ctx, tgt: tgt, norm: Norm{Owners: map[int64]string{}},
+		byName: map[string]*session{}, gen: map[string]int{}}
+	ctl, err := r.control()
+	if err != nil {
+		return nil, err
+	}
+	defer ctl.nc.Close()
+	if err := r.clear(ctl); err != nil {
+		return nil, fmt.Errorf("%s: before the program: %w", tgt.Name, err)
+	}
+	for _, name := range p.Sessions {
+		if line := r.open(name); !strings.HasPrefix(line, name+": opened") {
+			return nil, fmt.Errorf("%s: opening session %s: %s", tgt.Name, name, line)
+		}
+	}
+	h, _, err := ctl.call(jute.XidPing, jute.OpPing, nil)
+	if err != nil {
+		return nil, fmt.Errorf("%s: ping: %w", tgt.Name, err)
+	}
+	r.norm.Base = h.Zxid
+	tr := &Transcript{Target: tgt.Name, Outcomes: make([]Outcome, 0, len(p.Steps))}
+	for i := range p.Steps {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		tr.Outcomes = append(tr.Outcomes, r.exec(&p.Steps[i]))
+	}
+	r.closeAll()
+	if err := r.clear(ctl); err != nil {
+		return tr, fmt.Errorf("%s: after the program: %w", tgt.Name, err)
+	}
+	return tr, nil
+}
+
+// control opens the runner's own session, authenticated as the super user.
+func (r *runner) control() (*session, error) {
+	nc, resp, err := handshake(r.ctx, r.tgt.Addr, &jute.ConnectRequest{TimeOut: sessionTimeout, Passwd: make([]byte, 16)})
+	if err != nil || resp == nil || resp.SessionID == 0 {
+		return nil, fmt.Errorf("%s: control session: %v %+v", r.tgt.Name, err, resp)
+	}
+	s := &session{label: "ctl", nc: nc, id: resp.SessionID}
+	if r.tgt.SuperAuth != "" {
+		auth := jute.Marshal(&jute.AuthPacket{Scheme: "digest", Auth: []byte(r.tgt.SuperAuth)})
+		h, _, err := s.call(jute.XidAuth, jute.OpAuth, auth)
+		if err != nil || h.Err != 0 {
+			return nil, fmt.Errorf("%s: super auth: %v %v", r.tgt.Name, err, h.Err)
+		}
+	}
+	return s, nil
+}
+
+// call sends one request and reads up to its reply, discarding notifications.
+func (s *session) call(xid int32, op jute.OpCode, body []byte) (jute.ReplyHeader, []byte, error) {
+	if err := writeFrame(s.nc, request(xid, op, body)); err != nil {
+		return jute.ReplyHeader{}, nil, err
+	}
+	for {
+		b, err := readFrame(s.nc)
+		if err != nil {
+			return jute.ReplyHeader{}, nil, err
+		}
+		d := jute.NewDecoder(b)
+		var h jute.ReplyHeader
+		h.Decode(d)
+		if d.Err() != nil {
+			return h, nil, fmt.Errorf("short reply % x", b)
+		}
+		if h.Xid == jute.XidNotification {
+			continue
+		}
+		return h, d.Rest(), nil
+	}
+}
+
+// clear deletes Root and everything under it.
+func (r *runner) clear(ctl *session) error {
+	return deleteTree(ctl, Root, 0)
+}
+
+func deleteTree(s *session, path string, depth int) error {
+	if depth > 64 {
+		return fmt.Errorf("%s: tree too deep", path)
+	}
+	h, b, err := s.call(1, jute.OpGetChildren, jute.Marshal(&jute.PathWatchRequest{Path: path}))
+	if err != nil {
+		return err
+	}
+	if h.Err == jute.ErrNoNode {
+		return nil
+	}
+	if h.Err != 0 {
+		return fmt.Errorf("getChildren %s: %w", path, h.Err)
+	}
+	var kids jute.StringsResponse
+	if err := jute.Unmarshal(b, &kids); err != nil {
+		return err
+	}
+	for _, k := range kids.Strings {
+		if err := deleteTree(s, path+"/"+k, depth+1); err != nil {
+			return err
+		}
+	}
+	h, _, err = s.call(2, jute.OpDelete, jute.Marshal(&jute.PathVersionRequest{Path: path, Version: -1}))
+	if err != nil {
+		return err
+	}
+	if h.Err != 0 && h.Err != jute.ErrNoNode {
+		return fmt.Errorf("delete %s: %w", path, h.Err)
+	}
+	return nil
+}
+
+// open opens a new session under name.
+func (r *runner) open(name string) string {
+	if old := r.byName[name]; old != nil && !old.dead {
+		old.nc.Close()
+		old.dead = true
+	}
+	nc, resp, err := handshake(r.ctx, r.tgt.Addr, &jute.ConnectRequest{TimeOut: sessionTimeout, Passwd: make([]byte, 16)})
+	if err != nil {
+		return fmt.Sprintf("%s: open: %v", name, err)
+	}
+	if resp == nil {
+		return name + ": open: closed by the server"
+	}
+	r.gen[name]++
+	label := name
+	if g := r.gen[name]; g > 1 {
+		label = fmt.Sprintf("%s#%d", name, g)
+	}
+	s := &session{label: label, nc: nc, id: resp.SessionID, passwd: resp.Passwd, timeout: resp.TimeOut}
+	r.byName[name] = s
+	r.all = append(r.all, s)
+	r.norm.Owners[s.id] = label
+	return fmt.Sprintf("%s: opened as %s timeout=%d", name, label, resp.TimeOut)
+}
+
+// reconnect resumes the newest session under name on a new connection.
+func (r *runner) reconnect(name string) string {
+	s := r.byName[name]
+	if s == nil {
+		return name + ": no session"
+	}
+	if !s.dead {
+		s.nc.Close()
+	}
+	s.dead = true
+	nc, resp, err := handshake(r.ctx, r.tgt.Addr, &jute.ConnectRequest{
+		LastZxidSeen: s.lastZxid, TimeOut: s.timeout, SessionID: s.id, Passwd: s.passwd})
+	switch {
+	case err != nil:
+		return fmt.Sprintf("%s: reconnect: %v", name, err)
+	case resp == nil:
+		return name + ": reconnect: closed by the server"
+	case resp.SessionID == 0 || resp.TimeOut <= 0:
+		nc.Close()
+		return fmt.Sprintf("%s: reconnect: session gone (timeout=%d)", name, resp.TimeOut)
+	}
+	s.nc, s.dead, s.xid = nc, false, 0
+	return fmt.Sprintf("%s: reconnected timeout=%d", name, resp.TimeOut)
+}
+
+// closeAll closes every session the program opened, resuming those whose connection is
+// gone: a session left to expire would delete its ephemerals in the middle of the next
+// program.
+func (r *runner) closeAll() {
+	for _, s := range r.all {
+		if s.dead {
+			nc, resp, err := handshake(r.ctx, r.tgt.Addr, &jute.ConnectRequest{
+				LastZxidSeen: s.lastZxid, TimeOut: s.timeout, SessionID: s.id, Passwd: s.passwd})
+			if err != nil || resp == nil || resp.SessionID != s.id || resp.TimeOut <= 0 {
+				if nc != nil {
+					nc.Close()
+				}
+				continue // closed or expired already
+			}
+			s.nc, s.dead = nc, false
+		}
+		s.xid++
+		s.call(s.xid, jute.OpCloseSession, nil)
+		s.nc.Close()
+		s.dead = true
+	}
+}
+
+func (r *runner) exec(st *Step) Outcome {
+	var o Outcome
+	switch st.Kind {
+	case Open:
+		o.Lines = append(o.Lines, r.open(st.Sess))
+	case Reconnect:
+		o.Lines = append(o.Lines, r.reconnect(st.Sess))
+	case Drop:
+		if s := r.byName[st.Sess]; s != nil && !s.dead {
+			s.nc.Close()
+			s.dead = true
+		}
+		o.Lines = append(o.Lines, st.Sess+": dropped")
+	case Request, Raw:
+		r.send(st, &o)
+	}
+	o.Lines = append(o.Lines, r.drain(st.Sess)...)
+	return o
+}
+
+// send sends the step's frame and a ping after it, and reads everything up to the pong:
+// the reply, the notifications before and after it, or the connection's close.
+func (r *runner) send(st *Step, o *Outcome) {
+	s := r.byName[st.Sess]
+	if s == nil || s.dead {
+		o.Lines = append(o.Lines, st.Sess+": not connected")
+		return
+	}
+	var out []byte
+	op, xid := st.Op, st.Xid
+	switch {
+	case st.Kind == Raw && st.RawWire:
+		out = st.Body
+	case st.Kind == Raw:
+		var l [4]byte
+		binary.BigEndian.PutUint32(l[:], uint32(len(st.Body)))
+		out = append(l[:], st.Body...)
+		op, xid = jute.OpCode(-1000), 0 // unknown: any reply but the pong is the step's
+		if len(st.Body) >= 8 {
+			xid = int32(binary.BigEndian.Uint32(st.Body))
+			op = jute.OpCode(int32(binary.BigEndian.Uint32(st.Body[4:])))
+		}
+	default:
+		if xid == 0 {
+			s.xid++
+			xid = s.xid
+		}
+		b := request(xid, op, st.Body)
+		var l [4]byte
+		binary.BigEndian.PutUint32(l[:], uint32(len(b)))
+		out = append(l[:], b...)
+	}
+	var l [4]byte
+	binary.BigEndian.PutUint32(l[:], uint32(len(pingFrame)))
+	out = append(append(out, l[:]...), pingFrame...)
+	s.nc.SetWriteDeadline(time.Now().Add(readDeadline))
+	if _, err := s.nc.Write(out); err != nil {
+		// The server may have closed the connection already (a frame it refused): what it
+		// sent before closing is read below.
+		o.Lines = append(o.Lines, st.Sess+": write failed")
+	}
+	r.readToPong(s, st.Sess, op, xid, o)
+}
+
+// readToPong reads frames on s until the pong, the close, or the deadline.
+func (r *runner) readToPong(s *session, name string, op jute.OpCode, xid int32, o *Outcome) {
+	for i := 0; ; i++ {
+		b, err := readFrame(s.nc)
+		if err != nil {
+			s.nc.Close()
+			s.dead = true
+			if errors.Is(err, errClosed) {
+				o.Lines = append(o.Lines, name+": closed")
+				o.Closed = true
+			} else {
+				o.Lines = append(o.Lines, name+": "+err.Error())
+			}
+			return
+		}
+		d := jute.NewDecoder(b)
+		var h jute.ReplyHeader
+		h.Decode(d)
+		if d.Err() != nil {
+			o.Lines = append(o.Lines, fmt.Sprintf("%s: short frame % x", name, b))
+			continue
+		}
+		if h.Zxid > s.lastZxid {
+			s.lastZxid = h.Zxid
+		}
+		switch {
+		case h.Xid == jute.XidNotification:
+			var ev jute.WatcherEvent
+			ev.Decode(d)
+			if d.Err() != nil || d.Remaining() != 0 {
+				o.Lines = append(o.Lines, fmt.Sprintf("%s: bad notification % x", name, b))
+				continue
+			}
+			o.Lines = append(o.Lines, r.norm.Event(name, ev, h.Zxid))
+		case h.Xid == jute.XidPing && op != jute.OpPing:
+			if h.Err != 0 || d.Remaining() != 0 {
+				o.Lines = append(o.Lines, fmt.Sprintf("%s: pong err=%d % x", name, h.Err, d.Rest()))
+			}
+			return
+		case h.Xid == jute.XidPing && op == jute.OpPing && o.Replied:
+			return // the runner's own ping, after the step's
+		default:
+			line := name + ": reply "
+			if h.Xid != xid {
+				line += fmt.Sprintf("xid=%d ", h.Xid)
+			}
+			o.Lines = append(o.Lines, line+r.norm.Reply(op, h, d.Rest()))
+			if !o.Replied {
+				o.Replied, o.Err = true, h.Err
+			}
+		}
+	}
+}
+
+// drain pings every live session but the step's and collects the notifications that
+// arrive before the pong: a server queues a notification before the reply of the write
+// that caused it and answers a later ping only after that, so this catches every event the
+// step caused.
+func (r *runner) drain(except string) []string {
+	names := make([]string, 0, len(r.byName))
+	for n := range r.byName {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	var lines []string
+	for _, n := range names {
+		s := r.byName[n]
+		if s.dead || n == except {
+			continue
+		}
+		if err := writeFrame(s.nc, pingFrame); err != nil {
+			s.nc.Close()
+			s.dead = true
+			lines = append(lines, n+": ping failed")
+			continue
+		}
+		var o Outcome
+		r.readToPong(s, n, jute.OpCode(-1000), jute.XidPing, &o)
+		lines = append(lines, o.Lines...)
+	}
+	return lines
+}
