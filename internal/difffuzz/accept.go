@@ -32,6 +32,7 @@ var acceptances = []acceptance{
 	{row: "ZOOKEEPER-4026", match: acceptMultiCreateOpcode},
 	{row: "ZOOKEEPER-4240", match: acceptIPv6ACL},
 	{row: "ZOOKEEPER-4466", match: acceptWatchModes},
+	{row: "zkd-internal-ops", match: acceptInternalOps},
 }
 
 // explain returns the row that explains the difference at step i, or "".
@@ -340,4 +341,21 @@ func symmetricDiff(a, b []string) []string {
 		return append(append(out, a...), b...)
 	}
 	return out
+}
+
+// zkd-internal-ops: createSession and deleteContainer are the server's own requests; zkd
+// answers a client that sends them UNIMPLEMENTED and closes, as ZooKeeper does for unknown
+// opcodes; ZooKeeper serves them. What ZooKeeper did (a session, a deleted container) is
+// not on zkd: stop.
+func acceptInternalOps(c *diffCase) (bool, bool) {
+	if c.st.Kind != Raw || c.st.RawWire || len(c.st.Body) < 8 {
+		return false, false
+	}
+	d := jute.NewDecoder(c.st.Body)
+	var h jute.RequestHeader
+	h.Decode(d)
+	if h.Type != jute.OpCreateSession && h.Type != jute.OpDeleteContainer {
+		return false, false
+	}
+	return c.zkd.Replied && c.zkd.Err == jute.ErrUnimplemented && c.zkd.Closed, true
 }

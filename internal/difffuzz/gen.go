@@ -472,7 +472,8 @@ func (g *gen) auth(s string) {
 // rawOps are opcodes raw frames may carry beyond the defined client requests: undefined
 // ones and the internal ones. Not check (13): ZooKeeper 3.8.0 logs a txn it cannot read
 // back (row ZOOKEEPER-2623), which would end the reference server at its next start.
-var rawOps = []jute.OpCode{10, 23, 50, 99, 108, 1000, -3, -12, jute.OpCreateSession, jute.OpNotification, jute.OpError}
+var rawOps = []jute.OpCode{10, 23, 50, 99, 108, 1000, -3, -12, jute.OpCreateSession, jute.OpDeleteContainer,
+	jute.OpNotification, jute.OpError}
 
 // raw appends a frame no client library would send: a well-formed request, changed.
 func (g *gen) raw(s string) {

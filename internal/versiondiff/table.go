@@ -85,6 +85,14 @@ var Table = []Row{
 		Zkd:   "JDK 17's HashSet order, computed (internal/prep closeOrder)",
 		Why:   "watchers see the order ZooKeeper on Debian's JDK 17 gives; newer JDKs size the set differently",
 	},
+	{
+		ID:    "zkd-internal-ops",
+		What:  "a client request with opcode createSession (-10) or deleteContainer (20), the server's own requests",
+		ZK380: "served: createSession makes a new session over the live connection and answers with a ConnectResponse (and a zxid); deleteContainer deletes any empty node that is not a plain persistent one (containers, TTL nodes), with no ACL check (BADVERSION for a plain node, NOTEMPTY)",
+		ZK39:  "the same (Request.isValid lists both)",
+		Zkd:   "UNIMPLEMENTED, zxid -1, connection closed, as for an unknown opcode",
+		Why:   "serving them lets any client delete another's containers without an ACL check and open sessions that skip the handshake's checks; no client library sends them",
+	},
 }
 
 // Lookup returns the row with id, and whether there is one.
