@@ -23,6 +23,10 @@ var (
 	flagOut      = flag.String("difffuzz.out", "", "directory for shrunk diverging programs (default: the OS temporary directory)")
 	flagFailures = flag.Int("difffuzz.failures", 5, "stop after this many diverging programs")
 	flagShrink   = flag.Int("difffuzz.shrink", 300, "runs of the pair a shrink may take")
+	// Servers started by hand (another ZooKeeper release, a zkd under a debugger), with
+	// the settings startPair gives its own: tickTime 2000, extended types, SuperDigest.
+	flagRefAddr = flag.String("difffuzz.ref-addr", "", "use the reference server at this address instead of starting one")
+	flagZkdAddr = flag.String("difffuzz.zkd-addr", "", "use the zkd at this address instead of starting one")
 )
 
 // startPair starts Apache ZooKeeper and zkd with the same settings: tickTime 2000, TTL nodes
@@ -30,6 +34,16 @@ var (
 // containers and expired TTL nodes at arbitrary points of a program).
 func startPair(t *testing.T) Pair {
 	t.Helper()
+	super := "super:" + SuperPassword
+	if *flagRefAddr != "" || *flagZkdAddr != "" {
+		if *flagRefAddr == "" || *flagZkdAddr == "" {
+			t.Fatal("-difffuzz.ref-addr and -difffuzz.zkd-addr go together")
+		}
+		return Pair{
+			Ref: Target{Name: "zookeeper", Addr: *flagRefAddr, SuperAuth: super},
+			Zkd: Target{Name: "zkd", Addr: *flagZkdAddr, SuperAuth: super},
+		}
+	}
 	refzk.Require(t)
 	ref := refzk.StartStandalone(t, refzk.Options{
 		TickTime: 2000,
@@ -46,7 +60,6 @@ func startPair(t *testing.T) Pair {
 		c.SuperDigest = SuperDigest
 		c.ContainerCheckInterval = time.Hour
 	}))
-	super := "super:" + SuperPassword
 	return Pair{
 		Ref: Target{Name: "zookeeper", Addr: ref.Addr(), SuperAuth: super},
 		Zkd: Target{Name: "zkd", Addr: z.Addr(), SuperAuth: super},
@@ -70,7 +83,8 @@ func TestDiffFuzz(t *testing.T) {
 		p := Generate(seed, GenOptions{Ops: *flagOps})
 		v, err := pair.Run(ctx, p)
 		if err != nil {
-			t.Fatalf("seed %d: %v", seed, err)
+			file := writeProgram(t, p, fmt.Sprintf("difffuzz-seed%d.zkf", seed))
+			t.Fatalf("seed %d: %v\nreplay: go test ./internal/difffuzz -run Replay -difffuzz.replay %s -v", seed, err, file)
 		}
 		steps += v.Compared
 		if v.Compared < len(p.Steps) && v.Divergence == nil {

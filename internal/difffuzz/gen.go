@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"strings"
 
 	"github.com/zkd-io/zkd/jute"
 )
@@ -141,7 +142,11 @@ func (g *gen) writePath() string {
 	return g.newPath()
 }
 
-func isSystem(p string) bool { return p == "/zookeeper" || len(p) > 10 && p[:11] == "/zookeeper/" }
+// isSystem reports the root and the nodes under /zookeeper: the fuzzer does not write them
+// (root ACLs and data would outlive the program; quotas are issue 14's).
+func isSystem(p string) bool {
+	return p == "/" || p == "/zookeeper" || strings.HasPrefix(p, "/zookeeper/")
+}
 
 func (g *gen) remember(path string, flags int32) {
 	parent := path
@@ -289,8 +294,15 @@ func (g *gen) createOp() (jute.OpCode, jute.Record) {
 		if g.pct(80) {
 			flags = []int32{jute.FlagPersistentWithTTL, jute.FlagPersistentSequentialTTL}[g.r.IntN(2)]
 		}
+		ttl := g.ttl()
+		if m := flags; ttl < 0 && m != jute.FlagPersistentWithTTL && m != jute.FlagPersistentSequentialTTL {
+			// A createTTL whose flags are not a TTL mode, with a negative ttl, passes
+			// ZooKeeper's checks and then kills it (3.8.0 to 3.9.4: EphemeralType.TTL.
+			// toEphemeralOwner throws on the commit path; row zkd-createttl-mode).
+			ttl = -ttl
+		}
 		g.remember(path, flags)
-		return op, &jute.CreateTTLRequest{Path: path, Data: data, ACL: acl, Flags: flags, TTL: g.ttl()}
+		return op, &jute.CreateTTLRequest{Path: path, Data: data, ACL: acl, Flags: flags, TTL: ttl}
 	}
 	g.remember(path, flags)
 	return op, &jute.CreateRequest{Path: path, Data: data, ACL: acl, Flags: flags}

@@ -242,9 +242,29 @@ func (s *session) call(xid int32, op jute.OpCode, body []byte) (jute.ReplyHeader
 	}
 }
 
-// clear deletes Root and everything under it.
+// clear deletes every top-level node but /zookeeper: Root and anything a program made
+// beside it (a sequential create of Root itself makes /fz0000000001).
 func (r *runner) clear(ctl *session) error {
-	return deleteTree(ctl, Root, 0)
+	h, b, err := ctl.call(1, jute.OpGetChildren, jute.Marshal(&jute.PathWatchRequest{Path: "/"}))
+	if err != nil {
+		return err
+	}
+	if h.Err != 0 {
+		return fmt.Errorf("getChildren /: %w", h.Err)
+	}
+	var kids jute.StringsResponse
+	if err := jute.Unmarshal(b, &kids); err != nil {
+		return err
+	}
+	for _, k := range kids.Strings {
+		if k == "zookeeper" {
+			continue
+		}
+		if err := deleteTree(ctl, "/"+k, 0); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func deleteTree(s *session, path string, depth int) error {

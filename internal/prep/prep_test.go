@@ -343,3 +343,32 @@ func TestMultiCreateTypeFollowsFlags(t *testing.T) {
 		t.Errorf("createTTL with ephemeral flags: %+v %v, want an ephemeral CreateTxn", ct, err)
 	}
 }
+
+// TestCreateTTLWithoutTTLMode: a createTTL whose flags are not a TTL mode is refused
+// whatever its ttl. ZooKeeper refuses ttl >= 0 and dies applying a negative one
+// (versiondiff row zkd-createttl-mode).
+func TestCreateTTLWithoutTTLMode(t *testing.T) {
+	tree := datatree.New()
+	tree.ExtendedTypes = true
+	p := New(tree)
+	p.ExtendedTypes = true
+	zxid := int64(0)
+	for _, flags := range []int32{jute.FlagPersistent, jute.FlagEphemeral, jute.FlagPersistentSequential, jute.FlagEphemeralSequential, jute.FlagContainer} {
+		for _, ttl := range []int64{-1, -1000, 0, 1000} {
+			zxid++
+			txn := p.Prepare(&Request{SessionID: 1, Type: jute.OpCreateTTL, Body: &jute.CreateTTLRequest{
+				Path: "/t", ACL: jute.OpenACLUnsafe, Flags: flags, TTL: ttl}}, zxid, 1)
+			if txn.Header.Type != jute.OpError || txn.Body.(*jute.ErrorTxn).Err != jute.ErrBadArguments {
+				t.Errorf("createTTL flags %d ttl %d: %v %+v, want BADARGUMENTS", flags, ttl, txn.Header.Type, txn.Body)
+			}
+			tree.Apply(&txn.Header, txn.Body)
+			p.Applied(zxid)
+		}
+	}
+	zxid++
+	txn := p.Prepare(&Request{SessionID: 1, Type: jute.OpCreateTTL, Body: &jute.CreateTTLRequest{
+		Path: "/t", ACL: jute.OpenACLUnsafe, Flags: jute.FlagPersistentWithTTL, TTL: 1000}}, zxid, 1)
+	if txn.Header.Type != jute.OpCreateTTL {
+		t.Fatalf("createTTL with a TTL mode: %v %+v", txn.Header.Type, txn.Body)
+	}
+}

@@ -86,6 +86,14 @@ var Table = []Row{
 		Why:   "watchers see the order ZooKeeper on Debian's JDK 17 gives; newer JDKs size the set differently",
 	},
 	{
+		ID:    "zkd-createttl-mode",
+		What:  "createTTL (21) whose flags are not a TTL mode (persistent, ephemeral, sequential, container) with a negative ttl",
+		ZK380: "passes PrepRequestProcessor's checks (validateTTL allows ttl < 0 for a non-TTL mode), then EphemeralType.TTL.toEphemeralOwner throws on the commit path and the server exits",
+		ZK39:  "the same (3.9.4's PrepRequestProcessor.validateCreateRequest and DataTree.processTxn)",
+		Zkd:   "BADARGUMENTS, with an error txn (a zxid), as for the other TTL values ZooKeeper refuses",
+		Why:   "a client must not be able to stop the server; BADARGUMENTS is what ZOOKEEPER-2797 gives the bad TTLs it catches",
+	},
+	{
 		ID:    "zkd-internal-ops",
 		What:  "a client request with opcode createSession (-10) or deleteContainer (20), the server's own requests",
 		ZK380: "served: createSession makes a new session over the live connection and answers with a ConnectResponse (and a zxid); deleteContainer deletes any empty node that is not a plain persistent one (containers, TTL nodes), with no ACL check (BADVERSION for a plain node, NOTEMPTY)",
