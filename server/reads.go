@@ -357,7 +357,7 @@ func (s *Server) replyWrite(q *queued, txn *jute.LoggedTxn, res *applyResult) {
 	case jute.OpSetData, jute.OpSetACL:
 		send(jute.OK, &jute.StatResponse{Stat: res.Stat})
 	case jute.OpMulti:
-		send(jute.OK, multiResponse(res))
+		send(jute.OK, multiResponse(res, q.req.body))
 	case jute.OpCloseSession:
 		c.sendAndClose(&outMsg{hdr: jute.ReplyHeader{Xid: xid, Zxid: zxid}})
 		s.detach(c)
@@ -366,11 +366,23 @@ func (s *Server) replyWrite(q *queued, txn *jute.LoggedTxn, res *applyResult) {
 	}
 }
 
-func multiResponse(res *applyResult) *jute.MultiResponse {
+// multiResponse answers an applied multi; req is the request as the client sent it.
+func multiResponse(res *applyResult, req jute.Record) *jute.MultiResponse {
+	var ops []jute.MultiOp
+	if m, ok := req.(*jute.MultiRequest); ok && len(m.Ops) == len(res.Multi) {
+		ops = m.Ops
+	}
 	out := &jute.MultiResponse{Results: make([]jute.MultiResult, len(res.Multi))}
 	for i, r := range res.Multi {
 		mr := jute.MultiResult{Type: r.Type, Err: r.Err}
-		switch r.Type {
+		typ := r.Type
+		if typ == jute.OpCreate && ops != nil && (ops[i].Type == jute.OpCreate2 || ops[i].Type == jute.OpCreateContainer) {
+			// Logged as a plain create (prep's loggedSubType), or by a leader that decays
+			// the opcode as ZooKeeper 3.8 does: ZooKeeper 3.9 (ZOOKEEPER-4026) answers the
+			// opcode the client sent, with the Stat.
+			typ = jute.OpCreate2
+		}
+		switch typ {
 		case jute.OpError:
 		case jute.OpCreate:
 			mr.Body = &jute.CreateResponse{Path: r.Path}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -47,9 +48,9 @@ func decodeRequest(frame []byte) (*request, error) {
 }
 
 // decodeBody decodes a client request's body as ZooKeeper's server reads it: trailing bytes
-// are ignored, and a body ZooKeeper would fail on (see derefsPath, checkMultiKinds) is an
-// error, answered with MARSHALLINGERROR. known is false for opcodes clients may not send;
-// body is nil when there is none or err is set.
+// are ignored, and a body ZooKeeper would fail on (see derefsPath, prep.CheckMultiCreates,
+// checkMultiKinds) is an error, answered with MARSHALLINGERROR. known is false for opcodes
+// clients may not send; body is nil when there is none or err is set.
 func decodeBody(op jute.OpCode, raw []byte) (body jute.Record, known bool, err error) {
 	body, known = newBody(op)
 	if !known || body == nil {
@@ -64,6 +65,11 @@ func decodeBody(op jute.OpCode, raw []byte) (body jute.Record, known bool, err e
 		return nil, true, err
 	}
 	if m, isMulti := body.(*jute.MultiRequest); isMulti {
+		// First: ZooKeeper 3.9 fails these while decoding, so even a multiRead holding
+		// only such creates gets no body (see errMultiReadOfWrites).
+		if err := prep.CheckMultiCreates(m); err != nil {
+			return nil, true, err
+		}
 		if err := checkMultiKinds(op, m); err != nil {
 			return nil, true, err
 		}

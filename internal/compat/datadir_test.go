@@ -110,6 +110,12 @@ func populate(t *testing.T, addr, tag string) *sess {
 	w.must(t, jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
 		mCreate("/dd/multi-failed", nil, persistent), mSet("/dd/bin", nil, 99),
 	}}, &mr)
+	// create2 and createContainer without the CONTAINER flag inside a multi: zkd keeps the
+	// opcodes as ZooKeeper 3.9 does but must log them so that 3.8.0 applies them too.
+	w.must(t, jute.OpMulti, &jute.MultiRequest{Ops: []jute.MultiOp{
+		mCreate2("/dd/multi2", b("m2"), persistent), mOp(jute.OpCreateContainer, "/dd/multi2/ctr", persistent, 0),
+		mCreate2("/dd/multi2/s-", nil, seq), mSet("/dd/multi2", b("after"), 0),
+	}}, &mr)
 	// Ephemerals: those of the owner session stay; the closed session's are gone.
 	mkNode(t, owner, "/dd/eph", b("eph"), open, ephemeral)
 	mkNode(t, owner, "/dd/ephseq-", nil, open, ephSeq)

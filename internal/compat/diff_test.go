@@ -569,25 +569,31 @@ func scriptGroups() []group {
 				getACL("a", ""),
 				allChildren("a", ""),
 			}},
-		// ZooKeeper turns create2 inside a multi into a plain create when it decodes the request
-		// (MultiOperationRecord builds Op.create), so the result is type 1 with the path only.
+		// ZooKeeper 3.8.0 turns create2 inside a multi into a plain create when it decodes the
+		// request (MultiOperationRecord builds Op.create), so the result is type 1 with the
+		// path only; 3.9 keeps create2 and answers with the Stat.
 		{name: "multi-create2", sessions: []string{"a"},
 			steps: []step{
 				create("a", "/mc", nil, persistent),
-				multi("a", mCreate2("/mc/a", b("2"), persistent), mCreate2("/mc/s-", nil, ephSeq), mContainer("/mc/c")),
+				differs4026(`results=[create2 path="/mc/a" stat={cz=z+2 mz=z+2 pz=z+2 v=0 cv=0 av=0 eph=0 len=1 nc=0 c=m}, `+
+					`create2 path="/mc/s-0000000001" stat={cz=z+2 mz=z+2 pz=z+2 v=0 cv=0 av=0 eph=sess(a) len=0 nc=0 c=m}, `+
+					`create2 path="/mc/c" stat={cz=z+2 mz=z+2 pz=z+2 v=0 cv=0 av=0 eph=0 len=0 nc=0 c=m}]`,
+					multi("a", mCreate2("/mc/a", b("2"), persistent), mCreate2("/mc/s-", nil, ephSeq), mContainer("/mc/c"))),
 				getData("a", "/mc/a", false),
 				getData("a", "/mc/s-0000000001", false),
 			}},
 		// ZooKeeper rebuilds each create of a multi from its flags (Op.Create.getOpcode): a
 		// CONTAINER flag makes it createContainer, answered create2-shaped (with a Stat),
-		// whatever opcode was sent; createContainer without the flag is a plain create; a
-		// createTTL without a TTL flag is a plain create that ignores its ttl.
+		// whatever opcode was sent; a createTTL without a TTL flag is a plain create that
+		// ignores its ttl. 3.8.0 makes createContainer without the flag a plain create; 3.9
+		// keeps the opcode: a container, answered with a Stat.
 		{name: "multi-create-by-flags", sessions: []string{"a"},
 			steps: []step{
 				create("a", "/mf2", nil, persistent),
 				multi("a", mCreate("/mf2/c1", nil, jute.FlagContainer), mCreate2("/mf2/c2", nil, jute.FlagContainer)),
 				getData("a", "/mf2/c1", false),
-				multi("a", jute.MultiOp{Type: jute.OpCreateContainer, Body: &jute.CreateRequest{Path: "/mf2/p", ACL: open, Flags: persistent}}),
+				differs4026(`results=[create2 path="/mf2/p" stat={cz=z+3 mz=z+3 pz=z+3 v=0 cv=0 av=0 eph=0 len=0 nc=0 c=m}]`,
+					multi("a", jute.MultiOp{Type: jute.OpCreateContainer, Body: &jute.CreateRequest{Path: "/mf2/p", ACL: open, Flags: persistent}})),
 				getData("a", "/mf2/p", false),
 				multi("a", jute.MultiOp{Type: jute.OpCreateTTL, Body: &jute.CreateTTLRequest{Path: "/mf2/t", ACL: open, Flags: persistent, TTL: hour}},
 					jute.MultiOp{Type: jute.OpCreateTTL, Body: &jute.CreateTTLRequest{Path: "/mf2/tc", ACL: open, Flags: jute.FlagContainer, TTL: -1}}),
@@ -768,5 +774,6 @@ func scriptGroups() []group {
 				removeWatches("a", "/be", 6),
 				checkWatches("a", "/be", jute.WatcherData),
 			}},
+		multi39Group(),
 	}
 }

@@ -7,6 +7,7 @@
 package prep
 
 import (
+	"errors"
 	"fmt"
 
 	"github.com/zkd-io/zkd/internal/auth"
@@ -190,6 +191,9 @@ func (p *Preparer) Prepare(r *Request, zxid, timeMs int64) *jute.LoggedTxn {
 		return errorTxn(t, jute.ErrMarshallingError)
 	}
 	if r.Type == jute.OpMulti {
+		if err := CheckMultiCreates(r.Body.(*jute.MultiRequest)); err != nil {
+			return errorTxn(t, jute.ErrMarshallingError)
+		}
 		t.Body = p.prepareMulti(r, s)
 		return t
 	}
@@ -237,7 +241,7 @@ func (p *Preparer) prepareMulti(r *Request, s *txnState) jute.Record {
 			txns = append(txns, jute.Txn{Type: jute.OpError, Data: jute.Marshal(&jute.ErrorTxn{Err: codeOf(err)})})
 			continue
 		}
-		txns = append(txns, jute.Txn{Type: op.Type, Data: jute.Marshal(body)})
+		txns = append(txns, jute.Txn{Type: loggedSubType(op.Type), Data: jute.Marshal(body)})
 	}
 	if failed == nil {
 		p.commit(s)
@@ -245,40 +249,72 @@ func (p *Preparer) prepareMulti(r *Request, s *txnState) jute.Record {
 	return &jute.MultiTxn{Txns: txns}
 }
 
-// multiCreateType gives the op a create inside a multi really is. ZooKeeper 3.8's
-// MultiOperationRecord rebuilds every create from its flags (Op.Create.getOpcode), ignoring
-// the opcode sent: a CONTAINER flag makes it createContainer (so its result carries a Stat,
-// as create2) whatever opcode 1, 15 or 19 said; create2 and a createContainer without the
-// flag decay to a plain create; a createTTL without a TTL flag is a plain create whose ttl
-// is dropped. (3.9, ZOOKEEPER-4026, keeps the sent opcode when the flags imply none.)
+// loggedSubType is the type a multi's sub-txn is logged under. ZooKeeper 3.9 logs a create2
+// as create2 (15), but 3.8.0 and 3.8.1 cannot read that back: their DataTree stops applying
+// the multi at it, so a 3.8 follower or a 3.8 server started on zkd's data directory would
+// silently lose the rest of the txn. Its body is a CreateTxn either way, so zkd logs it as a
+// plain create (1), which every release applies alike, and answers it as create2 from the
+// request (server.multiResponse).
+func loggedSubType(typ jute.OpCode) jute.OpCode {
+	if typ == jute.OpCreate2 {
+		return jute.OpCreate
+	}
+	return typ
+}
+
+// CheckMultiCreates fails a multi (or multiRead) holding a create, create2 or
+// createContainer whose flags name no create mode, or a TTL one: ZooKeeper 3.9 fails to
+// decode such a request (MultiOperationRecord: CreateMode.fromFlag, then CreateOptions'
+// TTL check without a ttl), which it answers with MARSHALLINGERROR for the whole request.
+func CheckMultiCreates(m *jute.MultiRequest) error {
+	for i, op := range m.Ops {
+		b, ok := op.Body.(*jute.CreateRequest)
+		if !ok || (op.Type != jute.OpCreate && op.Type != jute.OpCreate2 && op.Type != jute.OpCreateContainer) {
+			continue
+		}
+		if mode, ok := modeOf(b.Flags); !ok || mode.ttl {
+			return fmt.Errorf("prep: multi op %d: %v with flags %d: %w", i, op.Type, b.Flags, errMultiCreateFlags)
+		}
+	}
+	return nil
+}
+
+var errMultiCreateFlags = errors.New("no create mode for a create without a ttl")
+
+// multiCreateType gives the op a create inside a multi really is, as ZooKeeper 3.9's
+// MultiOperationRecord and Op.Create build it (ZOOKEEPER-4026): a CONTAINER flag makes it
+// createContainer (answered with a Stat) whatever opcode was sent; otherwise create, create2
+// and createContainer keep their opcode, so create2 answers with a Stat and createContainer
+// makes a container (with the ephemeral and sequential flags' checks and naming). A
+// createTTL without a TTL flag is a plain create (or createContainer) whose ttl is dropped.
+// (3.8.0 let the flags alone decide: create2 and createContainer without the flag were
+// plain creates.) Flags naming no mode are left to create's own checks; CheckMultiCreates
+// has refused them where 3.9 does.
 func multiCreateType(typ jute.OpCode, body jute.Record) (jute.OpCode, jute.Record) {
-	var flags int32
 	switch b := body.(type) {
 	case *jute.CreateRequest:
 		if typ != jute.OpCreate && typ != jute.OpCreate2 && typ != jute.OpCreateContainer {
 			return typ, body
 		}
-		flags = b.Flags
+		if m, ok := modeOf(b.Flags); ok && m.container {
+			return jute.OpCreateContainer, body
+		}
+		return typ, body
 	case *jute.CreateTTLRequest:
 		if typ != jute.OpCreateTTL {
 			return typ, body
 		}
-		flags = b.Flags
-		if m, ok := modeOf(flags); ok && !m.ttl {
-			body = &jute.CreateRequest{Path: b.Path, Data: b.Data, ACL: b.ACL, Flags: b.Flags}
+		m, ok := modeOf(b.Flags)
+		if !ok || m.ttl {
+			return typ, body
 		}
-	default:
-		return typ, body
+		cr := &jute.CreateRequest{Path: b.Path, Data: b.Data, ACL: b.ACL, Flags: b.Flags}
+		if m.container {
+			return jute.OpCreateContainer, cr
+		}
+		return jute.OpCreate, cr
 	}
-	m, ok := modeOf(flags)
-	switch {
-	case !ok || m.ttl:
-		// Left to create's own checks.
-		return typ, body
-	case m.container:
-		return jute.OpCreateContainer, body
-	}
-	return jute.OpCreate, body
+	return typ, body
 }
 
 func (p *Preparer) checkACL(r *Request, acl []jute.ACL, perm int32) error {
@@ -430,7 +466,11 @@ func (p *Preparer) create(r *Request, typ jute.OpCode, path string, data []byte,
 		if ttl <= 0 || ttl > jute.MaxTTL {
 			return nil, jute.ErrBadArguments
 		}
-	} else if ttl >= 0 {
+	} else if ttl >= 0 || typ == jute.OpCreateTTL {
+		// A createTTL whose flags are not a TTL mode: ZooKeeper refuses a ttl >= 0, but with
+		// a negative one it logs a CreateTTLTxn its own DataTree cannot apply (the commit
+		// processor dies, and the server fails to start on that log again). zkd refuses it
+		// too rather than write such a log.
 		return nil, jute.ErrBadArguments
 	}
 	parentPath, err := parentForWrite(path)
@@ -466,20 +506,27 @@ func (p *Preparer) create(r *Request, typ jute.OpCode, path string, data []byte,
 		}
 	}
 	newCversion := parent.stat.Cversion + 1
-	var owner int64
+	// The opcode picks the txn (and so what the tree makes of it: a createContainer with
+	// ephemeral flags is a container once applied), the flags the pending record, as in
+	// ZooKeeper's PrepRequestProcessor: until the txn is applied, later requests see the
+	// node the flags describe.
 	var txn jute.Record
-	switch {
-	case typ == jute.OpCreateContainer:
+	switch typ {
+	case jute.OpCreateContainer:
 		txn = &jute.CreateContainerTxn{Path: path, Data: data, ACL: fixed, ParentCVersion: newCversion}
-		owner = datatree.ContainerOwner
-	case typ == jute.OpCreateTTL:
+	case jute.OpCreateTTL:
 		txn = &jute.CreateTTLTxn{Path: path, Data: data, ACL: fixed, ParentCVersion: newCversion, TTL: ttl}
-		owner = datatree.TTLOwner(ttl)
 	default:
 		txn = &jute.CreateTxn{Path: path, Data: data, ACL: fixed, Ephemeral: mode.ephemeral, ParentCVersion: newCversion}
-		if mode.ephemeral {
-			owner = r.SessionID
-		}
+	}
+	var owner int64
+	switch {
+	case mode.container:
+		owner = datatree.ContainerOwner
+	case mode.ttl:
+		owner = datatree.TTLOwner(ttl)
+	case mode.ephemeral:
+		owner = r.SessionID
 	}
 	np := *parent
 	np.childCount++

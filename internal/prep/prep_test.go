@@ -24,7 +24,10 @@ func randomRequest(rng *rand.Rand, session int64) *Request {
 		case 0, 1:
 			return jute.OpCreate, &jute.CreateRequest{Path: p, Data: data, ACL: acl, Flags: int32(rng.IntN(4))}
 		case 2:
-			return jute.OpCreateContainer, &jute.CreateRequest{Path: p, Data: data, ACL: acl, Flags: jute.FlagContainer}
+			// Any valid non-TTL flags: createContainer makes a container whatever they say,
+			// and a multi keeps create2 and createContainer as sent.
+			op := []jute.OpCode{jute.OpCreate2, jute.OpCreateContainer}[rng.IntN(2)]
+			return op, &jute.CreateRequest{Path: p, Data: data, ACL: acl, Flags: int32(rng.IntN(5))}
 		case 3:
 			return jute.OpCreateTTL, &jute.CreateTTLRequest{Path: p, Data: data, ACL: acl, Flags: jute.FlagPersistentWithTTL, TTL: 1000}
 		case 4, 5:
@@ -315,10 +318,12 @@ func TestIsWrite(t *testing.T) {
 	}
 }
 
-// TestMultiCreateTypeFollowsFlags: inside a multi the flags, not the opcode sent, decide
-// which create a sub-op is (ZooKeeper 3.8's MultiOperationRecord), and so which result
-// shape the client gets.
-func TestMultiCreateTypeFollowsFlags(t *testing.T) {
+// TestMultiCreateTypeKeepsOpcode: inside a multi a CONTAINER flag makes any create a
+// createContainer, and otherwise the opcode sent is kept (ZooKeeper 3.9's
+// MultiOperationRecord, ZOOKEEPER-4026): createContainer without the flag still makes a
+// container. create2 is logged as create (loggedSubType); a createTTL without a TTL flag
+// is a plain create.
+func TestMultiCreateTypeKeepsOpcode(t *testing.T) {
 	p := New(datatree.New())
 	cr := func(path string, flags int32) *jute.CreateRequest {
 		return &jute.CreateRequest{Path: path, ACL: jute.OpenACLUnsafe, Flags: flags}
@@ -331,7 +336,7 @@ func TestMultiCreateTypeFollowsFlags(t *testing.T) {
 		{Type: jute.OpCreateTTL, Body: &jute.CreateTTLRequest{Path: "/p4", ACL: jute.OpenACLUnsafe, Flags: jute.FlagEphemeral, TTL: 5}},
 	}}
 	txn := p.Prepare(&Request{SessionID: 1, Type: jute.OpMulti, Body: m}, 1, 1)
-	want := []jute.OpCode{jute.OpCreateContainer, jute.OpCreateContainer, jute.OpCreate, jute.OpCreate, jute.OpCreate}
+	want := []jute.OpCode{jute.OpCreateContainer, jute.OpCreateContainer, jute.OpCreate, jute.OpCreateContainer, jute.OpCreate}
 	mt := txn.Body.(*jute.MultiTxn)
 	for i, sub := range mt.Txns {
 		if sub.Type != want[i] {
