@@ -5,6 +5,8 @@ import (
 	"net"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/auth"
+	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/session"
 	"github.com/zkd-io/zkd/jute"
@@ -394,7 +396,7 @@ func (s *Server) applyTxn(p *pendingTxn) {
 	s.prep.Applied(txn.Header.Zxid)
 	s.txnsSinceSnap++
 	for _, ev := range res.Events {
-		s.notify(ev.Type, ev.Path)
+		s.notify(ev)
 	}
 	defer s.maybeSnapshot()
 	if txn.Header.Type == jute.OpCreateSession {
@@ -489,10 +491,19 @@ func (s *Server) sessionClosed(id int64, expired bool, by *conn) {
 
 // notify sends a watch event to every connection whose watches it fires. It runs before
 // the reply of the write that caused it is queued, so clients see the event first.
-func (s *Server) notify(t jute.EventType, path string) {
-	for _, f := range s.watches.Trigger(path, t) {
+//
+// As ZooKeeper 3.8.4+/3.9.2+ (CVE-2024-23944, ServerCnxn.process), a connection whose
+// credentials lack READ on the event's node (ev.ACL: the parent's for NodeChildrenChanged)
+// does not get the event, whatever mode of watch fired; its one-shot watches are consumed
+// all the same. The check is the one reads make (super and skipACL pass).
+func (s *Server) notify(ev datatree.Event) {
+	for _, f := range s.watches.Trigger(ev.Path, ev.Type) {
 		c := s.watchConns[f.Watcher]
 		if c == nil {
+			continue
+		}
+		if !s.cfg.SkipACL && !auth.Check(ev.ACL, jute.PermRead, c.authIDs) {
+			s.log.Debug("watch event not delivered: no READ on the node", "remote", c.remote, "type", ev.Type, "path", ev.Path)
 			continue
 		}
 		c.send(outMsg{

@@ -32,7 +32,7 @@ func TestDifferential(t *testing.T) {
 func scriptGroups() []group {
 	alice := digestID("alice", "pw")
 	bob := digestID("bob", "pw")
-	return []group{
+	return append([]group{
 		{name: "create-modes", sessions: []string{"a", "b"}, steps: []step{
 			create("a", "/cm", b("root"), persistent),
 			create2("a", "/cm/p", b("x"), persistent),
@@ -775,5 +775,5 @@ func scriptGroups() []group {
 				checkWatches("a", "/be", jute.WatcherData),
 			}},
 		multi39Group(),
-	}
+	}, watch39Groups()...)
 }

@@ -187,7 +187,10 @@ func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, par
 	t.dataSize += nodeSize(path, data)
 	t.track(path, owner)
 	t.quotaCreated(parentPath, path, data)
-	t.event(ev, Event{jute.EventNodeCreated, path}, Event{jute.EventNodeChildrenChanged, parentPath})
+	if !t.replaying {
+		t.event(ev, Event{jute.EventNodeCreated, path, t.acls.get(n.ACL)},
+			Event{jute.EventNodeChildrenChanged, parentPath, t.acls.get(parent.ACL)})
+	}
 	return t.StatOf(n), jute.OK
 }
 
@@ -259,6 +262,8 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
 	}
 	t.unDigest(path, n)
 	delete(t.nodes, path)
+	// The list outlives its key: release may drop the key from the cache.
+	acl := t.acls.get(n.ACL)
 	t.acls.release(n.ACL)
 	t.dataSize -= nodeSize(path, n.Data)
 	t.untrack(path, n.Stat.EphemeralOwner)
@@ -270,7 +275,10 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
 	}
 	t.endChange(parentPath, parent)
 	t.quotaDeleted(parentPath, path, n.Data)
-	t.event(ev, Event{jute.EventNodeDeleted, path}, Event{jute.EventNodeChildrenChanged, parentPath})
+	if !t.replaying {
+		t.event(ev, Event{jute.EventNodeDeleted, path, acl},
+			Event{jute.EventNodeChildrenChanged, parentPath, t.acls.get(parent.ACL)})
+	}
 	return jute.OK
 }
 
@@ -287,7 +295,9 @@ func (t *Tree) setData(path string, data []byte, version int32, zxid, time int64
 	n.Stat.Mzxid = zxid
 	n.Stat.Mtime = time
 	t.endChange(path, n)
-	t.event(ev, Event{jute.EventNodeDataChanged, path})
+	if !t.replaying {
+		t.event(ev, Event{jute.EventNodeDataChanged, path, t.acls.get(n.ACL)})
+	}
 	return t.StatOf(n), jute.OK
 }
 

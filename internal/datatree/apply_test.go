@@ -16,9 +16,11 @@ var (
 
 func ev(typ jute.EventType, path string) Event { return Event{Type: typ, Path: path} }
 
+// requireEvents compares types and paths; TestEventACLs checks the ACLs events carry.
 func requireEvents(tb testing.TB, got []Event, want ...Event) {
 	tb.Helper()
-	if !slices.Equal(got, want) {
+	same := func(a, b Event) bool { return a.Type == b.Type && a.Path == b.Path }
+	if !slices.EqualFunc(got, want, same) {
 		tb.Errorf("events\n  got  %v\n  want %v", got, want)
 	}
 }
@@ -585,18 +587,22 @@ func TestCloseSession(t *testing.T) {
 		a.session = s1
 		return a
 	}
-	deletes := func(paths ...string) map[Event]bool {
-		m := map[Event]bool{}
+	type key struct {
+		typ  jute.EventType
+		path string
+	}
+	deletes := func(paths ...string) map[key]bool {
+		m := map[key]bool{}
 		for _, p := range paths {
-			m[ev(jute.EventNodeDeleted, p)] = true
-			m[ev(jute.EventNodeChildrenChanged, Parent(p))] = true
+			m[key{jute.EventNodeDeleted, p}] = true
+			m[key{jute.EventNodeChildrenChanged, Parent(p)}] = true
 		}
 		return m
 	}
-	eventSet := func(evs []Event) map[Event]bool {
-		m := map[Event]bool{}
+	eventSet := func(evs []Event) map[key]bool {
+		m := map[key]bool{}
 		for _, e := range evs {
-			m[e] = true
+			m[key{e.Type, e.Path}] = true
 		}
 		return m
 	}
@@ -641,7 +647,7 @@ func TestCloseSession(t *testing.T) {
 			}
 			// Each delete reports its NodeDeleted before its parent's NodeChildrenChanged.
 			for i := 0; i+1 < len(r.Events); i += 2 {
-				if r.Events[i].Type != jute.EventNodeDeleted || r.Events[i+1] != ev(jute.EventNodeChildrenChanged, Parent(r.Events[i].Path)) {
+				if r.Events[i].Type != jute.EventNodeDeleted || r.Events[i+1].Type != jute.EventNodeChildrenChanged || r.Events[i+1].Path != Parent(r.Events[i].Path) {
 					t.Errorf("event pair %v %v", r.Events[i], r.Events[i+1])
 				}
 			}
@@ -1111,4 +1117,50 @@ func TestEventOrder(t *testing.T) {
 		ev(jute.EventNodeDeleted, "/p/q7"), ev(jute.EventNodeChildrenChanged, "/p"),
 		ev(jute.EventNodeDeleted, "/p/e1"), ev(jute.EventNodeChildrenChanged, "/p"),
 		ev(jute.EventNodeDeleted, "/p/zz"), ev(jute.EventNodeChildrenChanged, "/p"))
+}
+
+// Each event carries the ACL ZooKeeper passes to triggerWatch (DataTree 3.9.2+,
+// CVE-2024-23944): the node's for its own events, the parent's for NodeChildrenChanged, the
+// deleted node's for NodeDeleted (even when that was the last node with that ACL), and inside
+// a multi the ACL at the moment of each sub-txn.
+func TestEventACLs(t *testing.T) {
+	a := newApplier(t)
+	secret := []jute.ACL{{Perms: jute.PermAll, ID: jute.ID{Scheme: "digest", ID: "only:me"}}}
+	other := []jute.ACL{{Perms: jute.PermRead, ID: jute.ID{Scheme: "ip", ID: "10.0.0.1"}}}
+	type want struct {
+		typ  jute.EventType
+		path string
+		acl  []jute.ACL
+	}
+	check := func(step string, r Result, ws ...want) {
+		t.Helper()
+		if len(r.Events) != len(ws) {
+			t.Fatalf("%s: events %v, want %d", step, r.Events, len(ws))
+		}
+		for i, w := range ws {
+			e := r.Events[i]
+			if e.Type != w.typ || e.Path != w.path || !slices.Equal(e.ACL, w.acl) {
+				t.Errorf("%s: event %d = %v, want %v %s %v", step, i, e, w.typ, w.path, w.acl)
+			}
+		}
+	}
+
+	a.create("/p", "")
+	r := a.mustOK(a.apply(jute.OpCreate, &jute.CreateTxn{Path: "/p/s", ACL: secret, ParentCVersion: a.pcv("/p/s")}))
+	check("create", r, want{jute.EventNodeCreated, "/p/s", secret}, want{jute.EventNodeChildrenChanged, "/p", jute.OpenACLUnsafe})
+	check("setData", a.mustOK(a.setData("/p/s", "x")), want{jute.EventNodeDataChanged, "/p/s", secret})
+
+	a.mustOK(a.setACL("/p", other))
+	check("delete", a.mustOK(a.del("/p/s")), want{jute.EventNodeDeleted, "/p/s", secret}, want{jute.EventNodeChildrenChanged, "/p", other})
+
+	a.create("/m", "")
+	r = a.mustOK(a.apply(jute.OpMulti, &jute.MultiTxn{Txns: []jute.Txn{
+		sub(jute.OpSetData, &jute.SetDataTxn{Path: "/m", Data: []byte("1"), Version: 1}),
+		sub(jute.OpSetACL, &jute.SetACLTxn{Path: "/m", ACL: secret, Version: 1}),
+		sub(jute.OpSetData, &jute.SetDataTxn{Path: "/m", Data: []byte("2"), Version: 2}),
+	}}))
+	check("multi", r, want{jute.EventNodeDataChanged, "/m", jute.OpenACLUnsafe}, want{jute.EventNodeDataChanged, "/m", secret})
+
+	// The built-in nodes have no key in the table; /zookeeper/config is world:anyone READ.
+	check("config", a.mustOK(a.setData(ConfigPath, "c")), want{jute.EventNodeDataChanged, ConfigPath, readACL})
 }

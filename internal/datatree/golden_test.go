@@ -79,13 +79,13 @@ func TestGoldenReplayMatchesSnapshot(t *testing.T) {
 	checkCodes(5, jute.OK, jute.OK, jute.OK, jute.OK)
 	checkCodes(6, jute.ErrNoNode, jute.OK, jute.ErrNoNode)
 	checkCodes(0xa, jute.ErrNoNode)
-	if r := results[5]; len(r.Events) != 3 || r.Events[2] != (Event{jute.EventNodeDataChanged, "/golden"}) {
+	if r := results[5]; len(r.Events) != 3 || r.Events[2].Type != jute.EventNodeDataChanged || r.Events[2].Path != "/golden" {
 		t.Errorf("zxid 5 events %v", r.Events)
 	}
 	if r := results[6]; len(r.Events) != 0 || r.Multi[0].Type != jute.OpError {
 		t.Errorf("zxid 6: %+v", r)
 	}
-	if r := results[0xb]; len(r.Events) != 2 || r.Events[0] != (Event{jute.EventNodeDeleted, "/golden/seq-0000000000"}) {
+	if r := results[0xb]; len(r.Events) != 2 || r.Events[0].Type != jute.EventNodeDeleted || r.Events[0].Path != "/golden/seq-0000000000" {
 		t.Errorf("zxid 0xb events %v", r.Events)
 	}
 

@@ -115,6 +115,11 @@ func (t *Tree) removeChild(parentPath string, n *Node, name string, c *Node) {
 type Event struct {
 	Type jute.EventType
 	Path string
+	// ACL is the ACL of the node the event is about at the moment of the change (for
+	// NodeChildrenChanged, the parent's; for NodeDeleted, the deleted node's), which
+	// ZooKeeper 3.8.4+/3.9.2+ checks READ against before delivering the event to a watcher
+	// (CVE-2024-23944). It is the tree's interned list, shared: never modify it.
+	ACL []jute.ACL
 }
 
 // Tree is the znode tree.

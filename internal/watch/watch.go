@@ -251,8 +251,9 @@ func (m *Manager) Add(w WatcherID, path string, kind Kind) bool {
 // notification per connection even when several of its registrations match), and the result
 // is sorted by watcher id. Persistent watches stay, also after the node is deleted.
 //
-// Delivery filtering is the caller's: since 3.8.4 ZooKeeper drops an event when the
-// watcher's connection lacks READ on the node (CVE-2024-23944).
+// Delivery filtering is the caller's: since 3.8.4/3.9.2 ZooKeeper drops an event when the
+// watcher's connection lacks READ on the node (CVE-2024-23944); the one-shot watches that
+// fired are consumed here all the same, as ZooKeeper consumes them before its check.
 //
 // Cost: one map lookup when path has no watches and no recursive watch exists anywhere;
 // plus one lookup per ancestor when some recursive watch exists.
