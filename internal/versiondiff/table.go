@@ -24,10 +24,10 @@ var Table = []Row{
 	{
 		ID:    "CVE-2024-23944",
 		What:  "watch event for a watcher without READ on the node",
-		ZK380: "delivered",
-		ZK39:  "dropped (3.8.4, 3.9.2: ZooKeeperServer checks READ before sending persistent-watch events)",
-		Zkd:   "delivered",
-		Why:   "not done yet (README: not supported yet)",
+		ZK380: "delivered by upstream 3.8.0; dropped by Debian's 3.8.0-11+deb12u2, the reference server here, which carries the fix",
+		ZK39:  "dropped, for every watch mode (3.8.4, 3.9.2, ZOOKEEPER-4799: ServerCnxn.process checks READ with the connection's ids against the node's ACL at the change, the parent's for NodeChildrenChanged, the deleted node's for NodeDeleted; super and skipACL pass; a one-shot watch is consumed anyway; setWatches' immediate events are not checked)",
+		Zkd:   "as 3.9",
+		Why:   "follows 3.9 (and the reference)",
 	},
 	{
 		ID:    "ZOOKEEPER-1675",
@@ -55,11 +55,11 @@ var Table = []Row{
 	},
 	{
 		ID:    "ZOOKEEPER-4026",
-		What:  "a create inside a multi whose opcode and flags disagree (opcode 1 with CONTAINER, 15, 19 without it)",
-		ZK380: "the flags decide: CONTAINER is a container create (with a Stat); create2 and createContainer without it are plain creates",
-		ZK39:  "the opcode is kept (create2 answers with a Stat; createContainer without the flag makes a container); CONTAINER and TTL flags still decide those (3.9.0: MultiOperationRecord)",
-		Zkd:   "as 3.8.0",
-		Why:   "not moved to 3.9 yet (issue 17)",
+		What:  "a create inside a multi (opcodes 1, 15, 19, 21 with flags 0-7, -1), or a multiRead holding one",
+		ZK380: "the flags decide (MultiOperationRecord, Op.create(flags)): CONTAINER makes a createContainer (answered with a Stat) whatever the opcode; create2 and createContainer without it are plain creates (path only; createContainer with flags 1 or 3 makes an ephemeral); flags 5/6 on 1/15/19 give MARSHALLINGERROR for the whole multi; 7/-1 fail that op with BADARGUMENTS; a multiRead holding such a create gets MARSHALLINGERROR",
+		ZK39:  "3.9.0 (also 3.8.2, 3.7.2; MultiOperationRecord, Op.Create.getOpcode, DataTree), unchanged to 3.9.5: the opcode is kept unless the flags imply createContainer or createTTL; create2 answers with the Stat and is logged as sub-txn 15; createContainer with flags 0-3 makes a container with a Stat (sequential flags still name it); flags 5/6/7/-1 on 1/15/19 fail decoding: MARSHALLINGERROR for the whole request, a zxid, no body (multiRead too); createTTL unchanged",
+		Zkd:   "as 3.9, except that a create2 is logged as sub-txn type 1 (the same CreateTxn body) and answered as create2 from the request",
+		Why:   "follows 3.9; 3.8.0 and 3.8.1 cannot apply a create2 sub-txn (the rest of the multi is silently skipped), so zkd keeps its logs and proposals readable by them (mixed ensembles, data directories)",
 	},
 	{
 		ID:    "ZOOKEEPER-4240",
@@ -72,10 +72,18 @@ var Table = []Row{
 	{
 		ID:    "ZOOKEEPER-4466",
 		What:  "a standard and a persistent (or recursive) watch on one path of one session, and their removal (also ZOOKEEPER-4471, -4472)",
-		ZK380: "one mode per session and path: the later registration replaces the earlier",
-		ZK39:  "the modes coexist; a firing consumes only the one-shot watch; checkWatches and removeWatches address each mode (3.9.0: WatchManager, WatchStats)",
+		ZK380: "one mode per session and path: the later registration replaces the earlier (getData after addWatch makes the data half one-shot; a recursive addWatch replaces a persistent one in the child table); removeWatches DATA/CHILDREN remove the path's entry in that table whatever its mode; watcher types 4 and 5 answer MARSHALLINGERROR (-5)",
+		ZK39:  "the modes coexist; a firing consumes only the standard watch; checkWatches/removeWatches DATA and CHILDREN address only standard watches, PERSISTENT (4) and PERSISTENT_RECURSIVE (5) their own mode, ANY all; NOWATCHER (-121) when none (3.9.0: WatchManager, WatchStats, DataTree.containsWatcher/removeWatch)",
 		Zkd:   "as 3.9",
 		Why:   "follows 3.9",
+	},
+	{
+		ID:    "ZOOKEEPER-4655",
+		What:  "the zxid in a watch notification's reply header",
+		ZK380: "-1",
+		ZK39:  "the zxid of the txn that fired it; -1 for setWatches' immediate events (3.9.0)",
+		Zkd:   "-1",
+		Why:   "not moved yet: clients of both releases ignore it; the differential tests and the fuzzer show the field whenever it is not -1",
 	},
 	{
 		ID:    "zkd-close-order",
@@ -88,7 +96,7 @@ var Table = []Row{
 	{
 		ID:    "zkd-createttl-mode",
 		What:  "createTTL (21) whose flags are not a TTL mode (persistent, ephemeral, sequential, container) with a negative ttl",
-		ZK380: "passes PrepRequestProcessor's checks (validateTTL allows ttl < 0 for a non-TTL mode), then EphemeralType.TTL.toEphemeralOwner throws on the commit path and the server exits",
+		ZK380: "passes PrepRequestProcessor (validateTTL allows ttl < 0 for a non-TTL mode) and logs a CreateTTLTxn; applying it, EphemeralType.TTL.toEphemeralOwner throws: no reply, the connection closed, the server exits, and its log cannot be replayed",
 		ZK39:  "the same (3.9.4's PrepRequestProcessor.validateCreateRequest and DataTree.processTxn)",
 		Zkd:   "BADARGUMENTS, with an error txn (a zxid), as for the other TTL values ZooKeeper refuses",
 		Why:   "a client must not be able to stop the server; BADARGUMENTS is what ZOOKEEPER-2797 gives the bad TTLs it catches",
