@@ -321,6 +321,13 @@ func (s *Server) onRequest(c *conn, r *request) {
 		s.release()
 		return
 	case jute.OpSASL:
+		if b, ok := r.body.(*jute.SASLToken); r.bodyErr != nil || !ok || b.Token == nil {
+			// ZooKeeper fails reading it (a null token is a NullPointerException in
+			// processSasl) and closes without a reply.
+			c.sendAndClose(nil)
+			s.release()
+			return
+		}
 		// SASL is not configured: answer as ZooKeeper without a SASL provider does, with
 		// an empty challenge, and keep the connection.
 		c.send(outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Zxid: 0}, body: &jute.SASLToken{}})

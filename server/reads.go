@@ -57,6 +57,11 @@ func (s *Server) doRead(c *conn, r *request) {
 		s.reply(c, xid, jute.OK, nil)
 	case jute.OpExists:
 		b := r.body.(*jute.PathWatchRequest)
+		if strings.IndexByte(b.Path, 0) >= 0 {
+			// FinalRequestProcessor refuses a NUL in an exists path, and only there.
+			s.reply(c, xid, jute.ErrBadArguments, nil)
+			return
+		}
 		n := s.node(b.Path)
 		if n != nil && !s.canRead(c, n.ACL, jute.PermRead) {
 			s.reply(c, xid, jute.ErrNoAuth, nil)
@@ -307,7 +312,8 @@ func (s *Server) doAuth(c *conn, r *request) {
 		c.sendAndClose(&outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Err: jute.ErrAuthFailed}})
 	}
 	if r.bodyErr != nil {
-		fail()
+		// ZooKeeper's processPacket fails reading the packet and closes without a reply.
+		c.sendAndClose(nil)
 		return
 	}
 	b := r.body.(*jute.AuthPacket)

@@ -56,7 +56,7 @@ var Table = []Row{
 	{
 		ID:    "ZOOKEEPER-4026",
 		What:  "a create inside a multi (opcodes 1, 15, 19, 21 with flags 0-7, -1), or a multiRead holding one",
-		ZK380: "the flags decide (MultiOperationRecord, Op.create(flags)): CONTAINER makes a createContainer (answered with a Stat) whatever the opcode; create2 and createContainer without it are plain creates (path only; createContainer with flags 1 or 3 makes an ephemeral); flags 5/6 on 1/15/19 give MARSHALLINGERROR for the whole multi; 7/-1 fail that op with BADARGUMENTS; a multiRead holding such a create gets MARSHALLINGERROR",
+		ZK380: "the flags decide (MultiOperationRecord, Op.create(flags)): CONTAINER makes a createContainer (answered with a Stat) whatever the opcode; create2 and createContainer without it are plain creates (path only; createContainer with flags 1 or 3 makes an ephemeral); flags 5/6 on 1/15/19 give MARSHALLINGERROR for the whole multi when that op is reached (an earlier failed op answers first); 7/-1 fail that op with BADARGUMENTS; a multiRead holding such a create gets MARSHALLINGERROR",
 		ZK39:  "3.9.0 (also 3.8.2, 3.7.2; MultiOperationRecord, Op.Create.getOpcode, DataTree), unchanged to 3.9.5: the opcode is kept unless the flags imply createContainer or createTTL; create2 answers with the Stat and is logged as sub-txn 15; createContainer with flags 0-3 makes a container with a Stat (sequential flags still name it); flags 5/6/7/-1 on 1/15/19 fail decoding: MARSHALLINGERROR for the whole request, a zxid, no body (multiRead too); createTTL unchanged",
 		Zkd:   "as 3.9, except that a create2 is logged as sub-txn type 1 (the same CreateTxn body) and answered as create2 from the request",
 		Why:   "follows 3.9; 3.8.0 and 3.8.1 cannot apply a create2 sub-txn (the rest of the multi is silently skipped), so zkd keeps its logs and proposals readable by them (mixed ensembles, data directories)",
@@ -72,7 +72,7 @@ var Table = []Row{
 	{
 		ID:    "ZOOKEEPER-4466",
 		What:  "a standard and a persistent (or recursive) watch on one path of one session, and their removal (also ZOOKEEPER-4471, -4472)",
-		ZK380: "one mode per session and path: the later registration replaces the earlier (getData after addWatch makes the data half one-shot; a recursive addWatch replaces a persistent one in the child table); removeWatches DATA/CHILDREN remove the path's entry in that table whatever its mode; watcher types 4 and 5 answer MARSHALLINGERROR (-5)",
+		ZK380: "one mode per session and path: the later registration replaces the earlier (getData after addWatch makes the data half one-shot; a recursive addWatch replaces a persistent one in the child table); removeWatches DATA/CHILDREN remove the path's entry in that table whatever its mode; watcher types 4 and 5 answer MARSHALLINGERROR (-5); checkWatches finds other connections' watches too",
 		ZK39:  "the modes coexist; a firing consumes only the standard watch; checkWatches/removeWatches DATA and CHILDREN address only standard watches, PERSISTENT (4) and PERSISTENT_RECURSIVE (5) their own mode, ANY all; NOWATCHER (-121) when none (3.9.0: WatchManager, WatchStats, DataTree.containsWatcher/removeWatch)",
 		Zkd:   "as 3.9",
 		Why:   "follows 3.9",
