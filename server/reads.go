@@ -251,11 +251,12 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 		})
 	}
 	rel := b.RelativeZxid
+	// Paths are looked up as ZooKeeper's DataTree.getNode does: "" is the root.
 	if b.DataWatches == nil {
 		return false
 	}
 	for _, p := range b.DataWatches {
-		switch n := s.tree.Get(p); {
+		switch n := s.node(p); {
 		case n == nil:
 			fire(jute.EventNodeDeleted, p)
 		case n.Stat.Mzxid > rel:
@@ -268,7 +269,7 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 		return false
 	}
 	for _, p := range b.ExistWatches {
-		if s.tree.Get(p) != nil {
+		if s.node(p) != nil {
 			fire(jute.EventNodeCreated, p)
 		} else {
 			s.watches.Add(w, p, watch.Data)
@@ -278,7 +279,7 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 		return false
 	}
 	for _, p := range b.ChildWatches {
-		switch n := s.tree.Get(p); {
+		switch n := s.node(p); {
 		case n == nil:
 			fire(jute.EventNodeDeleted, p)
 		case n.Stat.Pzxid > rel:

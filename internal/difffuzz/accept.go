@@ -226,6 +226,12 @@ func acceptWatchModes(c *diffCase) (bool, bool) {
 		case c.st.Op == jute.OpCheckWatches && c.ref.Err == jute.OK && c.zkd.Err == jute.ErrNoWatcher:
 			// 3.8.0's checkWatches finds other connections' watches too.
 			return true, false
+		case (r.Type == jute.WatcherData || r.Type == jute.WatcherChildren) && c.ref.Err == jute.OK &&
+			c.zkd.Err == jute.ErrNoWatcher:
+			// 3.8.0's removeWatches DATA or CHILDREN removes a persistent watch too.
+			if _, pers := c.watchPaths(c.st.Sess); pers[r.Path] {
+				return true, true
+			}
 		}
 	}
 	mixed := map[string]bool{}

@@ -425,25 +425,32 @@ func (r *runner) send(st *Step, o *Outcome) {
 		binary.BigEndian.PutUint32(l[:], uint32(len(b)))
 		out = append(l[:], b...)
 	}
-	// No ping after a closeSession: whether ZooKeeper answers requests that follow one
-	// (SESSIONEXPIRED) or closes the connection first is a race between its threads. The
-	// step reads up to the close instead.
-	if op != jute.OpCloseSession {
-		var l [4]byte
-		binary.BigEndian.PutUint32(l[:], uint32(len(pingFrame)))
-		out = append(append(out, l[:]...), pingFrame...)
-	}
 	s.nc.SetWriteDeadline(time.Now().Add(readDeadline))
 	if _, err := s.nc.Write(out); err != nil {
 		// The server may have closed the connection already (a frame it refused): what it
 		// sent before closing is read below.
 		o.Lines = append(o.Lines, st.Sess+": write failed")
 	}
-	r.readToPong(s, st.Sess, op, xid, o)
+	// The reply first, and only then the ping that shows what follows it: whether
+	// ZooKeeper still answers requests sent behind a closeSession or an unknown opcode
+	// (SESSIONEXPIRED, a pong) or closes the connection first is a race between its
+	// threads. After a closeSession the step reads up to the close.
+	r.readFrames(s, st.Sess, op, xid, o, true)
+	if s.dead || op == jute.OpCloseSession {
+		if !s.dead {
+			r.readFrames(s, st.Sess, op, xid, o, false)
+		}
+		return
+	}
+	if err := writeFrame(s.nc, pingFrame); err != nil {
+		o.Lines = append(o.Lines, st.Sess+": ping failed")
+	}
+	r.readFrames(s, st.Sess, op, xid, o, false)
 }
 
-// readToPong reads frames on s until the pong, the close, or the deadline.
-func (r *runner) readToPong(s *session, name string, op jute.OpCode, xid int32, o *Outcome) {
+// readFrames reads frames on s until the pong (or, with toReply, the step's reply), the
+// close, or the deadline.
+func (r *runner) readFrames(s *session, name string, op jute.OpCode, xid int32, o *Outcome, toReply bool) {
 	for i := 0; ; i++ {
 		b, err := readFrame(s.nc)
 		if err != nil {
@@ -492,6 +499,9 @@ func (r *runner) readToPong(s *session, name string, op jute.OpCode, xid int32, 
 			if !o.Replied {
 				o.Replied, o.Err = true, h.Err
 			}
+			if toReply {
+				return
+			}
 		}
 	}
 }
@@ -519,7 +529,7 @@ func (r *runner) drain(except string) []string {
 			continue
 		}
 		var o Outcome
-		r.readToPong(s, n, jute.OpCode(-1000), jute.XidPing, &o)
+		r.readFrames(s, n, jute.OpCode(-1000), jute.XidPing, &o, false)
 		lines = append(lines, o.Lines...)
 	}
 	return lines
