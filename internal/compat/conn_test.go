@@ -33,7 +33,7 @@ func handshakeStep(label string, mk func(r *run) jute.ConnectRequest) step {
 			return fmt.Sprintf("undecodable response % x", fr)
 		}
 		session := "new"
-		switch name, known := r.owners[resp.SessionID]; {
+		switch name, known := r.Owners[resp.SessionID]; {
 		case resp.SessionID == 0:
 			session = "0"
 		case known:

@@ -7,11 +7,10 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"sort"
-	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/difffuzz"
 	"github.com/zkd-io/zkd/internal/rawzk"
 	"github.com/zkd-io/zkd/internal/refzk"
 	"github.com/zkd-io/zkd/jute"
@@ -232,228 +231,14 @@ func newSession(t testing.TB, name, addr string, timeout int32) *sess {
 
 // --- rendering -------------------------------------------------------------------------
 
-// norm turns server-specific values (zxids, session ids, times) into comparable text.
-type norm struct {
-	base   int64            // zxids are shown relative to this one
-	owners map[int64]string // session id -> session name
-}
+// norm renders replies as the fuzzer does (zxids relative to the group's start, session ids
+// by name, times by how they relate).
+type norm struct{ difffuzz.Norm }
 
-func (n *norm) z(v int64) string {
-	if v <= 0 {
-		return fmt.Sprint(v)
-	}
-	return fmt.Sprintf("z%+d", v-n.base)
-}
-
-func (n *norm) owner(v int64) string {
-	if v == 0 {
-		return "0"
-	}
-	if name, ok := n.owners[v]; ok {
-		return "sess(" + name + ")"
-	}
-	return fmt.Sprintf("unknown(%#x)", v)
-}
-
-// times checks ctime/mtime without comparing their values: both zero for the built-in
-// nodes, ctime recent, ctime == mtime while the node was never written, mtime >= ctime after.
-func times(st *jute.Stat) string {
-	if st.Ctime == 0 && st.Mtime == 0 {
-		return "t0"
-	}
-	now := time.Now().UnixMilli()
-	if d := now - st.Ctime; d < -10*60*1000 || d > 24*60*60*1000 {
-		return fmt.Sprintf("ctime-not-recent(%d)", st.Ctime)
-	}
-	if st.Mzxid == st.Czxid {
-		if st.Ctime != st.Mtime {
-			return "ctime!=mtime"
-		}
-		return "c=m"
-	}
-	if st.Mtime < st.Ctime {
-		return "mtime<ctime"
-	}
-	return "m>=c"
-}
-
-func (n *norm) stat(st *jute.Stat) string {
-	return fmt.Sprintf("{cz=%s mz=%s pz=%s v=%d cv=%d av=%d eph=%s len=%d nc=%d %s}",
-		n.z(st.Czxid), n.z(st.Mzxid), n.z(st.Pzxid), st.Version, st.Cversion, st.Aversion,
-		n.owner(st.EphemeralOwner), st.DataLength, st.NumChildren, times(st))
-}
-
-func data(b []byte) string {
-	if b == nil {
-		return "null"
-	}
-	if len(b) > 64 {
-		return fmt.Sprintf("%d bytes sha1=%x", len(b), sha1.Sum(b))
-	}
-	return fmt.Sprintf("%q", b)
-}
-
-func acls(v []jute.ACL) string {
-	if v == nil {
-		return "null"
-	}
-	parts := make([]string, len(v))
-	for i, a := range v {
-		parts[i] = fmt.Sprintf("%d:%s:%s", a.Perms, a.ID.Scheme, a.ID.ID)
-	}
-	return "[" + strings.Join(parts, " ") + "]"
-}
-
-func sortedList(v []string) string {
-	if v == nil {
-		return "null"
-	}
-	s := append([]string(nil), v...)
-	sort.Strings(s)
-	return fmt.Sprintf("%q", s)
-}
-
-// respFor is the reply body record of a successful request, nil for replies without a body.
-func respFor(op jute.OpCode) jute.Record {
-	switch op {
-	case jute.OpCreate, jute.OpSync:
-		return &jute.PathRequest{}
-	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-		return &jute.Create2Response{}
-	case jute.OpExists, jute.OpSetData, jute.OpSetACL:
-		return &jute.StatResponse{}
-	case jute.OpGetData:
-		return &jute.GetDataResponse{}
-	case jute.OpGetACL:
-		return &jute.GetACLResponse{}
-	case jute.OpGetChildren, jute.OpGetEphemerals:
-		return &jute.StringsResponse{}
-	case jute.OpGetChildren2:
-		return &jute.GetChildren2Response{}
-	case jute.OpGetAllChildrenNumber, jute.OpAddWatch:
-		return &jute.IntResponse{}
-	case jute.OpWhoAmI:
-		return &jute.WhoAmIResponse{}
-	case jute.OpSASL:
-		return &jute.SASLToken{}
-	}
-	return nil
-}
-
-// body renders a reply body. Multi replies are decoded by hand so that a result whose
-// MultiHeader.err and ErrorResponse disagree shows both.
-func (n *norm) body(op jute.OpCode, b []byte) string {
-	if op == jute.OpMulti || op == jute.OpMultiRead {
-		return n.multi(b)
-	}
-	rec := respFor(op)
-	if rec == nil {
-		if len(b) != 0 {
-			return fmt.Sprintf("unexpected body % x", b)
-		}
-		return ""
-	}
-	d := jute.NewDecoder(b)
-	rec.Decode(d)
-	if d.Err() != nil {
-		return fmt.Sprintf("undecodable %T body % x: %v", rec, b, d.Err())
-	}
-	s := n.record(rec)
-	if d.Remaining() != 0 {
-		s += fmt.Sprintf(" +%d trailing bytes", d.Remaining())
-	}
-	return s
-}
-
-func (n *norm) record(rec jute.Record) string {
-	switch r := rec.(type) {
-	case *jute.PathRequest:
-		return fmt.Sprintf("path=%q", r.Path)
-	case *jute.Create2Response:
-		return fmt.Sprintf("path=%q stat=%s", r.Path, n.stat(&r.Stat))
-	case *jute.StatResponse:
-		return "stat=" + n.stat(&r.Stat)
-	case *jute.GetDataResponse:
-		return fmt.Sprintf("data=%s stat=%s", data(r.Data), n.stat(&r.Stat))
-	case *jute.GetACLResponse:
-		return fmt.Sprintf("acl=%s stat=%s", acls(r.ACL), n.stat(&r.Stat))
-	case *jute.StringsResponse:
-		return "list=" + sortedList(r.Strings)
-	case *jute.GetChildren2Response:
-		return fmt.Sprintf("children=%s stat=%s", sortedList(r.Children), n.stat(&r.Stat))
-	case *jute.IntResponse:
-		return fmt.Sprintf("int=%d", r.N)
-	case *jute.SASLToken:
-		return "token=" + data(r.Token)
-	case *jute.WhoAmIResponse:
-		parts := make([]string, len(r.ClientInfo))
-		for i, ci := range r.ClientInfo {
-			parts[i] = fmt.Sprintf("%s:%q", ci.AuthScheme, ci.User)
-		}
-		sort.Strings(parts) // the order of a session's ids is not part of the protocol
-		return "whoami=[" + strings.Join(parts, " ") + "]"
-	}
-	return fmt.Sprintf("%+v", rec)
-}
-
-func (n *norm) multi(b []byte) string {
-	d := jute.NewDecoder(b)
-	var parts []string
-	for i := 0; ; i++ {
-		var h jute.MultiHeader
-		h.Decode(d)
-		if d.Err() != nil {
-			return fmt.Sprintf("multi%v; undecodable at result %d: % x", parts, i, b)
-		}
-		if h.Done {
-			if h.Type != -1 || h.Err != -1 {
-				parts = append(parts, fmt.Sprintf("end{type=%d err=%d}", h.Type, h.Err))
-			}
-			break
-		}
-		var rec jute.Record
-		switch h.Type {
-		case jute.OpError:
-			code := jute.Code(d.Int())
-			if code != h.Err {
-				parts = append(parts, fmt.Sprintf("error(hdr=%d body=%d)", h.Err, code))
-			} else {
-				parts = append(parts, fmt.Sprintf("error(%d)", code))
-			}
-			continue
-		case jute.OpCreate:
-			rec = &jute.PathRequest{}
-		case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
-			rec = &jute.Create2Response{}
-		case jute.OpSetData:
-			rec = &jute.StatResponse{}
-		case jute.OpGetData:
-			rec = &jute.GetDataResponse{}
-		case jute.OpGetChildren:
-			rec = &jute.StringsResponse{}
-		case jute.OpDelete, jute.OpCheck:
-		default:
-			return fmt.Sprintf("multi%v; unknown result type %d", parts, h.Type)
-		}
-		s := fmt.Sprintf("%v", h.Type)
-		if h.Err != 0 {
-			s += fmt.Sprintf("(hdr.err=%d)", h.Err)
-		}
-		if rec != nil {
-			rec.Decode(d)
-			if d.Err() != nil {
-				return fmt.Sprintf("multi%v; undecodable %v result", parts, h.Type)
-			}
-			s += " " + n.record(rec)
-		}
-		parts = append(parts, s)
-	}
-	s := "results=[" + strings.Join(parts, ", ") + "]"
-	if d.Remaining() != 0 {
-		s += fmt.Sprintf(" +%d trailing bytes", d.Remaining())
-	}
-	return s
-}
+func data(b []byte) string                { return difffuzz.Data(b) }
+func acls(v []jute.ACL) string            { return difffuzz.ACLs(v) }
+func (n *norm) z(v int64) string          { return n.Z(v) }
+func (n *norm) stat(st *jute.Stat) string { return n.Stat(st) }
 
 func (n *norm) events(who string, ev []event, when string) []string {
 	var out []string
@@ -477,13 +262,5 @@ func (n *norm) reply(op jute.OpCode, h jute.ReplyHeader, b []byte, err error) st
 	if err != nil {
 		return "ERROR " + err.Error()
 	}
-	s := fmt.Sprintf("err=%d zxid=%s", h.Err, n.z(h.Zxid))
-	if h.Err == 0 || ((op == jute.OpMulti || op == jute.OpMultiRead) && len(b) > 0) {
-		if body := n.body(op, b); body != "" {
-			s += " " + body
-		}
-	} else if len(b) != 0 {
-		s += fmt.Sprintf(" error body % x", b)
-	}
-	return s
+	return n.Reply(op, h, b)
 }

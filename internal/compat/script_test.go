@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkd-io/zkd/internal/difffuzz"
 	"github.com/zkd-io/zkd/internal/rawzk"
 	"github.com/zkd-io/zkd/jute"
 )
@@ -59,7 +60,7 @@ type run struct {
 }
 
 func newRun(t *testing.T, tgt target) *run {
-	return &run{t: t, tgt: tgt, norm: norm{owners: map[int64]string{}}, sess: map[string]*sess{}, saved: map[string]int64{}, all: map[int64]*sess{}}
+	return &run{t: t, tgt: tgt, norm: norm{difffuzz.Norm{Owners: map[int64]string{}, ShowOld: true}}, sess: map[string]*sess{}, saved: map[string]int64{}, all: map[int64]*sess{}}
 }
 
 // connect opens a new session under name (replacing any earlier one of that name).
@@ -69,7 +70,7 @@ func (r *run) connect(name string, timeout int32) *sess {
 		old.c.NC.Close()
 	}
 	r.sess[name] = s
-	r.owners[s.id] = name
+	r.Owners[s.id] = name
 	r.all[s.id] = s
 	return s
 }
@@ -86,7 +87,7 @@ func runGroup(t *testing.T, tgt target, g group) []string {
 		if err != nil {
 			t.Fatalf("%s: ping: %v", tgt.name, err)
 		}
-		r.base = h.Zxid
+		r.Base = h.Zxid
 	}
 	out := make([]string, len(g.steps))
 	for i, st := range g.steps {

@@ -17,6 +17,9 @@ import (
 type Norm struct {
 	Base   int64            // zxids above it are shown as z+N; others as they are, or "old"
 	Owners map[int64]string // session id -> label
+	// ShowOld shows zxids up to Base as z-N too. The fuzzer leaves it off: earlier
+	// programs' accepted differences may have used different numbers of zxids.
+	ShowOld bool
 }
 
 // Z renders a zxid.
@@ -24,7 +27,7 @@ func (n *Norm) Z(v int64) string {
 	switch {
 	case v <= 0:
 		return fmt.Sprint(v)
-	case v <= n.Base:
+	case v <= n.Base && !n.ShowOld:
 		return "old"
 	}
 	return fmt.Sprintf("z%+d", v-n.Base)
