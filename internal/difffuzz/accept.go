@@ -170,18 +170,24 @@ func (c *diffCase) eventsOnlyDifferOrNone() bool {
 	return slices.Equal(re, ze)
 }
 
-// watchPaths returns, for the session name, the paths it asked standard and persistent
-// watches on before step i.
-func (c *diffCase) watchPaths(name string) (standard, persistent map[string]bool) {
-	standard, persistent = map[string]bool{}, map[string]bool{}
+// Watch modes, as a set.
+const (
+	modeStandard = 1 << iota
+	modePersistent
+	modeRecursive
+)
+
+// watchModes returns, for the session name, the watch modes it asked for on each path
+// before step i.
+func (c *diffCase) watchModes(name string) map[string]int {
+	modes := map[string]int{}
 	for j := 0; j < c.i; j++ {
 		st := &c.p.Steps[j]
 		if st.Sess != name {
 			continue
 		}
 		if st.Kind == Open {
-			clear(standard)
-			clear(persistent)
+			clear(modes)
 			continue
 		}
 		rec, ok := st.Decode()
@@ -190,25 +196,41 @@ func (c *diffCase) watchPaths(name string) (standard, persistent map[string]bool
 		}
 		switch r := rec.(type) {
 		case *jute.PathWatchRequest:
-			if r.Watch && st.Op != jute.OpCheck {
-				standard[r.Path] = true
+			if r.Watch {
+				modes[r.Path] |= modeStandard
 			}
 		case *jute.AddWatchRequest:
-			persistent[r.Path] = true
+			switch r.Mode {
+			case jute.AddWatchPersistent:
+				modes[r.Path] |= modePersistent
+			case jute.AddWatchPersistentRecursive:
+				modes[r.Path] |= modeRecursive
+			}
 		case *jute.SetWatches:
 			for _, l := range [][]string{r.DataWatches, r.ExistWatches, r.ChildWatches} {
 				for _, p := range l {
-					standard[p] = true
+					modes[p] |= modeStandard
 				}
 			}
-			for _, l := range [][]string{r.PersistentWatches, r.PersistentRecursiveWatches} {
-				for _, p := range l {
-					persistent[p] = true
-				}
+			for _, p := range r.PersistentWatches {
+				modes[p] |= modePersistent
+			}
+			for _, p := range r.PersistentRecursiveWatches {
+				modes[p] |= modeRecursive
 			}
 		}
 	}
-	return standard, persistent
+	return modes
+}
+
+// mixedModes reports whether the session asked for two watch modes on one path.
+func (c *diffCase) mixedModes(name string) bool {
+	for _, m := range c.watchModes(name) {
+		if m&(m-1) != 0 {
+			return true
+		}
+	}
+	return false
 }
 
 // ZOOKEEPER-4466 (and -4471, -4472): 3.8.0 keeps one watch mode per session and path, 3.9
@@ -229,29 +251,23 @@ func acceptWatchModes(c *diffCase) (bool, bool) {
 		case (r.Type == jute.WatcherData || r.Type == jute.WatcherChildren) && c.ref.Err == jute.OK &&
 			c.zkd.Err == jute.ErrNoWatcher:
 			// 3.8.0's removeWatches DATA or CHILDREN removes a persistent watch too.
-			if _, pers := c.watchPaths(c.st.Sess); pers[r.Path] {
+			if c.watchModes(c.st.Sess)[r.Path]&(modePersistent|modeRecursive) != 0 {
 				return true, true
 			}
 		}
 	}
 	mixed := map[string]bool{}
-	for _, name := range c.p.Sessions {
-		std, pers := c.watchPaths(name)
-		for p := range std {
-			if pers[p] {
-				mixed[name] = true
-			}
-		}
+	for _, n := range c.p.Sessions {
+		mixed[n] = c.mixedModes(n)
 	}
-	// Sessions opened later by name.
 	for j := 0; j < c.i; j++ {
 		if n := c.p.Steps[j].Sess; !mixed[n] {
-			std, pers := c.watchPaths(n)
-			for p := range std {
-				if pers[p] {
-					mixed[n] = true
-				}
-			}
+			mixed[n] = c.mixedModes(n)
+		}
+	}
+	for n, m := range mixed {
+		if !m {
+			delete(mixed, n)
 		}
 	}
 	if len(mixed) == 0 {

@@ -1,6 +1,7 @@
 package difffuzz
 
 import (
+	"encoding/binary"
 	"fmt"
 	"strings"
 
@@ -12,6 +13,17 @@ func (s *Step) Describe() string {
 	switch s.Kind {
 	case Open, Reconnect, Drop:
 		return ""
+	case Batch:
+		frames, err := SplitFrames(s.Body)
+		if err != nil {
+			return err.Error()
+		}
+		parts := make([]string, len(frames))
+		for i, f := range frames {
+			st := Step{Kind: Request, Op: jute.OpCode(int32(binary.BigEndian.Uint32(f[4:]))), Body: f[8:]}
+			parts[i] = st.Describe()
+		}
+		return "batch: " + strings.Join(parts, "; ")
 	case Raw:
 		if s.RawWire {
 			return fmt.Sprintf("%d bytes on the wire", len(s.Body))

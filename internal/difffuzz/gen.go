@@ -444,6 +444,8 @@ func (g *gen) step() {
 		if g.pct(80) {
 			g.add(Step{Sess: s, Kind: Reconnect})
 		}
+	case x < 985:
+		g.batch(s)
 	default:
 		g.raw(s)
 		if g.pct(70) {
@@ -546,4 +548,31 @@ func (g *gen) raw(s string) {
 		xid = 1_000_000
 	}
 	g.add(Step{Sess: s, Kind: Raw, RawWire: wire, Body: request(xid, op, body)})
+}
+
+// batch turns the next 2 to 6 requests of one session into one batch: pipelined, as the
+// clients that keep many requests outstanding send them. Not auth, setWatches or a close,
+// whose replies are not ordinary.
+func (g *gen) batch(s string) {
+	var body []byte
+	xid := int32(2_000_000 + g.r.IntN(1_000_000))
+	for n := 2 + g.r.IntN(5); n > 0; {
+		mark := len(g.steps)
+		g.step()
+		added := g.steps[mark:]
+		g.steps = g.steps[:mark]
+		if len(added) != 1 || added[0].Kind != Request {
+			continue
+		}
+		switch added[0].Op {
+		case jute.OpAuth, jute.OpSetWatches, jute.OpSetWatches2, jute.OpCloseSession, jute.OpPing, jute.OpSASL:
+			continue
+		}
+		xid++
+		f := request(xid, added[0].Op, added[0].Body)
+		body = binary.BigEndian.AppendUint32(body, uint32(len(f)))
+		body = append(body, f...)
+		n--
+	}
+	g.add(Step{Sess: s, Kind: Batch, Body: body})
 }

@@ -2,6 +2,7 @@ package difffuzz
 
 import (
 	"bufio"
+	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -28,9 +29,13 @@ const (
 	Reconnect
 	// Drop closes the session's connection without closing the session.
 	Drop
+	// Batch sends several requests in one write, without waiting between them: Body is
+	// their frames, length prefixes and headers (with their own xids) included. The
+	// server must answer them in order.
+	Batch
 )
 
-var kindNames = map[Kind]string{Raw: "raw", Open: "open", Reconnect: "reconnect", Drop: "drop"}
+var kindNames = map[Kind]string{Raw: "raw", Open: "open", Reconnect: "reconnect", Drop: "drop", Batch: "batch"}
 
 // Step is one line of a program.
 type Step struct {
@@ -111,6 +116,9 @@ func (s *Step) line() string {
 		} else {
 			b.WriteString(hex.EncodeToString(s.Body))
 		}
+	case Batch:
+		b.WriteString("batch ")
+		b.WriteString(hex.EncodeToString(s.Body))
 	case Raw:
 		b.WriteString("raw")
 		if s.RawWire {
@@ -218,6 +226,13 @@ func Parse(r io.Reader) (*Program, error) {
 				return nil, fmt.Errorf("line %d: %w", ln, err)
 			}
 			st.Body = body
+			if verb == "batch" {
+				if _, err := SplitFrames(body); err != nil {
+					return nil, fmt.Errorf("line %d: %w", ln, err)
+				}
+				st.Kind = Batch
+				break
+			}
 			if verb == "raw" || verb == "rawwire" {
 				st.Kind, st.RawWire = Raw, verb == "rawwire"
 				break
@@ -256,4 +271,21 @@ func parseHex(s string) ([]byte, error) {
 		return nil, fmt.Errorf("body: %w", err)
 	}
 	return b, nil
+}
+
+// SplitFrames splits a batch's body into its frames (without their length prefixes).
+func SplitFrames(b []byte) ([][]byte, error) {
+	var out [][]byte
+	for len(b) > 0 {
+		if len(b) < 4 {
+			return nil, fmt.Errorf("batch: %d stray bytes", len(b))
+		}
+		n := int(int32(binary.BigEndian.Uint32(b)))
+		if n < 8 || n > len(b)-4 {
+			return nil, fmt.Errorf("batch: frame length %d", n)
+		}
+		out = append(out, b[4:4+n])
+		b = b[4+n:]
+	}
+	return out, nil
 }

@@ -35,7 +35,7 @@ func TestProgramFileRoundTrip(t *testing.T) {
 			t.Fatalf("seed %d: read back differs", seed)
 		}
 	}
-	for _, k := range []Kind{Request, Raw, Open, Reconnect, Drop} {
+	for _, k := range []Kind{Request, Raw, Open, Reconnect, Drop, Batch} {
 		if kinds[k] == 0 {
 			t.Errorf("no step of kind %d in 30 programs", k)
 		}

@@ -388,6 +388,8 @@ func (r *runner) exec(st *Step) Outcome {
 		o.Lines = append(o.Lines, st.Sess+": dropped")
 	case Request, Raw:
 		r.send(st, &o)
+	case Batch:
+		r.batch(st, &o)
 	}
 	o.Lines = append(o.Lines, r.drain(st.Sess)...)
 	return o
@@ -533,4 +535,36 @@ func (r *runner) drain(except string) []string {
 		lines = append(lines, o.Lines...)
 	}
 	return lines
+}
+
+// batch sends the step's requests in one write and reads their replies (and the
+// notifications among them) up to the last, then a ping's pong.
+func (r *runner) batch(st *Step, o *Outcome) {
+	s := r.byName[st.Sess]
+	if s == nil || s.dead {
+		o.Lines = append(o.Lines, st.Sess+": not connected")
+		return
+	}
+	frames, err := SplitFrames(st.Body)
+	if err != nil {
+		o.Lines = append(o.Lines, st.Sess+": "+err.Error())
+		return
+	}
+	s.nc.SetWriteDeadline(time.Now().Add(readDeadline))
+	if _, err := s.nc.Write(st.Body); err != nil {
+		o.Lines = append(o.Lines, st.Sess+": write failed")
+	}
+	for _, f := range frames {
+		xid := int32(binary.BigEndian.Uint32(f))
+		op := jute.OpCode(int32(binary.BigEndian.Uint32(f[4:])))
+		o.Replied = false
+		r.readFrames(s, st.Sess, op, xid, o, true)
+		if s.dead {
+			return
+		}
+	}
+	if err := writeFrame(s.nc, pingFrame); err != nil {
+		o.Lines = append(o.Lines, st.Sess+": ping failed")
+	}
+	r.readFrames(s, st.Sess, jute.OpCode(-1000), jute.XidPing, o, false)
 }
