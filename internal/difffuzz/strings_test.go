@@ -7,11 +7,16 @@ import (
 	"encoding/hex"
 	"fmt"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"testing"
 
+	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/storage"
 	"github.com/zkd-io/zkd/jute"
+	"github.com/zkd-io/zkd/server"
+	"github.com/zkd-io/zkd/zktest"
 )
 
 // javaStringsFile is jute's golden file of byte strings: each line is a string in hex and
@@ -187,7 +192,7 @@ func clientInfos(b []byte) string {
 // U+FFFF as CESU-8, and zkd must echo, store and reject exactly as it does.
 func TestStringsMatchZooKeeper(t *testing.T) {
 	cases := readStringCases(t)
-	pair := startPair(t)
+	pair, refDir, zkdDir := startPairDirs(t)
 	ctx := context.Background()
 	ref, err := probeStrings(ctx, pair.Ref, cases)
 	if err != nil {
@@ -220,4 +225,81 @@ func TestStringsMatchZooKeeper(t *testing.T) {
 		t.Errorf("%d of %d answers differ", diffs, len(ref))
 	}
 	t.Logf("%d strings, %d answers compared", len(cases), len(ref))
+
+	// What the requests wrote: every create, setACL and error txn, with its path, data and
+	// ACL ids as the log holds them, must be ZooKeeper's bytes.
+	refTxns, zkdTxns := loggedTxns(t, refDir), loggedTxns(t, zkdDir)
+	if len(refTxns) < len(cases) || len(zkdTxns) != len(refTxns) {
+		t.Fatalf("zookeeper logged %d txns, zkd %d", len(refTxns), len(zkdTxns))
+	}
+	diffs = 0
+	for i := range refTxns {
+		if zkdTxns[i] != refTxns[i] {
+			diffs++
+			if diffs <= 10 {
+				t.Errorf("logged txn %d:\nzookeeper: %s\n      zkd: %s", i, refTxns[i], zkdTxns[i])
+			}
+		}
+	}
+	if diffs > 0 {
+		t.Errorf("%d of %d logged txns differ", diffs, len(refTxns))
+	}
+	t.Logf("%d logged txns compared", len(refTxns))
+}
+
+// startPairDirs is startPair, also returning each server's data directory.
+func startPairDirs(t *testing.T) (Pair, string, string) {
+	t.Helper()
+	refzk.Require(t)
+	ref := refzk.StartStandalone(t, refzk.Options{
+		TickTime: 2000,
+		SystemProperties: []string{
+			"zookeeper.DigestAuthenticationProvider.superDigest=" + SuperDigest,
+			"zookeeper.preAllocSize=1024",
+		},
+	})
+	z := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.TickTime = 2000
+		c.SuperDigest = SuperDigest
+	}))
+	super := "super:" + SuperPassword
+	return Pair{
+		Ref: Target{Name: "zookeeper", Addr: ref.Addr(), SuperAuth: super},
+		Zkd: Target{Name: "zkd", Addr: z.Addr(), SuperAuth: super},
+	}, ref.DataDir(), z.DataDir()
+}
+
+// loggedTxns reads the txn log of a data directory: one line per create, delete, setACL or
+// error txn, its type and its record's bytes (no header: times, zxids and session ids
+// differ; no digest). The deletes come last and sorted: the runner's clean-up deletes in
+// getChildren's order, which ZooKeeper leaves to a hash set.
+func loggedTxns(t *testing.T, dataDir string) []string {
+	var out, deletes []string
+	_, err := storage.ReadLog(storage.OSFS{}, filepath.Join(dataDir, "version-2"), 0, func(_ int64, txn []byte) error {
+		lt, err := jute.DecodeTxn(txn)
+		if err != nil {
+			return err
+		}
+		switch lt.Header.Type {
+		case jute.OpCreate, jute.OpDelete, jute.OpSetACL, jute.OpError:
+		default:
+			return nil
+		}
+		body := txn[jute.TxnHeaderSize:]
+		if lt.Digest != nil {
+			body = body[:len(body)-12]
+		}
+		line := fmt.Sprintf("%v %x", lt.Header.Type, body)
+		if lt.Header.Type == jute.OpDelete {
+			deletes = append(deletes, line)
+		} else {
+			out = append(out, line)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatalf("reading the log in %s: %v", dataDir, err)
+	}
+	sort.Strings(deletes)
+	return append(out, deletes...)
 }
