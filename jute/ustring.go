@@ -2,6 +2,7 @@ package jute
 
 import (
 	"encoding/binary"
+	"slices"
 	"unicode/utf8"
 	"unsafe"
 )
@@ -25,39 +26,71 @@ import (
 // lone surrogates a Java String can, so this lets callers (tests, the raw-frame tools) send
 // any byte string, CESU-8 or malformed, as a ustring.
 func (e *Encoder) String(s string) {
-	// The scan reads s through a byte slice view: loads from a []byte combine into 8-byte
-	// loads, loads from a string do not, and scanning the copy just appended would stall on
-	// the copy's stores. The view is only read.
-	if mayHaveSupplementary(unsafe.Slice(unsafe.StringData(s), len(s))) {
+	n := len(s)
+	// src views s's bytes, only to read them: loads from a []byte combine into wider loads,
+	// loads from a string do not. (Testing the bytes just appended instead would stall on
+	// the copy's stores.)
+	src := unsafe.Slice(unsafe.StringData(s), n)
+	if n < 8 {
+		if mayHaveSupplementary(src) {
+			e.stringCESU8(s)
+			return
+		}
+		e.Int(int32(n))
+		e.Buf = append(e.Buf, s...)
+		return
+	}
+	buf := slices.Grow(e.Buf, 4+n)
+	at := len(buf)
+	buf = buf[:at+4+n]
+	binary.BigEndian.PutUint32(buf[at:], uint32(n))
+	dst := buf[at+4:]
+	// Copying a word at a time lets the test ride along with the copy.
+	var acc uint64
+	for i := 0; i+8 <= n; i += 8 {
+		w := binary.LittleEndian.Uint64(src[i : i+8])
+		binary.LittleEndian.PutUint64(dst[i:i+8], w)
+		acc |= (w&low7 + add) & w
+	}
+	// The last word overlaps the others unless n is a multiple of 8.
+	w := binary.LittleEndian.Uint64(src[n-8:])
+	binary.LittleEndian.PutUint64(dst[n-8:], w)
+	if (acc|(w&low7+add)&w)&top != 0 {
+		e.Buf = buf[:at]
 		e.stringCESU8(s)
 		return
 	}
-	e.Int(int32(len(s)))
-	e.Buf = append(e.Buf, s...)
+	e.Buf = buf
 }
 
+// A byte is 0xf0 or more, and can start a 4-byte UTF-8 sequence, exactly when its top bit is
+// set and its low seven bits plus 0x10 carry into the top bit (which cannot carry further,
+// into the next byte): the test String and mayHaveSupplementary apply eight bytes at a time.
+const low7, add, top = 0x7f7f7f7f7f7f7f7f, 0x1010101010101010, 0x8080808080808080
+
 // mayHaveSupplementary reports whether b has a byte that can start a 4-byte UTF-8 sequence
-// (0xf0 and above). It tests eight bytes at a time: a byte is 0xf0 or more exactly when its
-// top bit is set and its low seven bits plus 0x10 carry into the top bit (which cannot carry
-// further, into the next byte).
+// (0xf0 and above).
 func mayHaveSupplementary(b []byte) bool {
-	const low7, add, top = 0x7f7f7f7f7f7f7f7f, 0x1010101010101010, 0x8080808080808080
-	if len(b) < 8 {
-		for _, c := range b {
-			if c >= 0xf0 {
-				return true
-			}
+	switch {
+	case len(b) >= 8:
+		// The last word overlaps the others unless len(b) is a multiple of 8.
+		w := binary.LittleEndian.Uint64(b[len(b)-8:])
+		acc := (w&low7 + add) & w
+		for ; len(b) >= 8; b = b[8:] {
+			w := binary.LittleEndian.Uint64(b)
+			acc |= (w&low7 + add) & w
 		}
-		return false
+		return acc&top != 0
+	case len(b) >= 4:
+		w := uint64(binary.LittleEndian.Uint32(b)) | uint64(binary.LittleEndian.Uint32(b[len(b)-4:]))<<32
+		return (w&low7+add)&w&top != 0
 	}
-	// The last word overlaps the others unless len(b) is a multiple of 8: no byte loop.
-	w := binary.LittleEndian.Uint64(b[len(b)-8:])
-	acc := (w&low7 + add) & w
-	for ; len(b) >= 8; b = b[8:] {
-		w := binary.LittleEndian.Uint64(b)
-		acc |= (w&low7 + add) & w
+	for _, c := range b {
+		if c >= 0xf0 {
+			return true
+		}
 	}
-	return acc&top != 0
+	return false
 }
 
 // stringCESU8 is String's slow path: each valid 4-byte sequence becomes its UTF-16 surrogate

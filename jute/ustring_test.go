@@ -12,6 +12,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf16"
 	"unicode/utf8"
 )
 
@@ -294,6 +295,12 @@ func FuzzJavaString(f *testing.F) {
 		if got := mayHaveSupplementary(b); got != hasByteAtLeast(b, 0xf0) {
 			t.Fatalf("mayHaveSupplementary(%x) = %v", b, got)
 		}
+		// Any bytes, not only decoded strings, are written as the plain reference does.
+		var raw Encoder
+		raw.String(string(b))
+		if want := cesu8Reference(string(b)); !bytes.Equal(raw.Buf[4:], want) || int(int32(len(want))) != int(NewDecoder(raw.Buf).Int()) {
+			t.Fatalf("String(%x) wrote %x, want %x", b, raw.Buf, want)
+		}
 		// Written and read back, s loses only its characters above U+FFFF; a second round
 		// trip changes nothing.
 		var e2 Encoder
@@ -311,6 +318,24 @@ func FuzzJavaString(f *testing.F) {
 			t.Fatalf("%x: second round trip %+q, first %+q", b, s3, s2)
 		}
 	})
+}
+
+// cesu8Reference is stringToByteBuffer over the UTF-16 of s's valid characters, other bytes
+// kept as they are, one rune at a time.
+func cesu8Reference(s string) []byte {
+	var out []byte
+	for i := 0; i < len(s); {
+		r, n := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && n == 1 || r <= 0xffff {
+			out = append(out, s[i:i+n]...)
+		} else {
+			hi, lo := utf16.EncodeRune(r) // by hand: utf8.AppendRune writes a surrogate as U+FFFD
+			out = append(out, byte(0xe0|hi>>12), byte(0x80|(hi>>6)&0x3f), byte(0x80|hi&0x3f),
+				byte(0xe0|lo>>12), byte(0x80|(lo>>6)&0x3f), byte(0x80|lo&0x3f))
+		}
+		i += n
+	}
+	return out
 }
 
 func hasByteAtLeast(b []byte, min byte) bool {
