@@ -82,3 +82,42 @@ func BenchmarkDecodeGetDataResponse1KReusedDecoder(b *testing.B) {
 		}
 	}
 }
+
+// The string benchmarks cover what nearly every request carries: an ASCII path, and a path
+// of BMP characters (2- and 3-byte UTF-8), which must stay on the copy-only fast paths.
+var benchStrings = []struct{ name, s string }{
+	{"ASCII", "/golden/some/node-0000000001"},
+	{"BMP", "/gölden/sömé/nœde-€-日本語-0000000001"},
+}
+
+func BenchmarkEncodeString(b *testing.B) {
+	for _, c := range benchStrings {
+		b.Run(c.name, func(b *testing.B) {
+			e := Encoder{Buf: make([]byte, 0, 256)}
+			b.SetBytes(int64(len(c.s)))
+			b.ReportAllocs()
+			for b.Loop() {
+				e.Buf = e.Buf[:0]
+				e.String(c.s)
+			}
+		})
+	}
+}
+
+func BenchmarkDecodeString(b *testing.B) {
+	for _, c := range benchStrings {
+		b.Run(c.name, func(b *testing.B) {
+			e := Encoder{}
+			e.String(c.s)
+			b.SetBytes(int64(len(c.s)))
+			b.ReportAllocs()
+			var d Decoder
+			for b.Loop() {
+				d = Decoder{B: e.Buf}
+				if d.String() == "" {
+					b.Fatal(d.Err())
+				}
+			}
+		})
+	}
+}

@@ -17,7 +17,9 @@
 //	long     8 bytes
 //	boolean  1 byte: 0x00 or 0x01 written; any non-zero byte reads as true
 //	buffer   int n, then n bytes; n = -1 is null (nil), 0 is empty
-//	ustring  int n, then n bytes of UTF-8; the decoder refuses invalid UTF-8
+//	ustring  int n, then n bytes: UTF-8, except that a character above U+FFFF is written as
+//	         its two UTF-16 surrogates, 3 bytes each (CESU-8), and malformed input reads as
+//	         U+FFFD, as Java's jute does (ustring.go)
 //	vector   int n, then n elements back to back; n = -1 is null (nil), n < -1 reads as empty
 //	         (Java's reader does not check it: its index is done once n <= 0)
 //

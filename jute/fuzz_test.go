@@ -36,6 +36,7 @@ func FuzzDecodeRequest(f *testing.F) {
 		h.Encode(&e)
 		body.Encode(&e)
 		h2, body2, err := decodeRequest(e.Buf)
+		javaRoundTripRecord(body)
 		if err != nil {
 			t.Fatalf("%x decoded as %+v %#v, whose encoding %x does not decode: %v", b, h, body, e.Buf, err)
 		}
@@ -60,6 +61,7 @@ func FuzzDecodeTxn(f *testing.F) {
 		}
 		enc := EncodeTxn(nil, &lt)
 		lt2, err := DecodeTxn(enc)
+		javaRoundTripRecord(&lt)
 		if err != nil {
 			t.Fatalf("%x decoded as %+v %#v, whose encoding %x does not decode: %v", b, lt.Header, lt.Body, enc, err)
 		}
@@ -77,7 +79,9 @@ func FuzzDecodeTxn(f *testing.F) {
 				continue
 			}
 			body2 := NewTxnBody(sub.Type)
-			if err := Unmarshal(Marshal(body), body2); err != nil || !reflect.DeepEqual(body2, body) {
+			enc := Marshal(body)
+			javaRoundTripRecord(body)
+			if err := Unmarshal(enc, body2); err != nil || !reflect.DeepEqual(body2, body) {
 				t.Fatalf("sub-txn %v %x: round trip gives %#v (%v), want %#v", sub.Type, sub.Data, body2, err, body)
 			}
 		}
@@ -105,6 +109,7 @@ func FuzzMultiResponse(f *testing.F) {
 		}
 		enc := Marshal(&m)
 		var m2 MultiResponse
+		javaRoundTripRecord(&m)
 		if err := Unmarshal(enc, &m2); err != nil {
 			t.Fatalf("%x decoded as %#v, whose encoding %x does not decode: %v", b, m, enc, err)
 		}

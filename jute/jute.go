@@ -3,7 +3,6 @@ package jute
 import (
 	"errors"
 	"fmt"
-	"unicode/utf8"
 )
 
 // ErrShort reports input that ended inside a record.
@@ -11,9 +10,6 @@ var ErrShort = errors.New("jute: record truncated")
 
 // ErrLength reports a negative or oversized length field.
 var ErrLength = errors.New("jute: bad length")
-
-// ErrUTF8 reports a ustring that is not valid UTF-8.
-var ErrUTF8 = errors.New("jute: string is not valid UTF-8")
 
 // Record is implemented by every jute record.
 type Record interface {
@@ -53,12 +49,6 @@ func (e *Encoder) Buffer(b []byte) {
 	}
 	e.Int(int32(len(b)))
 	e.Buf = append(e.Buf, b...)
-}
-
-// String writes a non-null ustring.
-func (e *Encoder) String(s string) {
-	e.Int(int32(len(s)))
-	e.Buf = append(e.Buf, s...)
 }
 
 // Strings writes a vector<ustring>; nil is written as null.
@@ -200,8 +190,8 @@ func (d *Decoder) Buffer() []byte {
 	return b
 }
 
-// String reads a ustring; null decodes as "". Invalid UTF-8 is an error, as in Java's reader
-// (which would replace it: we refuse it so paths stay byte-exact).
+// String reads a ustring; null decodes as "". Bytes that are not UTF-8 read as Java reads
+// them (JavaString).
 func (d *Decoder) String() string {
 	s, _ := d.NullString()
 	return s
@@ -221,11 +211,7 @@ func (d *Decoder) NullString() (string, bool) {
 	}
 	b := d.B[d.Off : d.Off+n]
 	d.Off += n
-	if !utf8.Valid(b) {
-		d.Fail(ErrUTF8)
-		return "", false
-	}
-	return string(b), false
+	return JavaString(b), false
 }
 
 // vectorLen reads a vector length: -1 for null, else the element count. A count below -1

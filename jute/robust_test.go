@@ -62,7 +62,7 @@ func TestTruncatedRecordsFail(t *testing.T) {
 						t.Fatalf("%d of %d bytes of %x decoded without error: %+v", n, len(full), full, got)
 					case d.Remaining() == 0:
 						// A legitimate shorter form: it must be self-consistent.
-						if re := Marshal(got); !bytes.Equal(re, b) {
+						if re := Marshal(got); !sameAfterJavaRoundTrip(re, b) {
 							t.Fatalf("%d of %d bytes of %x decoded as %+v, which encodes as %x", n, len(full), full, got, re)
 						}
 					default:
@@ -95,7 +95,7 @@ func TestTruncatedTxnsFail(t *testing.T) {
 				continue
 			}
 			// Dropping the digest, or a CreateTxn's parentCVersion, leaves a valid txn.
-			if re := EncodeTxn(nil, &got); !bytes.Equal(re, b) {
+			if re := EncodeTxn(nil, &got); !sameAfterJavaRoundTrip(re, b) {
 				t.Fatalf("%d of %d bytes of %x decoded as %+v %+v, which encodes as %x", n, len(full), full, got.Header, got.Body, re)
 			}
 		}
@@ -133,7 +133,6 @@ func TestBadLengths(t *testing.T) {
 		{"buffer one short", "0000000401020304"[:14], &SASLToken{}, ErrShort},
 		{"string -2", "fffffffe", &PathRequest{}, ErrLength},
 		{"string huge", "7fffffff2f", &PathRequest{}, ErrShort},
-		{"string bad utf8", "00000002c328", &PathRequest{}, ErrUTF8},
 		{"strings huge", "7fffffff00000000", &StringsResponse{}, ErrShort},
 		{"acls huge", "00000000" + "7fffffff" + "000000000000000000000000", &SetACLRequest{}, ErrShort},
 		{"ids huge", "00000000" + "0000000000000000" + "ffffffff" + "7fffffff", &QuorumPacket{}, ErrShort},
@@ -244,7 +243,7 @@ func TestDecoderStickyError(t *testing.T) {
 	if d.Remaining() != 1 || !errors.Is(d.Err(), ErrShort) {
 		t.Errorf("remaining %d, err %v", d.Remaining(), d.Err())
 	}
-	d.Fail(ErrUTF8)
+	d.Fail(ErrLength)
 	if !errors.Is(d.Err(), ErrShort) {
 		t.Errorf("Fail replaced the first error: %v", d.Err())
 	}

@@ -80,20 +80,9 @@ func Authenticate(scheme string, auth []byte, superDigest string) ([]jute.ID, er
 	return nil, fmt.Errorf("auth: unknown scheme %q: %w", scheme, jute.ErrAuthFailed)
 }
 
-// javaString mirrors new String(bytes) followed by getBytes() under UTF-8: invalid
-// sequences become U+FFFD. (Java may fold a truncated multi-byte sequence into one
-// replacement where we emit one per byte; valid UTF-8, the only thing real clients send,
-// is unaffected.)
-func javaString(b []byte) string {
-	if utf8.Valid(b) {
-		return string(b)
-	}
-	var sb strings.Builder
-	for _, r := range string(b) {
-		sb.WriteRune(r)
-	}
-	return sb.String()
-}
+// javaString mirrors new String(bytes) under UTF-8: invalid sequences become U+FFFD, as many
+// as the JDK makes of them.
+func javaString(b []byte) string { return jute.JavaString(b) }
 
 // IsAuthenticated reports whether ids of scheme stand for an authenticated identity, i.e.
 // whether `auth` ACL entries expand to them (AuthenticationProvider.isAuthenticated): digest,

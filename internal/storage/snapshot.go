@@ -16,7 +16,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"unicode/utf8"
 
 	"github.com/zkd-io/zkd/jute"
 )
@@ -541,11 +540,7 @@ func (r *streamReader) nodeFast() (SnapNode, bool, error) {
 	if len(b) < total {
 		return SnapNode{}, false, nil
 	}
-	pb := b[4 : 4+pl]
-	if !utf8.Valid(pb) {
-		return SnapNode{}, false, nil
-	}
-	n := SnapNode{Path: string(pb)}
+	n := SnapNode{Path: jute.JavaString(b[4 : 4+pl])}
 	rest := b[4+pl+4:]
 	if dl >= 0 {
 		n.Data = bytes.Clone(rest[:dl])
@@ -651,10 +646,10 @@ func (r *streamReader) ustring() (string, bool, error) {
 	if err != nil {
 		return "", false, err
 	}
-	if !utf8.Valid(p) {
-		return "", false, r.corrupt("string is not valid UTF-8")
-	}
-	return string(p), false, nil
+	// ZooKeeper reads snapshot strings with BinaryInputArchive: malformed UTF-8 (and the
+	// CESU-8 its writer makes of characters above U+FFFF, which ACL ids may hold) reads as
+	// U+FFFD, not as corruption.
+	return jute.JavaString(p), false, nil
 }
 
 func (r *streamReader) acls() ([]jute.ACL, error) {
