@@ -224,7 +224,7 @@ func (s *Server) multiRead(c *conn, r *request) {
 				res.Body = d
 			}
 		case jute.OpGetChildren:
-			n := s.tree.Get(b.Path)
+			n := s.node(b.Path)
 			switch {
 			case n == nil:
 				res = jute.MultiResult{Type: jute.OpError, Err: jute.ErrNoNode}

@@ -72,7 +72,7 @@ var Table = []Row{
 	{
 		ID:    "ZOOKEEPER-4466",
 		What:  "a standard and a persistent (or recursive) watch on one path of one session, and their removal (also ZOOKEEPER-4471, -4472)",
-		ZK380: "one mode per session and path: the later registration replaces the earlier (getData after addWatch makes the data half one-shot; a recursive addWatch replaces a persistent one in the child table); removeWatches DATA/CHILDREN remove the path's entry in that table whatever its mode; watcher types 4 and 5 answer MARSHALLINGERROR (-5); checkWatches finds other connections' watches too",
+		ZK380: "one mode per session and path: the later registration replaces the earlier (getData after addWatch makes the data half one-shot; a recursive addWatch replaces a persistent one in the child table); removeWatches DATA/CHILDREN remove the path's entry in that table whatever its mode; watcher types 4 and 5 answer MARSHALLINGERROR (-5); checkWatches finds other connections' watches too; checkWatches and removeWatches of a path without a leading slash answer MARSHALLINGERROR",
 		ZK39:  "the modes coexist; a firing consumes only the standard watch; checkWatches/removeWatches DATA and CHILDREN address only standard watches, PERSISTENT (4) and PERSISTENT_RECURSIVE (5) their own mode, ANY all; NOWATCHER (-121) when none (3.9.0: WatchManager, WatchStats, DataTree.containsWatcher/removeWatch)",
 		Zkd:   "as 3.9",
 		Why:   "follows 3.9",
