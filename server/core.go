@@ -339,6 +339,10 @@ func (s *Server) onRequest(c *conn, r *request) {
 	case sess.closing:
 		// Answered in order, behind what the session sent before.
 		q.expired = true
+	case r.hdr.Type == jute.OpReconfig && r.bodyErr != nil:
+		// ZooKeeper reads a reconfig's body before it takes a zxid: MARSHALLINGERROR with
+		// the current one and no txn (a read's answer, in order). Other writes whose body
+		// does not decode take a zxid and log an error txn (row ZOOKEEPER-4575).
 	case prep.IsWrite(r.hdr.Type):
 		q.write = true
 	case r.hdr.Type == jute.OpSync && s.role.syncIsWrite() && r.bodyErr == nil:

@@ -377,3 +377,30 @@ func TestCreateTTLWithoutTTLMode(t *testing.T) {
 		t.Fatalf("createTTL with a TTL mode: %v %+v", txn.Header.Type, txn.Body)
 	}
 }
+
+// TestOutstandingSetACLGuardsLaterRequests: a request prepared behind a setACL that is not
+// applied yet is checked against the new ACL (ZooKeeper checks the old one: versiondiff row
+// zkd-setacl-outstanding).
+func TestOutstandingSetACLGuardsLaterRequests(t *testing.T) {
+	tree := datatree.New()
+	p := New(tree)
+	zxid := int64(1)
+	txn := p.Prepare(&Request{SessionID: 1, Type: jute.OpCreate, Body: &jute.CreateRequest{Path: "/n", ACL: jute.OpenACLUnsafe}}, zxid, 1)
+	tree.Apply(&txn.Header, txn.Body)
+	p.Applied(zxid)
+	zxid++
+	set := p.Prepare(&Request{SessionID: 1, Type: jute.OpSetACL, Body: &jute.SetACLRequest{Path: "/n", ACL: jute.ReadACLUnsafe, Version: -1}}, zxid, 1)
+	if set.Header.Type != jute.OpSetACL {
+		t.Fatalf("setACL: %v %+v", set.Header.Type, set.Body)
+	}
+	for _, r := range []*Request{
+		{SessionID: 1, Type: jute.OpCreate, Body: &jute.CreateRequest{Path: "/n/c", ACL: jute.OpenACLUnsafe}},
+		{SessionID: 1, Type: jute.OpSetData, Body: &jute.SetDataRequest{Path: "/n", Version: -1}},
+	} {
+		zxid++
+		txn := p.Prepare(r, zxid, 1)
+		if txn.Header.Type != jute.OpError || txn.Body.(*jute.ErrorTxn).Err != jute.ErrNoAuth {
+			t.Errorf("%v behind an outstanding setACL: %v %+v, want NOAUTH", r.Type, txn.Header.Type, txn.Body)
+		}
+	}
+}

@@ -78,6 +78,14 @@ var Table = []Row{
 		Why:   "follows 3.9",
 	},
 	{
+		ID:    "ZOOKEEPER-4575",
+		What:  "a write whose body does not decode (MARSHALLINGERROR)",
+		ZK380: "create, delete, setData, setACL, createTTL and multi take a zxid and log an error txn with it; reconfig reads its body first: the current zxid, no txn",
+		ZK39:  "every write but multi reads its body before taking a zxid (3.9.0, PrepRequestProcessor.pRequestHelper after ZOOKEEPER-4575): the reply has the current zxid, and the error txn is logged under that same zxid, a second txn with it; multi takes a new one",
+		Zkd:   "as 3.8.0: a new zxid and an error txn, reconfig none",
+		Why:   "3.9 logs two txns under one zxid, a side effect of a refactor that replicas and log readers expecting increasing zxids do not handle; the answer code is the same",
+	},
+	{
 		ID:    "ZOOKEEPER-4655",
 		What:  "the zxid in a watch notification's reply header",
 		ZK380: "-1",
@@ -108,6 +116,14 @@ var Table = []Row{
 		ZK39:  "the same (Request.isValid lists both)",
 		Zkd:   "UNIMPLEMENTED, zxid -1, connection closed, as for an unknown opcode",
 		Why:   "serving them lets any client delete another's containers without an ACL check and open sessions that skip the handshake's checks; no client library sends them",
+	},
+	{
+		ID:    "zkd-setacl-outstanding",
+		What:  "a request prepared while a setACL of its node (or, for creates and deletes, its parent) is still outstanding, e.g. pipelined behind it",
+		ZK380: "checked against the old ACL: the ChangeRecord setACL adds to the outstanding changes keeps the node's previous ACL, so a pipelined write passes or fails by timing",
+		ZK39:  "the same (3.9.4 PrepRequestProcessor, case OpCode.setACL)",
+		Zkd:   "checked against the ACL the setACL sets",
+		Why:   "a session's writes are ordered: one sent after a setACL must be judged by it, whatever the timing",
 	},
 }
 
