@@ -54,7 +54,8 @@ func (s *Server) doRead(c *conn, r *request) {
 	s.recordLatency(c, r)
 	switch r.hdr.Type {
 	case jute.OpPing:
-		s.reply(c, xid, jute.OK, nil)
+		// ZooKeeper answers every ping with the ping xid, whatever xid it came with.
+		s.reply(c, jute.XidPing, jute.OK, nil)
 	case jute.OpExists:
 		b := r.body.(*jute.PathWatchRequest)
 		if strings.IndexByte(b.Path, 0) >= 0 {

@@ -46,7 +46,7 @@ func (pr Pair) alignRoots(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		defer s.nc.Close()
+		defer s.close()
 		h, b, err := s.call(1, jute.OpExists, jute.Marshal(&jute.PathWatchRequest{Path: "/"}))
 		if err != nil || h.Err != 0 {
 			return fmt.Errorf("%s: exists /: %v %v", tgt.Name, err, h.Err)

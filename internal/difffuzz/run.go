@@ -166,7 +166,7 @@ func Run(ctx context.Context, tgt Target, p *Program) (*Transcript, error) {
 	if err != nil {
 		return nil, err
 	}
-	defer ctl.nc.Close()
+	defer ctl.close()
 	if err := r.clear(ctl); err != nil {
 		return nil, fmt.Errorf("%s: before the program: %w", tgt.Name, err)
 	}
@@ -217,6 +217,14 @@ func (r *runner) control() (*session, error) {
 		}
 	}
 	return s, nil
+}
+
+// close ends the session (not only the connection: a session left to expire would take a
+// zxid in the middle of a later program).
+func (s *session) close() {
+	s.xid++
+	s.call(s.xid, jute.OpCloseSession, nil)
+	s.nc.Close()
 }
 
 // call sends one request and reads up to its reply, discarding notifications.
