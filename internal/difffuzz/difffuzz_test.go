@@ -17,7 +17,7 @@ import (
 )
 
 var (
-	flagPrograms = flag.Int("difffuzz.programs", 25, "programs the fuzz test runs (CI's short profile is the default)")
+	flagPrograms = flag.Int("difffuzz.programs", 60, "programs the fuzz test runs (CI's short profile is the default)")
 	flagOps      = flag.Int("difffuzz.ops", 200, "steps per program")
 	flagSeed     = flag.Int64("difffuzz.seed", 1, "seed of the first program; the others follow")
 	flagOut      = flag.String("difffuzz.out", "", "directory for shrunk diverging programs (default: the OS temporary directory)")
