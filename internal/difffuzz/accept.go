@@ -46,6 +46,14 @@ func explain(p *Program, i int, ref, zkd Outcome) (row string, stop bool) {
 	}
 	if rec, ok := c.st.Decode(); ok {
 		c.rec = rec
+	} else if rec, ok := jute.NewRequestBody(c.st.Op); ok && rec != nil && p.Steps[i].Kind == Raw {
+		// A frame with bytes after its record is read as ZooKeeper reads it: the record,
+		// the rest ignored.
+		d := jute.NewDecoder(c.st.Body)
+		rec.Decode(d)
+		if d.Err() == nil {
+			c.rec = rec
+		}
 	}
 	for _, a := range acceptances {
 		if ok, stop := a.match(c); ok {

@@ -78,7 +78,9 @@ func TestDiffFuzz(t *testing.T) {
 	start := time.Now()
 	accepted := map[string]int{}
 	steps, cut, failures, flaky := 0, 0, 0, 0
+	ran := 0
 	for i := 0; i < *flagPrograms && failures < *flagFailures; i++ {
+		ran++
 		seed := *flagSeed + int64(i)
 		p := Generate(seed, GenOptions{Ops: *flagOps})
 		v, err := pair.Run(ctx, p)
@@ -121,7 +123,7 @@ func TestDiffFuzz(t *testing.T) {
 	}
 	sort.Strings(rows)
 	t.Logf("%d programs of %d steps from seed %d in %v: %d steps compared, %d programs cut short by an accepted difference, %d divergences that did not come back; accepted: %s",
-		*flagPrograms, *flagOps, *flagSeed, time.Since(start).Round(time.Second), steps, cut, flaky, strings.Join(rows, " "))
+		ran, *flagOps, *flagSeed, time.Since(start).Round(time.Second), steps, cut, flaky, strings.Join(rows, " "))
 }
 
 func writeProgram(t *testing.T, p *Program, name string) string {

@@ -154,6 +154,7 @@ type runner struct {
 	byName map[string]*session
 	gen    map[string]int
 	all    []*session
+	ctl    *session
 }
 
 // Run plays p on tgt and returns its transcript. An error is a failure of the harness or
@@ -167,6 +168,7 @@ func Run(ctx context.Context, tgt Target, p *Program) (*Transcript, error) {
 		return nil, err
 	}
 	defer ctl.close()
+	r.ctl = ctl
 	if err := r.clear(ctl); err != nil {
 		return nil, fmt.Errorf("%s: before the program: %w", tgt.Name, err)
 	}
@@ -399,6 +401,9 @@ func (r *runner) exec(st *Step) Outcome {
 	case Batch:
 		r.batch(st, &o)
 	}
+	if o.Closed {
+		r.barrier()
+	}
 	o.Lines = append(o.Lines, r.drain(st.Sess)...)
 	return o
 }
@@ -572,4 +577,13 @@ func (r *runner) batch(st *Step, o *Outcome) {
 		o.Lines = append(o.Lines, st.Sess+": ping failed")
 	}
 	r.readFrames(s, st.Sess, jute.OpCode(-1000), jute.XidPing, o, false)
+}
+
+// barrier waits until the writes of a connection the server closed are applied: a write
+// it received before closing (a batch's, a pipelined one) may still be in its pipeline,
+// and a read on another session could see it or not by timing. The control session's
+// write (a setData of a missing node: an error txn, one zxid on either server) is ordered
+// after them.
+func (r *runner) barrier() {
+	r.ctl.call(4, jute.OpSetData, jute.Marshal(&jute.SetDataRequest{Path: Root + "-barrier", Version: -1}))
 }
