@@ -90,7 +90,16 @@ func startZkd(t *testing.T, dataDir string, port int, extra ...string) *proc {
 // spawn starts zkd with args; addr is its client address.
 func spawn(t *testing.T, addr string, args []string) *proc {
 	t.Helper()
+	return spawnEnv(t, addr, args, nil)
+}
+
+// spawnEnv is spawn with variables added to the environment.
+func spawnEnv(t *testing.T, addr string, args, env []string) *proc {
+	t.Helper()
 	cmd := exec.Command(zkdBinary(t), args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+	}
 	p := &proc{addr: addr}
 	pr, pw := io.Pipe()
 	cmd.Stderr = pw

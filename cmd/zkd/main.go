@@ -9,6 +9,7 @@ import (
 	"errors"
 	"flag"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"net/http"
@@ -45,6 +46,7 @@ func run(args []string) error {
 	containerCheck := fset.Duration("container-check-interval", 0, "how often to remove empty containers and expired TTL nodes (znode.container.checkIntervalMs)")
 	logLevel := fset.String("log-level", "info", "debug, info, warn or error")
 	pprofAddr := fset.String("pprof", "", "serve Go's /debug/pprof on this host:port (for profiling; keep it on loopback)")
+	zooEnv := fset.Bool("zoo-env", false, "configure as the official zookeeper container image does: $ZOO_CONF_DIR/zoo.cfg, written from the ZOO_* variables when missing, and $ZOO_DATA_DIR/myid from ZOO_MY_ID")
 	if err := fset.Parse(args); err != nil {
 		return err
 	}
@@ -71,6 +73,16 @@ func run(args []string) error {
 	// The collector's headroom follows the live heap (unless GOGC is set): a large tree
 	// does not double its memory, a small one is not collected every few megabytes.
 	gctune.Govern(gctune.DefaultPolicy)
+	if *zooEnv {
+		if *cfgPath != "" {
+			return errors.New("--zoo-env and --config exclude each other")
+		}
+		p, err := prepareZooEnv(os.Getenv)
+		if err != nil {
+			return fmt.Errorf("--zoo-env: %w", err)
+		}
+		*cfgPath = p
+	}
 	cfg := config.Defaults()
 	if *cfgPath != "" {
 		var err error
@@ -122,6 +134,9 @@ func run(args []string) error {
 		cfg.ContainerCheckIntervalMs = int(containerCheck.Milliseconds())
 	}
 	if err := cfg.Validate(); err != nil {
+		return err
+	}
+	if err := clientPortFromServers(cfg); err != nil {
 		return err
 	}
 	sc := serverConfig(cfg, logger)
@@ -202,4 +217,69 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 		return cfg.Conf(config.ConfInfo{DataDirSize: dataSize, DataLogSize: logSize})
 	}
 	return sc
+}
+
+// prepareZooEnv does what the official zookeeper image's docker-entrypoint.sh does before
+// it starts the server: it writes $ZOO_CONF_DIR/zoo.cfg from the ZOO_* variables unless the
+// file exists, and $ZOO_DATA_DIR/myid from ZOO_MY_ID (default 1) unless that exists. It
+// returns the configuration file's path.
+func prepareZooEnv(getenv func(string) string) (string, error) {
+	confDir := config.ZooEnv(getenv, "ZOO_CONF_DIR")
+	path := filepath.Join(confDir, "zoo.cfg")
+	if _, err := os.Stat(path); errors.Is(err, fs.ErrNotExist) {
+		if err := os.MkdirAll(confDir, 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(path, []byte(config.ZooEnvConfig(getenv)), 0o644); err != nil {
+			return "", err
+		}
+	} else if err != nil {
+		return "", err
+	}
+	dataDir := config.ZooEnv(getenv, "ZOO_DATA_DIR")
+	myid := filepath.Join(dataDir, "myid")
+	if _, err := os.Stat(myid); errors.Is(err, fs.ErrNotExist) {
+		id := getenv("ZOO_MY_ID")
+		if id == "" {
+			id = "1"
+		}
+		if err := os.MkdirAll(dataDir, 0o755); err != nil {
+			return "", err
+		}
+		if err := os.WriteFile(myid, []byte(id+"\n"), 0o644); err != nil {
+			return "", err
+		}
+	} else if err != nil {
+		return "", err
+	}
+	return path, nil
+}
+
+// clientPortFromServers takes the client port from this server's server.N line (its
+// ";[host:]port" part) when clientPort is not set, as ZooKeeper does since 3.5: the only
+// line for a standalone server, the line of myid in an ensemble.
+func clientPortFromServers(cfg *config.Config) error {
+	if cfg.ClientPort != 0 || len(cfg.Servers) == 0 {
+		return nil
+	}
+	var spec config.ServerSpec
+	if len(cfg.Servers) == 1 {
+		for _, sp := range cfg.Servers {
+			spec = sp
+		}
+	} else {
+		id, err := readMyID(cfg.DataDir)
+		if err != nil {
+			return err
+		}
+		spec = cfg.Servers[int(id)]
+	}
+	if spec.ClientPort == 0 {
+		return fmt.Errorf("clientPort is not set and the server line of this server has no client port")
+	}
+	cfg.ClientPort = spec.ClientPort
+	if spec.ClientHost != "" && cfg.ClientPortAddress == "" {
+		cfg.ClientPortAddress = spec.ClientHost
+	}
+	return nil
 }
