@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"log/slog"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -109,6 +110,7 @@ func (s *Server) load() (*loaded, error) {
 		return nil, fmt.Errorf("server: open log: %w", err)
 	}
 	replayed := 0
+	prog := newProgress(s.log, "replaying the txn log", "fromZxid", hex(snapZxid))
 	tree.BeginReplay()
 	var history historyRing
 	decode := func(zxid int64, b []byte) (jute.LoggedTxn, error) {
@@ -131,6 +133,7 @@ func (s *Server) load() (*loaded, error) {
 			delete(sessions, t.Header.ClientID)
 		}
 		replayed++
+		prog.tick(replayed, "txns", replayed, "zxid", hex(t.Header.Zxid))
 		return nil
 	})
 	tree.EndReplay()
@@ -200,13 +203,21 @@ func (s *Server) loadSnapshot() (*datatree.Tree, int64, map[int64]int32, error) 
 	}
 	var loader *datatree.Loader
 	var sessions map[int64]int32
-	sf, err := storage.LoadNewest(s.cfg.FS, s.snapDir(), s.log, func(storage.SnapshotFile) storage.SnapshotHandler {
+	var prog *progress
+	nodes := 0
+	sf, err := storage.LoadNewest(s.cfg.FS, s.snapDir(), s.log, func(f storage.SnapshotFile) storage.SnapshotHandler {
 		loader = datatree.NewLoader()
 		sessions = map[int64]int32{}
+		prog = newProgress(s.log, "loading snapshot", "file", f.Name)
+		nodes = 0
 		return storage.SnapshotHandler{
 			Session: func(ss storage.SnapSession) error { sessions[ss.ID] = ss.Timeout; return nil },
 			ACL:     func(key int64, acls []jute.ACL) error { loader.ACL(key, acls); return nil },
-			Node:    func(n storage.SnapNode) error { return loader.Node(datatree.SnapNode(n)) },
+			Node: func(n storage.SnapNode) error {
+				nodes++
+				prog.tick(nodes, "nodes", nodes)
+				return loader.Node(datatree.SnapNode(n))
+			},
 		}
 	})
 	switch {
@@ -681,4 +692,37 @@ func (s *Server) writeSnapshotFile(zxid int64, nodes []datatree.SnapNode, sessio
 		return fmt.Errorf("server: snapshot: %w", err)
 	}
 	return s.txlog.Roll()
+}
+
+// progress logs how far a long recovery step has got, at most every progressEvery, so an
+// operator watching a large tree load sees it move.
+type progress struct {
+	log         *slog.Logger
+	what        string
+	attrs       []any
+	start, last time.Time
+	every       time.Duration
+}
+
+// progressEvery is how often recovery reports progress.
+const progressEvery = 5 * time.Second
+
+func newProgress(log *slog.Logger, what string, attrs ...any) *progress {
+	now := time.Now()
+	return &progress{log: log, what: what, attrs: attrs, start: now, last: now, every: progressEvery}
+}
+
+// tick reports n items done, with attrs, when progressEvery has passed since the last
+// report; it reads the clock only every 4096 items.
+func (p *progress) tick(n int, attrs ...any) {
+	if n%4096 != 0 {
+		return
+	}
+	now := time.Now()
+	if now.Sub(p.last) < p.every {
+		return
+	}
+	p.last = now
+	all := append(append(append([]any(nil), p.attrs...), attrs...), "elapsed", now.Sub(p.start).Round(time.Second))
+	p.log.Info(p.what, all...)
 }
