@@ -2,8 +2,10 @@ package datatool
 
 import (
 	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -51,5 +53,43 @@ func TestDumpLogMatchesTxnLogToolkit(t *testing.T) {
 			t.Fatalf("%s: %v", name, err)
 		}
 		diffText(t, name, out.String(), golden(t, name+".txt"))
+	}
+}
+
+func TestDumpSnapshotMatchesSnapshotFormatter(t *testing.T) {
+	for _, name := range []string{"snapshot.0.snappy", "snapshot.22.snappy", "snapshot.39.snappy", "snapshot.48"} {
+		var out bytes.Buffer
+		if err := DumpSnapshot(&out, filepath.Join("testdata", "zk38", name), Options{Loc: time.UTC}); err != nil {
+			t.Fatalf("%s: %v", name, err)
+		}
+		diffText(t, name, out.String(), golden(t, name+".txt"))
+	}
+}
+
+func TestDumpSnapshotDataAndNcdu(t *testing.T) {
+	var out bytes.Buffer
+	if err := DumpSnapshot(&out, filepath.Join("testdata", "zk38", "snapshot.48"), Options{Loc: time.UTC, Data: true}); err != nil {
+		t.Fatal(err)
+	}
+	diffText(t, "snapshot.48 -d", out.String(), golden(t, "snapshot.48.d.txt"))
+
+	// SnapshotFormatter -json stamps the time it ran: take it from the golden file.
+	want := golden(t, "snapshot.39.snappy.json")
+	const key = `"timestamp":`
+	i := strings.Index(want, key) + len(key)
+	j := i + strings.IndexByte(want[i:], '}')
+	ms, err := strconv.ParseInt(want[i:j], 10, 64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := DumpNcdu(&out, filepath.Join("testdata", "zk38", "snapshot.39.snappy"), time.UnixMilli(ms)); err != nil {
+		t.Fatal(err)
+	}
+	if out.String() != want {
+		t.Errorf("ncdu output differs:\n got %s\nwant %s", out.String(), want)
+	}
+	if !json.Valid(out.Bytes()) {
+		t.Error("ncdu output is not JSON")
 	}
 }

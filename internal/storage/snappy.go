@@ -44,7 +44,11 @@ type snappyReader struct {
 	out  []byte // backing store of buf
 }
 
-// newSnappyReader checks the stream header and returns a reader of the decompressed bytes.
+// NewSnappyReader checks the stream header of a snappy snapshot and returns a reader of
+// the decompressed bytes. Framing and block errors match ErrCorruptSnapshot's cause
+// (errors from its Read wrap errSnappy, which ReadSnapshot reports as corruption).
+func NewSnappyReader(r io.Reader) (io.Reader, error) { return newSnappyReader(r) }
+
 func newSnappyReader(r io.Reader) (*snappyReader, error) {
 	sr := &snappyReader{r: bufio.NewReaderSize(r, 64<<10)}
 	if err := sr.header(); err != nil {
