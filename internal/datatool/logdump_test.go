@@ -15,7 +15,7 @@ import (
 // -Dzookeeper.snapshot.compression.method=snappy, snapCount=40, extended types on; the
 // logs are cut after their end marker (ZooKeeper's are 64 MiB of preallocated zeros). The
 // .txt files are what ZooKeeper's own TxnLogToolkit and SnapshotFormatter printed for them
-// (java -Duser.timezone=UTC ..., on Java 17). See testdata/zk38/README.
+// (java -Duser.timezone=UTC ..., on Java 17); testdata/zk38/README says how they were made.
 
 func golden(t *testing.T, name string) string {
 	t.Helper()
