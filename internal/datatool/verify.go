@@ -1,6 +1,7 @@
 package datatool
 
 import (
+	"cmp"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -8,6 +9,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 
 	"github.com/zkd-io/zkd/internal/storage"
 )
@@ -46,11 +48,7 @@ func Verify(w io.Writer, dir string) error {
 		}
 	}
 	// ReadDir sorts by name; logs go by zxid.
-	for i := 1; i < len(logs); i++ {
-		for j := i; j > 0 && logs[j].zxid < logs[j-1].zxid; j-- {
-			logs[j], logs[j-1] = logs[j-1], logs[j]
-		}
-	}
+	slices.SortFunc(logs, func(a, b logName) int { return cmp.Compare(a.zxid, b.zxid) })
 	corruptBefore := ""
 	for _, lf := range logs {
 		path := filepath.Join(dir, lf.name)
