@@ -7,3 +7,5 @@ require (
 	github.com/anishathalye/porcupine v1.3.1
 	github.com/go-zookeeper/zk v1.0.4
 )
+
+require github.com/klauspost/compress v1.20.4

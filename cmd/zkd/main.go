@@ -2,6 +2,7 @@
 //
 //	zkd                       serve on 127.0.0.1:2181 with data in ./zkd-data
 //	zkd --config zoo.cfg      read an Apache ZooKeeper config file; flags override it
+//	zkd tool COMMAND ...      offline tools over data files (zkd tool help)
 package main
 
 import (
@@ -35,6 +36,9 @@ func main() {
 }
 
 func run(args []string) error {
+	if len(args) > 0 && args[0] == "tool" {
+		return runTool(args[1:], os.Stdout, os.Stderr)
+	}
 	fset := flag.NewFlagSet("zkd", flag.ContinueOnError)
 	cfgPath := fset.String("config", "", "zoo.cfg to read (Apache ZooKeeper format)")
 	addr := fset.String("addr", "", "client address host:port (overrides clientPortAddress and clientPort)")

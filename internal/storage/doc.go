@@ -90,8 +90,9 @@
 // Reading also accepts what zkd does not write: a digest before version 2 (a ustring of
 // hex instead of the long), a ZooKeeper 3.9 section after seal 2 (lastProcessedZxid long,
 // then seal 3), the end of the file where an optional section would start, and gzip
-// compression (snapshot.<zxid>.gz; the seals cover the uncompressed bytes). Snappy
-// (snapshot.<zxid>.snappy) is refused. The quick validity check, as ZooKeeper's, wants an
+// compression (snapshot.<zxid>.gz; the seals cover the uncompressed bytes) and snappy
+// compression in xerial's SnappyOutputStream framing (snapshot.<zxid>.snappy, see
+// snappy.go; SnappyWriter writes it). The quick validity check, as ZooKeeper's, wants an
 // uncompressed file of at least 10 bytes ending in 00 00 00 01 2f.
 //
 // # SNAP stream

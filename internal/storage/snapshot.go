@@ -26,7 +26,8 @@ var (
 	// ErrNoSnapshot reports that a directory holds no snapshot that passes the quick
 	// validity check.
 	ErrNoSnapshot = errors.New("storage: no snapshot")
-	// ErrUnsupportedSnapshot reports a snapshot compressed with snappy.
+	// ErrUnsupportedSnapshot reports a snapshot in a format this package cannot read. Snappy
+	// snapshots are read now; the error stays for callers that test for it.
 	ErrUnsupportedSnapshot = errors.New("storage: unsupported snapshot compression")
 )
 
@@ -493,7 +494,8 @@ func (r *streamReader) ioErr(err error) error {
 	switch {
 	case err == io.EOF || err == io.ErrUnexpectedEOF:
 		return r.corrupt("truncated")
-	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.As(err, &fe):
+	case errors.Is(err, gzip.ErrChecksum), errors.Is(err, gzip.ErrHeader), errors.As(err, &fe),
+		errors.Is(err, errSnappy):
 		return fmt.Errorf("%w: offset %d: %w", ErrCorruptSnapshot, r.off, err)
 	}
 	return fmt.Errorf("storage: reading snapshot at offset %d: %w", r.off, err)
@@ -771,14 +773,11 @@ func ValidSnapshot(fsys FS, dir string, sf SnapshotFile) (bool, error) {
 	return bytes.Equal(got, want), nil
 }
 
-// ReadSnapshotFile reads dir/sf, decompressing a .gz snapshot.
+// ReadSnapshotFile reads dir/sf, decompressing a .gz or .snappy snapshot.
 func ReadSnapshotFile(fsys FS, dir string, sf SnapshotFile, h SnapshotHandler) error {
 	_, suffix, ok := ParseSnapName(sf.Name)
 	if !ok {
 		return fmt.Errorf("storage: %q is not a snapshot name", sf.Name)
-	}
-	if suffix == ".snappy" {
-		return fmt.Errorf("%w: %s", ErrUnsupportedSnapshot, sf.Name)
 	}
 	f, err := fsys.OpenFile(join(dir, sf.Name), os.O_RDONLY, 0)
 	if err != nil {
@@ -793,6 +792,12 @@ func ReadSnapshotFile(fsys FS, dir string, sf SnapshotFile, h SnapshotHandler) e
 		}
 		defer zr.Close()
 		r = zr
+	} else if suffix == ".snappy" {
+		sr, err := newSnappyReader(f)
+		if err != nil {
+			return fmt.Errorf("%w: %s: %w", ErrCorruptSnapshot, sf.Name, err)
+		}
+		r = sr
 	}
 	if err := ReadSnapshot(r, h); err != nil {
 		return fmt.Errorf("%s: %w", sf.Name, err)

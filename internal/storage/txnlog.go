@@ -475,6 +475,11 @@ type scanResult struct {
 	stop     stopReason
 	stopOff  int64
 	why      string
+	// tolerateCRC makes a checksum mismatch no reason to stop (ScanLogFile's repair mode);
+	// crcOK says whether the entry being passed to fn had a good checksum.
+	tolerateCRC bool
+	crcOK       bool
+	badCRCs     int
 }
 
 func (r scanResult) corruptErr(name string) error {
@@ -496,9 +501,14 @@ func scanLog(fsys FS, name string, fn func(zxid int64, txn []byte, off int64) er
 		return res, fmt.Errorf("storage: read log: %w", err)
 	}
 	defer f.Close()
-	br := bufio.NewReaderSize(io.LimitReader(f, size), int(min(size, 64<<10)))
-	err = scanEntries(br, size, &res, fn)
+	err = scanFile(f, size, &res, fn)
 	return res, err
+}
+
+// scanFile scans the first size bytes of f.
+func scanFile(f File, size int64, res *scanResult, fn func(zxid int64, txn []byte, off int64) error) error {
+	br := bufio.NewReaderSize(io.LimitReader(f, size), int(max(min(size, 64<<10), 16)))
+	return scanEntries(br, size, res, fn)
 }
 
 // scanEntries is scanLog's body, separated so fuzzing can drive it from memory.
@@ -560,11 +570,15 @@ func scanEntries(br *bufio.Reader, size int64, res *scanResult, fn func(zxid int
 		if body[n] != eorMarker {
 			return stop(stopTorn, off, "missing end-of-record marker")
 		}
-		if sum>>32 != 0 || uint32(sum) != adler32.Checksum(txn) {
+		res.crcOK = sum>>32 == 0 && uint32(sum) == adler32.Checksum(txn)
+		if !res.crcOK && !res.tolerateCRC {
 			return stop(stopCorrupt, off, "checksum mismatch")
 		}
 		if n < jute.TxnHeaderSize {
 			return stop(stopCorrupt, off, fmt.Sprintf("txn of %d bytes is shorter than a TxnHeader", n))
+		}
+		if !res.crcOK {
+			res.badCRCs++
 		}
 		zxid := int64(binary.BigEndian.Uint64(txn[12:20]))
 		if fn != nil {
