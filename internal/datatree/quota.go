@@ -134,11 +134,14 @@ func (t *Tree) quotaChanged(path string, bytes int64, count int64) {
 	st := ParseStatsTrack(sn.Data)
 	st.Set(StatCount, st.Get(StatCount)+count)
 	st.Set(StatBytes, st.Get(StatBytes)+bytes)
-	t.setStats(sp, sn, st.Bytes())
+	t.setStats(sn, st.Bytes())
 }
 
-func (t *Tree) setStats(path string, n *Node, data []byte) {
-	t.dataSize += nodeSize(path, data) - nodeSize(path, n.Data)
+// setStats replaces a stats node's data without a txn. ZooKeeper's nodeDataSize (mntr's
+// approximate_data_size) does not follow these changes: it counts the data the node was
+// created or last set with, and a delete or setData later subtracts the current length.
+// zkd keeps the same figure.
+func (t *Tree) setStats(n *Node, data []byte) {
 	n.Data = data
 }
 
@@ -247,7 +250,7 @@ func (t *Tree) updateQuotaForPath(real string) {
 	}
 	sp := QuotaPath + real + "/" + statNode
 	if sn := t.nodes[sp]; sn != nil {
-		t.setStats(sp, sn, StatsTrack{StatCount: count, StatBytes: bytes}.Bytes())
+		t.setStats(sn, StatsTrack{StatCount: count, StatBytes: bytes}.Bytes())
 	}
 }
 
