@@ -197,6 +197,7 @@ func (s *Server) serverStats() admin.ServerStats {
 			"trunc_count": s.ens.truncs,
 		},
 	}
+	st.QuotaGauges, st.QuotaExceeded = s.quotaMetrics()
 	return st
 }
 

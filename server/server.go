@@ -48,6 +48,9 @@ type Config struct {
 	ExtendedTypes bool
 	SuperDigest   string
 	SkipACL       bool
+	// EnforceQuota refuses creates and setData past a hard quota with QUOTAEXCEEDED and
+	// logs passed soft ones (zookeeper.enforceQuota).
+	EnforceQuota bool
 	// GlobalOutstandingLimit bounds requests read but not yet answered; past it the
 	// server stops reading from clients.
 	GlobalOutstandingLimit int
@@ -215,7 +218,8 @@ type Server struct {
 	role role
 
 	persist
-	ens ensemble
+	ens   ensemble
+	quota quotaState
 }
 
 // New recovers the data directory and returns a server ready to Serve.

@@ -209,6 +209,7 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 		NoSync:                 !cfg.ForceSync,
 		JuteMaxBuffer:          cfg.JuteMaxBuffer,
 		ExtendedTypes:          cfg.ExtendedTypesEnabled,
+		EnforceQuota:           cfg.EnforceQuota,
 		SuperDigest:            cfg.SuperDigest,
 		GlobalOutstandingLimit: cfg.GlobalOutstandingLimit,
 		ContainerCheckInterval: time.Duration(cfg.ContainerCheckIntervalMs) * time.Millisecond,

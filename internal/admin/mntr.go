@@ -118,9 +118,15 @@ func Mntr(s ServerStats) string {
 	for _, g := range s.RoleGauges {
 		num(g.Name, g.Value)
 	}
+	for _, g := range s.QuotaGauges {
+		num(g.Name, g.Value)
+	}
 
 	for _, name := range withExtra(counterNames, nil, s.Counters) {
 		num(name, s.Counters[name])
+	}
+	for _, g := range s.QuotaExceeded {
+		num(g.Name, g.Value)
 	}
 	summary := func(name string, v Summary, percentiles bool) {
 		put("avg_"+name, javaDouble(v.Avg()))

@@ -55,6 +55,11 @@ type ServerStats struct {
 	// synced_observers, pending_syncs, leader_uptime, last/max/min_proposal_size; a
 	// follower's synced_observers. (ZooKeeper prints them in hash order among the gauges.)
 	RoleGauges []Gauge
+	// QuotaGauges are the lines of ZooKeeper's quota gauge sets ("<namespace>_" then
+	// quota_bytes_limit_per_namespace and the others), printed after the gauges;
+	// QuotaExceeded those of its counter set quota_exceeded_error_per_namespace, printed
+	// after the counters. Namespaces without quotas (or refusals) have none, as in ZooKeeper.
+	QuotaGauges, QuotaExceeded []Gauge
 
 	// Counters and Summaries are the remaining mntr metrics by ZooKeeper name (no "zk_"
 	// prefix). Known names print in ZooKeeper's order; unknown names follow, sorted.

@@ -775,5 +775,6 @@ func scriptGroups() []group {
 				checkWatches("a", "/be", jute.WatcherData),
 			}},
 		multi39Group(),
+		quotaGroup(),
 	}, watch39Groups()...)
 }

@@ -77,8 +77,12 @@ func startPair(t *testing.T) []target {
 	refzk.Require(t)
 	// The container manager deletes containers and expired TTL nodes on its own schedule, which
 	// would consume zxids at arbitrary points of a script: keep it out of the way.
-	ref := refzk.StartStandalone(t, refOptions("", "znode.container.checkIntervalMs=3600000"))
-	z := zktest.Start(t, zkdConfig("", func(c *server.Config) { c.ContainerCheckInterval = time.Hour }))
+	// Quotas are enforced on both (quota_test.go); no other group sets one.
+	ref := refzk.StartStandalone(t, refOptions("", "znode.container.checkIntervalMs=3600000", "zookeeper.enforceQuota=true"))
+	z := zktest.Start(t, zkdConfig("", func(c *server.Config) {
+		c.ContainerCheckInterval = time.Hour
+		c.EnforceQuota = true
+	}))
 	return []target{{"zookeeper", ref.Addr()}, {"zkd", z.Addr()}}
 }
 

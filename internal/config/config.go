@@ -117,6 +117,9 @@ type Config struct {
 
 	Servers map[int]ServerSpec // ensemble members; empty for standalone
 
+	// Quotas part: zookeeper.enforceQuota refuses writes past hard quotas.
+	EnforceQuota bool
+
 	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
 	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
 	Unknown []string
@@ -311,6 +314,9 @@ func (c *Config) set(key, v string) error {
 		c.GlobalOutstandingLimit, err = javaDecodeInt(v)
 	case "znode.container.checkIntervalMs":
 		c.ContainerCheckIntervalMs, err = javaDecodeInt(v)
+	// Quotas part.
+	case "enforceQuota":
+		c.EnforceQuota, err = parseBool(v)
 	default:
 		return errUnknownKey
 	}
@@ -325,6 +331,8 @@ var sysPropKeys = map[string]bool{
 	"4lw.commands.whitelist": true, "extendedTypesEnabled": true,
 	"DigestAuthenticationProvider.superDigest": true, "globalOutstandingLimit": true,
 	"znode.container.checkIntervalMs": true,
+	// Quotas part.
+	"enforceQuota": true,
 }
 
 func canonicalKey(key string) string {

@@ -127,6 +127,8 @@ func TestParseValues(t *testing.T) {
 		{"jute.maxbuffer #hex", "jute.maxbuffer=#100", func(c *Config) any { return c.JuteMaxBuffer }, 256},
 		{"jute.maxbuffer octal", "jute.maxbuffer=010", func(c *Config) any { return c.JuteMaxBuffer }, 8},
 		{"prefixed extendedTypesEnabled", "zookeeper.extendedTypesEnabled=TRUE", func(c *Config) any { return c.ExtendedTypesEnabled }, true},
+		{"enforceQuota", "enforceQuota=true", func(c *Config) any { return c.EnforceQuota }, true},
+		{"prefixed enforceQuota", "zookeeper.enforceQuota=True", func(c *Config) any { return c.EnforceQuota }, true},
 		{"prefixed globalOutstandingLimit", "zookeeper.globalOutstandingLimit=9", func(c *Config) any { return c.GlobalOutstandingLimit }, 9},
 		{"prefixed container interval", "zookeeper.znode.container.checkIntervalMs=250", func(c *Config) any { return c.ContainerCheckIntervalMs }, 250},
 		{"prefixed superDigest", "zookeeper.DigestAuthenticationProvider.superDigest=super:x", func(c *Config) any { return c.SuperDigest }, "super:x"},

@@ -231,14 +231,23 @@ func TestGoldenLoadSnapshot(t *testing.T) {
 	}
 }
 
-// The loaded snapshot and the replayed log are the same tree; ZooKeeper rebuilds
-// approximateDataSize on load, so the two must also agree on it.
+// The loaded snapshot and the replayed log are the same tree. ZooKeeper rebuilds
+// approximateDataSize on load from the data as stored, so the two agree on it except for
+// the quota stats node: its in-memory updates are not counted (DataTree.updateQuotaStat
+// leaves nodeDataSize alone), so the replayed tree counts the data it was created with,
+// the loaded one the data the snapshot holds (checked against ZooKeeper in
+// internal/compat's TestCompatQuotaMntr).
 func TestGoldenLoadEqualsReplay(t *testing.T) {
 	loaded := parseSnapshot(t, readTestdata(t, "snapshot.3c")).load(t, true)
 	replayed := replayGolden(t, goldenSnapZxid)
 	requireEqualTrees(t, replayed, loaded)
-	if a, b := replayed.ApproximateDataSize(), loaded.ApproximateDataSize(); a != b {
-		t.Errorf("ApproximateDataSize: replayed %d, loaded %d", a, b)
+	stats := replayed.Get("/zookeeper/quota/golden/zookeeper_stats")
+	if stats == nil {
+		t.Fatal("no stats node in the golden tree")
+	}
+	drift := int64(len(stats.Data) - len("count=0,bytes=0")) // what setquota created it with
+	if a, b := replayed.ApproximateDataSize(), loaded.ApproximateDataSize(); a+drift != b {
+		t.Errorf("ApproximateDataSize: replayed %d (+%d for the stats node), loaded %d", a, drift, b)
 	}
 }
 

@@ -23,6 +23,7 @@ type record struct {
 	stat       jute.StatPersisted
 	childCount int
 	acl        []jute.ACL
+	dataLen    int // ChangeRecord.data's length: what a setData's quota check subtracts
 }
 
 type pending struct {
@@ -37,6 +38,12 @@ type Preparer struct {
 	ExtendedTypes bool
 	// SkipACL disables ACL checks (zookeeper.skipACL).
 	SkipACL bool
+	// EnforceQuota checks creates and setData against the quotas under /zookeeper/quota
+	// (zookeeper.enforceQuota): a hard limit refuses the write with QUOTAEXCEEDED.
+	EnforceQuota bool
+	// OnQuotaExceeded, when set, is told of every limit a checked write passes, soft or
+	// hard (ZooKeeper logs each; the refused ones count in its metrics).
+	OnQuotaExceeded func(datatree.QuotaExceeded)
 
 	overlay map[string]*record
 	order   []pending // from head on: prepared txns' changes, oldest first
@@ -108,7 +115,7 @@ func (p *Preparer) get(path string) (*record, error) {
 	if n == nil {
 		return nil, jute.ErrNoNode
 	}
-	return &record{zxid: -1, exists: true, stat: n.Stat, childCount: n.NumChildren(), acl: p.Tree.ACL(n.ACL)}, nil
+	return &record{zxid: -1, exists: true, stat: n.Stat, childCount: n.NumChildren(), acl: p.Tree.ACL(n.ACL), dataLen: len(n.Data)}, nil
 }
 
 // txnState collects the changes of one txn so a failing multi can drop them. Most txns
@@ -325,6 +332,26 @@ func (p *Preparer) checkACL(r *Request, acl []jute.ACL, perm int32) error {
 }
 
 // checkVersion returns the version after a change, failing if the expected one does not match.
+// checkQuota is ZooKeeperServer.checkQuota, called where PrepRequestProcessor calls it
+// (a create after its other checks, a setData before its version check). Like ZooKeeper it
+// reads the limits and stats of the applied tree, not of the outstanding changes: writes
+// in flight together, or in one multi, are each checked against the same stats.
+func (p *Preparer) checkQuota(path string, countDiff, bytesDiff int64) error {
+	if !p.EnforceQuota {
+		return nil
+	}
+	var err error
+	for _, e := range p.Tree.CheckQuota(path, countDiff, bytesDiff) {
+		if p.OnQuotaExceeded != nil {
+			p.OnQuotaExceeded(e)
+		}
+		if e.Hard {
+			err = jute.ErrQuotaExceeded
+		}
+	}
+	return err
+}
+
 func checkVersion(current, expected int32) (int32, error) {
 	if expected != -1 && expected != current {
 		return 0, jute.ErrBadVersion
@@ -506,6 +533,9 @@ func (p *Preparer) create(r *Request, typ jute.OpCode, path string, data []byte,
 		}
 	}
 	newCversion := parent.stat.Cversion + 1
+	if err := p.checkQuota(path, 1, int64(len(data))); err != nil {
+		return nil, err
+	}
 	// The opcode picks the txn (and so what the tree makes of it: a createContainer with
 	// ephemeral flags is a container once applied), the flags the pending record, as in
 	// ZooKeeper's PrepRequestProcessor: until the txn is applied, later requests see the
@@ -533,7 +563,7 @@ func (p *Preparer) create(r *Request, typ jute.OpCode, path string, data []byte,
 	np.stat.Cversion = newCversion
 	np.stat.Pzxid = s.zxid
 	s.put(parentPath, &np)
-	s.put(path, &record{exists: true, acl: fixed, stat: jute.StatPersisted{
+	s.put(path, &record{exists: true, acl: fixed, dataLen: len(data), stat: jute.StatPersisted{
 		Czxid: s.zxid, Mzxid: s.zxid, Pzxid: s.zxid, Ctime: s.time, Mtime: s.time, EphemeralOwner: owner,
 	}})
 	return txn, nil
@@ -587,11 +617,15 @@ func (p *Preparer) setData(r *Request, b *jute.SetDataRequest, s *txnState) (jut
 	if err := p.checkACL(r, n.acl, jute.PermWrite); err != nil {
 		return nil, err
 	}
+	if err := p.checkQuota(b.Path, 0, int64(len(b.Data)-n.dataLen)); err != nil {
+		return nil, err
+	}
 	v, err := checkVersion(n.stat.Version, b.Version)
 	if err != nil {
 		return nil, err
 	}
 	nn := *n
+	nn.dataLen = len(b.Data)
 	nn.stat.Version = v
 	nn.stat.Mzxid = s.zxid
 	nn.stat.Mtime = s.time
