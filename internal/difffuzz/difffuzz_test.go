@@ -30,7 +30,7 @@ var (
 )
 
 // startPair starts Apache ZooKeeper and zkd with the same settings: tickTime 2000, TTL nodes
-// on, the super user's digest, and the container manager out of the way (it would delete
+// on, the super user's digest, quotas enforced, and the container manager out of the way (it would delete
 // containers and expired TTL nodes at arbitrary points of a program).
 func startPair(t *testing.T) Pair {
 	t.Helper()
@@ -52,6 +52,7 @@ func startPair(t *testing.T) Pair {
 			"zookeeper.DigestAuthenticationProvider.superDigest=" + SuperDigest,
 			"zookeeper.preAllocSize=1024",
 			"znode.container.checkIntervalMs=3600000",
+			"zookeeper.enforceQuota=true",
 		},
 	})
 	z := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
@@ -59,6 +60,7 @@ func startPair(t *testing.T) Pair {
 		c.ExtendedTypes = true
 		c.SuperDigest = SuperDigest
 		c.ContainerCheckInterval = time.Hour
+		c.EnforceQuota = true
 	}))
 	return Pair{
 		Ref: Target{Name: "zookeeper", Addr: ref.Addr(), SuperAuth: super},

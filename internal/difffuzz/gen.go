@@ -444,8 +444,10 @@ func (g *gen) step() {
 		if g.pct(80) {
 			g.add(Step{Sess: s, Kind: Reconnect})
 		}
-	case x < 985:
+	case x < 980:
 		g.batch(s)
+	case x < 985:
+		g.quota(s)
 	default:
 		g.raw(s)
 		if g.pct(70) {
@@ -601,4 +603,39 @@ func batchable(st *Step) bool {
 		return !ipv6ACL(r.ACL)
 	}
 	return true
+}
+
+// quota sets a quota on a path under Root as zkCli's setquota does (the /zookeeper/quota
+// parents, the limits node, a stats node the server recounts), or reads a stats node.
+// Servers run with zookeeper.enforceQuota, so hard limits refuse writes.
+func (g *gen) quota(s string) {
+	var under []string
+	for _, p := range g.paths {
+		if depth(p) <= 3 {
+			under = append(under, p)
+		}
+	}
+	path := Root
+	if len(under) > 0 && g.pct(50) {
+		path = under[g.r.IntN(len(under))]
+	}
+	q := quotaRoot + path
+	if g.pct(40) {
+		g.request(s, jute.OpGetData, &jute.PathWatchRequest{Path: q + "/zookeeper_stats", Watch: g.pct(30)})
+		return
+	}
+	limits := []string{
+		fmt.Sprintf("count=-1,bytes=-1=;byteHardLimit=-1;countHardLimit=%d", 1+g.r.IntN(6)),
+		fmt.Sprintf("count=-1,bytes=-1=;byteHardLimit=%d;countHardLimit=-1", g.r.IntN(40)),
+		fmt.Sprintf("count=%d,bytes=-1", 1+g.r.IntN(5)),
+		fmt.Sprintf("count=-1,bytes=%d", g.r.IntN(30)),
+	}[g.r.IntN(4)]
+	parent := quotaRoot
+	for _, c := range strings.Split(strings.TrimPrefix(path, "/"), "/") {
+		parent += "/" + c
+		g.request(s, jute.OpCreate, &jute.CreateRequest{Path: parent, ACL: jute.OpenACLUnsafe})
+	}
+	g.request(s, jute.OpCreate, &jute.CreateRequest{Path: q + "/zookeeper_limits", Data: []byte(limits), ACL: jute.OpenACLUnsafe})
+	g.request(s, jute.OpCreate, &jute.CreateRequest{Path: q + "/zookeeper_stats", Data: []byte("count=0,bytes=0"), ACL: jute.OpenACLUnsafe})
+	g.request(s, jute.OpGetData, &jute.PathWatchRequest{Path: q + "/zookeeper_stats"})
 }

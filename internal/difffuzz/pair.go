@@ -3,6 +3,7 @@ package difffuzz
 import (
 	"context"
 	"fmt"
+	"strings"
 	"sync"
 
 	"github.com/zkd-io/zkd/jute"
@@ -33,12 +34,12 @@ func (pr Pair) Run(ctx context.Context, p *Program) (Verdict, error) {
 	return Compare(p, ref, zkd), nil
 }
 
-// alignRoots brings the root's child version back in line after a program whose accepted
-// differences made one server create and delete more top-level nodes than the other: later
-// programs read the root's Stat. Both servers hold only /zookeeper at the top by now, so the
-// gap is even; a node created and deleted closes two of it.
+// alignRoots brings the child versions of the root and of /zookeeper/quota back in line
+// after a program whose accepted differences made one server create and delete more nodes
+// there than the other: later programs read their Stats. Both servers hold only their
+// built-in children there by now, so each gap is even; a node created and deleted closes two
+// of it.
 func (pr Pair) alignRoots(ctx context.Context) error {
-	var cv [2]int32
 	var ctl [2]*session
 	for i, tgt := range []Target{pr.Ref, pr.Zkd} {
 		r := &runner{ctx: ctx, tgt: tgt}
@@ -47,32 +48,38 @@ func (pr Pair) alignRoots(ctx context.Context) error {
 			return err
 		}
 		defer s.close()
-		h, b, err := s.call(1, jute.OpExists, jute.Marshal(&jute.PathWatchRequest{Path: "/"}))
-		if err != nil || h.Err != 0 {
-			return fmt.Errorf("%s: exists /: %v %v", tgt.Name, err, h.Err)
-		}
-		var st jute.StatResponse
-		if err := jute.Unmarshal(b, &st); err != nil {
-			return err
-		}
-		cv[i], ctl[i] = st.Stat.Cversion, s
+		ctl[i] = s
 	}
-	lo := 0
-	if cv[1] < cv[0] {
-		lo = 1
-	}
-	gap := cv[1-lo] - cv[lo]
-	if gap%2 != 0 || gap > 1000 {
-		return fmt.Errorf("root cversions %d and %d: cannot align", cv[0], cv[1])
-	}
-	const pad = "/fz-align"
-	for ; gap > 0; gap -= 2 {
-		h, _, err := ctl[lo].call(2, jute.OpCreate, jute.Marshal(&jute.CreateRequest{Path: pad, ACL: jute.OpenACLUnsafe}))
-		if err == nil && h.Err == 0 {
-			h, _, err = ctl[lo].call(3, jute.OpDelete, jute.Marshal(&jute.PathVersionRequest{Path: pad, Version: -1}))
+	for _, parent := range []string{"/", quotaRoot} {
+		var cv [2]int32
+		for i, s := range ctl {
+			h, b, err := s.call(1, jute.OpExists, jute.Marshal(&jute.PathWatchRequest{Path: parent}))
+			if err != nil || h.Err != 0 {
+				return fmt.Errorf("exists %s: %v %v", parent, err, h.Err)
+			}
+			var st jute.StatResponse
+			if err := jute.Unmarshal(b, &st); err != nil {
+				return err
+			}
+			cv[i] = st.Stat.Cversion
 		}
-		if err != nil || h.Err != 0 {
-			return fmt.Errorf("aligning the root: %v %v", err, h.Err)
+		lo := 0
+		if cv[1] < cv[0] {
+			lo = 1
+		}
+		gap := cv[1-lo] - cv[lo]
+		if gap%2 != 0 || gap > 100000 {
+			return fmt.Errorf("%s: cversions %d and %d: cannot align", parent, cv[0], cv[1])
+		}
+		pad := strings.TrimSuffix(parent, "/") + "/fz-align"
+		for ; gap > 0; gap -= 2 {
+			h, _, err := ctl[lo].call(2, jute.OpCreate, jute.Marshal(&jute.CreateRequest{Path: pad, ACL: jute.OpenACLUnsafe}))
+			if err == nil && h.Err == 0 {
+				h, _, err = ctl[lo].call(3, jute.OpDelete, jute.Marshal(&jute.PathVersionRequest{Path: pad, Version: -1}))
+			}
+			if err != nil || h.Err != 0 {
+				return fmt.Errorf("aligning %s: %v %v", parent, err, h.Err)
+			}
 		}
 	}
 	return nil

@@ -274,8 +274,24 @@ func (r *runner) clear(ctl *session) error {
 			return err
 		}
 	}
+	// And the quotas programs set (/zookeeper/quota itself stays).
+	h, b, err = ctl.call(1, jute.OpGetChildren, jute.Marshal(&jute.PathWatchRequest{Path: quotaRoot}))
+	if err != nil || h.Err != 0 {
+		return fmt.Errorf("getChildren %s: %v %v", quotaRoot, err, h.Err)
+	}
+	if err := jute.Unmarshal(b, &kids); err != nil {
+		return err
+	}
+	for _, k := range kids.Strings {
+		if err := deleteTree(ctl, quotaRoot+"/"+k, 0); err != nil {
+			return err
+		}
+	}
 	return nil
 }
+
+// quotaRoot holds the quota nodes (ZooKeeper's Quotas.quotaZookeeper).
+const quotaRoot = "/zookeeper/quota"
 
 func deleteTree(s *session, path string, depth int) error {
 	if depth > 64 {
