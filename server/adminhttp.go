@@ -23,8 +23,9 @@ import (
 // formatting on the request's own goroutine, large answers rationed by adminBuilders), so
 // no HTTP request holds the core for longer than a four-letter word does.
 
-// adminReadTimeout bounds how long a client may take to send its request headers; a
-// request's answer is written without a deadline of its own beyond adminWriteTimeout.
+// adminReadTimeout bounds how long a client may take to send its request headers, and
+// adminWriteTimeout a whole request from its headers to the end of its answer (waiting for
+// a builder slot included).
 const (
 	adminReadTimeout  = 10 * time.Second
 	adminWriteTimeout = 60 * time.Second
@@ -46,7 +47,6 @@ func (s *Server) startAdmin() error {
 		ReadHeaderTimeout: adminReadTimeout,
 		WriteTimeout:      adminWriteTimeout,
 		IdleTimeout:       adminIdleTimeout,
-		ErrorLog:          nil,
 	}
 	s.wg.Add(1)
 	go func() {

@@ -181,3 +181,49 @@ func TestAdminServerWatchesInBatches(t *testing.T) {
 		t.Errorf("connections = %v", cons)
 	}
 }
+
+// TestAdminServerEnsemble: leader, zabstate and voting_view on a leader, followers and an
+// observer.
+func TestAdminServerEnsemble(t *testing.T) {
+	e := startEnsembleFull(t, 3, 1, func(c *server.Config) { c.AdminAddr = "127.0.0.1:0" })
+	e.waitServing()
+	for i, m := range e.members {
+		base := "http://" + m.srv.AdminAddr() + "/commands"
+		// A member's view can trail an election by a moment: wait until it serves.
+		var zab map[string]any
+		waitFor(t, "zabstate broadcast", func() bool {
+			zab = adminJSON(t, base, "zabstate")
+			return zab["zabstate"] == "broadcast"
+		})
+		mode := m.srv.Mode()
+		if got := fmt.Sprint(zab["myid"], " ", zab["voting"]); got != fmt.Sprint(m.cfg.ServerID, " ", mode != "observer") {
+			t.Errorf("member %d (%s): zabstate = %v", i+1, mode, zab)
+		}
+		if view := adminJSON(t, base, "voting_view")["current_config"].(map[string]any); len(view) != 3 {
+			t.Errorf("member %d: voting_view = %v, want the 3 voters", i+1, view)
+		}
+		if conf := adminJSON(t, base, "conf"); fmt.Sprint(conf["server_id"]) != fmt.Sprint(m.cfg.ServerID) {
+			t.Errorf("member %d: configuration server_id = %v", i+1, conf["server_id"])
+		}
+	}
+	// Exactly one member says it leads, and every member names it (re-asked until an
+	// election in between, if any, has settled).
+	var last string
+	waitFor(t, "one leader named by all", func() bool {
+		var leaders, named []string
+		for _, m := range e.members {
+			lead := adminJSON(t, "http://"+m.srv.AdminAddr()+"/commands", "leader")
+			if lead["is_leader"] == true {
+				leaders = append(leaders, fmt.Sprint(m.cfg.ServerID))
+			}
+			if lead["error"] != nil || lead["leader_ip"] != "127.0.0.1" {
+				last = fmt.Sprint(lead)
+				return false
+			}
+			named = append(named, fmt.Sprint(lead["leader_id"]))
+		}
+		last = fmt.Sprint(leaders, named)
+		return len(leaders) == 1 && slices.Equal(named, slices.Repeat(leaders, len(named)))
+	})
+	t.Logf("leaders and named leaders: %s", last)
+}
