@@ -146,21 +146,26 @@ func (s *Server) gatherWatches() (watchView, bool) {
 
 // wchs counts what gatherWatches copied: watchers (with or without a session), paths and
 // registrations.
-func (v watchView) wchs() string {
-	watchers := make(map[watch.WatcherID]struct{})
-	paths := 0
+func (v watchView) wchs() string { return admin.Wchs(v.summary()) }
+
+// summary is wchs's three numbers: watchers, paths and registrations.
+func (v watchView) summary() (watchers, paths, total int) {
+	ws := make(map[watch.WatcherID]struct{})
 	for i, e := range v.entries {
-		watchers[e.Watcher] = struct{}{}
+		ws[e.Watcher] = struct{}{}
 		if i == 0 || v.entries[i-1].Path != e.Path {
 			paths++
 		}
 	}
-	return admin.Wchs(len(watchers), paths, len(v.entries))
+	return len(ws), paths, len(v.entries)
 }
 
 // wchp lists each path's watching sessions; connections without a session are left out, as
 // are paths left with none.
-func (v watchView) wchp() string {
+func (v watchView) wchp() string { return admin.WchpSorted(v.byPath()) }
+
+// byPath is wchp's blocks, paths and sessions sorted.
+func (v watchView) byPath() []admin.PathSessions {
 	var out []admin.PathSessions
 	for i := 0; i < len(v.entries); {
 		j := i
@@ -176,12 +181,15 @@ func (v watchView) wchp() string {
 		}
 		i = j
 	}
-	return admin.WchpSorted(out)
+	return out
 }
 
 // wchc lists each session's watched paths. Two connections of one session (a session
 // that moved) both contribute, as before.
-func (v watchView) wchc() string {
+func (v watchView) wchc() string { return admin.WchcSorted(v.bySession()) }
+
+// bySession is wchc's blocks, sessions and paths sorted.
+func (v watchView) bySession() []admin.SessionPaths {
 	type pair struct {
 		sid  int64
 		path string
@@ -203,7 +211,7 @@ func (v watchView) wchc() string {
 		out = append(out, admin.SessionPaths{SessionID: pairs[i].sid, Paths: paths})
 		i = j
 	}
-	return admin.WchcSorted(out)
+	return out
 }
 
 // gatherDump copies what dump prints: the session expiry buckets and the owners of

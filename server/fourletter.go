@@ -91,18 +91,10 @@ func (s *Server) fourLetterText(cmd string, self *conn) string {
 	case "dirs":
 		return admin.Dirs(s.dirSizes())
 	case "crst":
-		s.connsMu.Lock()
-		for c := range s.allConns {
-			c.recv.Store(0)
-			c.sent.Store(0)
-			c.stats.reset()
-		}
-		s.connsMu.Unlock()
+		s.resetConnStats()
 		return admin.Crst
 	case "srst":
-		s.latency.reset()
-		s.packetsReceived.Store(0)
-		s.packetsSent.Store(0)
+		s.resetServerStats()
 		return admin.Srst
 	case "hash":
 		return admin.Hash(nil)
@@ -157,6 +149,24 @@ func (s *Server) fourLetterText(cmd string, self *conn) string {
 		return v.wchc()
 	}
 	return v.wchp()
+}
+
+// resetConnStats is crst: every connection's counters and latencies start again.
+func (s *Server) resetConnStats() {
+	s.connsMu.Lock()
+	for c := range s.allConns {
+		c.recv.Store(0)
+		c.sent.Store(0)
+		c.stats.reset()
+	}
+	s.connsMu.Unlock()
+}
+
+// resetServerStats is srst: the server's latency and packet counters start again.
+func (s *Server) resetServerStats() {
+	s.latency.reset()
+	s.packetsReceived.Store(0)
+	s.packetsSent.Store(0)
 }
 
 // notServing is cmd's answer when the server is not serving or stopped while answering.

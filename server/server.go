@@ -14,6 +14,7 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
+	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -73,7 +74,14 @@ type Config struct {
 	ElectionTransport ElectionTransport
 	// ConfText renders the conf four-letter word, given the data and log directory sizes.
 	ConfText func(dataSize, logSize int64) string
-	Logger   *slog.Logger
+	// AdminAddr is where the AdminServer (HTTP, adminhttp.go) listens; "" = not served.
+	AdminAddr string
+	// AdminCommandURL is the AdminServer's command URL; "" = /commands.
+	AdminCommandURL string
+	// InitialConfig is the text of the zoo.cfg the server was started from, which the
+	// AdminServer's initial_configuration command answers.
+	InitialConfig string
+	Logger        *slog.Logger
 	// FS is the file system; nil means the real one.
 	FS storage.FS
 	// Clock is the time sessions, ticks and timers run on; nil means the wall clock.
@@ -171,6 +179,9 @@ type Server struct {
 
 	events   chan event
 	stopping chan struct{}
+	// adminLn and adminSrv are the AdminServer's, nil when it is off; set by Start.
+	adminLn  net.Listener
+	adminSrv *http.Server
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 	tokens   chan struct{}
@@ -306,6 +317,10 @@ func (s *Server) Start() error {
 	s.wg.Add(2)
 	go s.run()
 	go s.acceptLoop()
+	// Last, so that a failure leaves a started server that Close stops as usual.
+	if err := s.startAdmin(); err != nil {
+		return err
+	}
 	s.log.Info("zkd serving", "addr", s.Addr(), "dataDir", s.cfg.DataDir, "zxid", hex(zxid))
 	return nil
 }
@@ -418,6 +433,7 @@ func (s *Server) Close() error {
 		if s.ln != nil {
 			s.ln.Close()
 		}
+		s.stopAdmin()
 	})
 	s.wg.Wait()
 	return s.closePersist()

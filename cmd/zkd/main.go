@@ -144,6 +144,14 @@ func run(args []string) error {
 		return err
 	}
 	sc := serverConfig(cfg, logger)
+	if *cfgPath != "" {
+		// The AdminServer's initial_configuration answers the file as written.
+		text, err := os.ReadFile(*cfgPath)
+		if err != nil {
+			return fmt.Errorf("config: %w", err)
+		}
+		sc.InitialConfig = string(text)
+	}
 	if len(cfg.Servers) > 1 {
 		// Like ZooKeeper: more than one server.N line means an ensemble, and dataDir/myid
 		// says which member this is.
@@ -217,6 +225,9 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 		PurgeInterval:          time.Duration(cfg.PurgeInterval) * time.Hour,
 		FourLetterWhitelist:    cfg.FourLetterWhitelist,
 		Logger:                 logger,
+	}
+	if cfg.AdminEnableServer {
+		sc.AdminAddr, sc.AdminCommandURL = cfg.AdminListenAddr(), cfg.AdminURL()
 	}
 	sc.ConfText = func(dataSize, logSize int64) string {
 		return cfg.Conf(config.ConfInfo{DataDirSize: dataSize, DataLogSize: logSize})

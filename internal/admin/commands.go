@@ -1,6 +1,8 @@
 // Package admin owns the text of ZooKeeper's four-letter-word commands (ruok, srvr, stat,
 // mntr, cons, dump, ...): which 4-byte words are commands, whether the whitelist lets one
-// run, and the exact bytes each one answers, as Apache ZooKeeper 3.8.0 writes them.
+// run, and the exact bytes each one answers, as Apache ZooKeeper 3.8.0 writes them. It also
+// owns the AdminServer's commands (json.go): their names and aliases and the JSON each
+// answers, built from the same structs.
 // Monitoring tools (zkServer.sh, Curator, go-zk's FLW helpers, exporters) parse these
 // answers, so line order, tabs and number formats follow ZooKeeper byte for byte.
 //

@@ -76,14 +76,29 @@ func PercentileSummaryNames() []string { return slices.Clone(percentileSummaryNa
 func Mntr(s ServerStats) string {
 	var b strings.Builder
 	b.Grow(18000)
-	put := func(k, v string) {
+	mntrFields(s, func(k string, v any) {
 		b.WriteString("zk_")
 		b.WriteString(k)
 		b.WriteByte('\t')
-		b.WriteString(v)
+		switch v := v.(type) {
+		case int64:
+			b.WriteString(strconv.FormatInt(v, 10))
+		case float64:
+			b.WriteString(javaDouble(v))
+		case string:
+			b.WriteString(v)
+		}
 		b.WriteByte('\n')
-	}
-	num := func(k string, v int64) { put(k, strconv.FormatInt(v, 10)) }
+	})
+	return b.String()
+}
+
+// mntrFields calls put with each metric mntr reports, in order: values are int64, float64
+// (averages, the drop probability) or string. Both the four-letter word and the
+// AdminServer's monitor command are written from it, so they list the same metrics.
+func mntrFields(s ServerStats, put func(k string, v any)) {
+	num := func(k string, v int64) { put(k, v) }
+	dbl := func(k string, v float64) { put(k, v) }
 
 	put("version", s.Version)
 	put("server_state", s.Mode)
@@ -93,7 +108,7 @@ func Mntr(s ServerStats) string {
 
 	num("ephemerals_count", int64(s.EphemeralsCount))
 	num("num_alive_connections", int64(s.Connections))
-	put("avg_latency", javaDouble(s.Latency.Avg()))
+	dbl("avg_latency", s.Latency.Avg())
 	num("outstanding_requests", s.Outstanding)
 	num("znode_count", int64(s.NodeCount))
 	num("global_sessions", s.GlobalSessions)
@@ -102,7 +117,7 @@ func Mntr(s ServerStats) string {
 	num("packets_sent", s.PacketsSent)
 	num("packets_received", s.PacketsReceived)
 	num("max_client_response_size", s.ResponseSize.Max)
-	put("connection_drop_probability", javaDouble(s.ConnectionDropProbability))
+	dbl("connection_drop_probability", s.ConnectionDropProbability)
 	num("watch_count", int64(s.WatchCount))
 	num("auth_failed_count", s.AuthFailed)
 	num("min_latency", s.Latency.min())
@@ -129,7 +144,7 @@ func Mntr(s ServerStats) string {
 		num(g.Name, g.Value)
 	}
 	summary := func(name string, v Summary, percentiles bool) {
-		put("avg_"+name, javaDouble(v.Avg()))
+		dbl("avg_"+name, v.Avg())
 		num("min_"+name, v.min())
 		num("max_"+name, v.max())
 		num("cnt_"+name, v.Count)
@@ -153,7 +168,6 @@ func Mntr(s ServerStats) string {
 	for _, ns := range s.WritePerNamespace {
 		summary(ns.Name+"_write_per_namespace", ns.Summary, false)
 	}
-	return b.String()
 }
 
 // withExtra returns known followed by the sorted keys of m that are in neither known nor

@@ -13,6 +13,7 @@ import (
 	"fmt"
 	"io"
 	"maps"
+	"net"
 	"os"
 	"slices"
 	"strconv"
@@ -119,6 +120,15 @@ type Config struct {
 
 	// Quotas part: zookeeper.enforceQuota refuses writes past hard quotas.
 	EnforceQuota bool
+	// AdminServer (issue 14): ZooKeeper's admin.* system properties. ZooKeeper enables its
+	// AdminServer on 0.0.0.0:8080 by default; zkd serves it only when admin.enableServer
+	// is true, and on loopback unless admin.serverAddress says otherwise, so that a zoo.cfg
+	// written for ZooKeeper does not open an unauthenticated HTTP port on every interface.
+	// Zero values mean the defaults; AdminListenAddr and AdminURL resolve them.
+	AdminEnableServer  bool   // admin.enableServer
+	AdminServerAddress string // admin.serverAddress; "" = 127.0.0.1
+	AdminServerPort    int    // admin.serverPort; 0 = 8080
+	AdminCommandURL    string // admin.commandURL; "" = /commands
 
 	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
 	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
@@ -317,6 +327,16 @@ func (c *Config) set(key, v string) error {
 	// Quotas part.
 	case "enforceQuota":
 		c.EnforceQuota, err = parseBool(v)
+	// AdminServer (issue 14): system properties in ZooKeeper, read with Boolean.getBoolean,
+	// System.getProperty and Integer.getInteger.
+	case "admin.enableServer":
+		c.AdminEnableServer, err = parseBool(v)
+	case "admin.serverAddress":
+		c.AdminServerAddress = v
+	case "admin.serverPort":
+		c.AdminServerPort, err = javaDecodeInt(v)
+	case "admin.commandURL":
+		c.AdminCommandURL = v
 	default:
 		return errUnknownKey
 	}
@@ -333,6 +353,9 @@ var sysPropKeys = map[string]bool{
 	"znode.container.checkIntervalMs": true,
 	// Quotas part.
 	"enforceQuota": true,
+	// AdminServer (issue 14).
+	"admin.enableServer": true, "admin.serverAddress": true, "admin.serverPort": true,
+	"admin.commandURL": true,
 }
 
 func canonicalKey(key string) string {
@@ -499,6 +522,13 @@ func (c *Config) validate(file string) error {
 	if len(c.FourLetterWhitelist) == 0 {
 		bad("4lw.commands.whitelist", "", `must contain at least "srvr"`)
 	}
+	// AdminServer (issue 14).
+	if c.AdminServerPort < 0 || c.AdminServerPort > 65535 {
+		bad("admin.serverPort", c.AdminServerPort, "port out of range")
+	}
+	if c.AdminCommandURL != "" && !strings.HasPrefix(c.AdminCommandURL, "/") {
+		bad("admin.commandURL", c.AdminCommandURL, `must start with "/"`)
+	}
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[id]
 		key := fmt.Sprintf("server.%d", id)
@@ -509,6 +539,26 @@ func (c *Config) validate(file string) error {
 		}
 	}
 	return errors.Join(errs...)
+}
+
+// AdminListenAddr is the AdminServer's host:port (AdminServer, issue 14).
+func (c *Config) AdminListenAddr() string {
+	host, port := c.AdminServerAddress, c.AdminServerPort
+	if host == "" {
+		host = "127.0.0.1"
+	}
+	if port == 0 {
+		port = 8080
+	}
+	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// AdminURL is the AdminServer's command URL (AdminServer, issue 14).
+func (c *Config) AdminURL() string {
+	if c.AdminCommandURL == "" {
+		return "/commands"
+	}
+	return c.AdminCommandURL
 }
 
 // String renders the config as a zoo.cfg that Parse reads back to an equal Config (Unknown
@@ -548,6 +598,19 @@ func (c *Config) String() string {
 	}
 	kv("globalOutstandingLimit", c.GlobalOutstandingLimit)
 	kv("znode.container.checkIntervalMs", c.ContainerCheckIntervalMs)
+	// AdminServer (issue 14).
+	if c.AdminEnableServer {
+		kv("admin.enableServer", c.AdminEnableServer)
+	}
+	if c.AdminServerAddress != "" {
+		kv("admin.serverAddress", c.AdminServerAddress)
+	}
+	if c.AdminServerPort != 0 {
+		kv("admin.serverPort", c.AdminServerPort)
+	}
+	if c.AdminCommandURL != "" {
+		kv("admin.commandURL", c.AdminCommandURL)
+	}
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 		kv(fmt.Sprintf("server.%d", id), c.Servers[id])
 	}

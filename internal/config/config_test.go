@@ -93,7 +93,7 @@ standaloneEnabled=false
 			2: {ID: 2, Host: "zk2", QuorumPort: 2888, ElectionPort: 3888, Observer: true, ClientPort: 12182},
 			3: {ID: 3, Host: "::1", QuorumPort: 2889, ElectionPort: 3889, ClientHost: "::1", ClientPort: 12183},
 		},
-		Unknown: []string{"admin.enableServer", "standaloneEnabled"},
+		Unknown: []string{"standaloneEnabled"}, // admin.enableServer=false is known (AdminServer)
 	}
 	got := mustParse(t, in)
 	if !reflect.DeepEqual(got, want) {
@@ -409,6 +409,28 @@ func TestJavaDecodeInt(t *testing.T) {
 	for _, in := range []string{"", "-", "0x", "#", "0b11", "1_000", "2147483648", "-2147483649", "0x-1", "--1", "08", " 1"} {
 		if got, err := javaDecodeInt(in); err == nil {
 			t.Errorf("javaDecodeInt(%q) = %d, want an error", in, got)
+		}
+	}
+}
+
+// AdminServer (issue 14): the admin.* keys, bare or with ZooKeeper's system-property
+// prefix, and zkd's defaults (off, loopback, 8080, /commands).
+func TestAdminServerKeys(t *testing.T) {
+	c := mustParse(t, "dataDir=/d\nclientPort=2181\n")
+	if c.AdminEnableServer || c.AdminListenAddr() != "127.0.0.1:8080" || c.AdminURL() != "/commands" {
+		t.Errorf("defaults: enable=%v addr=%s url=%s", c.AdminEnableServer, c.AdminListenAddr(), c.AdminURL())
+	}
+	c = mustParse(t, "dataDir=/d\nclientPort=2181\nadmin.enableServer=true\n"+
+		"zookeeper.admin.serverAddress=0.0.0.0\nadmin.serverPort=9090\nadmin.commandURL=/cmds\n")
+	if !c.AdminEnableServer || c.AdminListenAddr() != "0.0.0.0:9090" || c.AdminURL() != "/cmds" {
+		t.Errorf("set: enable=%v addr=%s url=%s", c.AdminEnableServer, c.AdminListenAddr(), c.AdminURL())
+	}
+	if back := mustParse(t, c.String()); !reflect.DeepEqual(back, c) {
+		t.Errorf("String does not round-trip:\n%s", c.String())
+	}
+	for _, bad := range []string{"admin.serverPort=70000", "admin.commandURL=cmds", "admin.enableServer=yes"} {
+		if _, err := Parse(strings.NewReader("dataDir=/d\nclientPort=2181\n" + bad + "\n")); !errors.Is(err, ErrInvalid) {
+			t.Errorf("%s: err = %v, want ErrInvalid", bad, err)
 		}
 	}
 }

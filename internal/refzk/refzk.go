@@ -126,6 +126,10 @@ type Options struct {
 	// MyID, when non-zero, is written to DataDir/myid: the member's id in an ensemble
 	// (whose server.N lines go in Config).
 	MyID int
+	// AdminServer serves ZooKeeper's AdminServer (Jetty) on a reserved loopback port, see
+	// Server.AdminAddr. It needs Debian's Jetty 9 jars (AdminServerJars); a test asking for
+	// it skips (or fails, in CI) without them.
+	AdminServer bool
 	// NoWait returns as soon as the JVM runs, without waiting for it to serve: an
 	// ensemble member serves only once a quorum is up. Use WaitServing.
 	NoWait bool
@@ -133,14 +137,38 @@ type Options struct {
 
 // Server is a running reference ZooKeeper.
 type Server struct {
-	t        testing.TB
-	addr     string
-	dataDir  string
-	cfgPath  string
-	logPath  string
-	proc     *proc.Proc
-	portLock io.Closer
+	t         testing.TB
+	addr      string
+	adminAddr string // "" unless Options.AdminServer
+	dataDir   string
+	cfgPath   string
+	logPath   string
+	proc      *proc.Proc
+	portLock  io.Closer
 }
+
+// AdminServerJars are the jars, beside debianJars, that ZooKeeper's AdminServer needs:
+// Jetty 9, the servlet API and Jackson (Debian: libjetty9-java, libservlet-api-java,
+// libjackson2-*). Without them ZooKeeper logs "Unable to load jetty" and serves no HTTP.
+var AdminServerJars = []string{
+	"jetty9-server.jar", "jetty9-servlet.jar", "jetty9-http.jar", "jetty9-io.jar",
+	"jetty9-util.jar", "jetty9-security.jar", "servlet-api.jar",
+	"jackson-databind.jar", "jackson-core.jar", "jackson-annotations.jar",
+}
+
+// requireAdminJars ends the test through internal/needs when a jar of AdminServerJars is
+// missing.
+func requireAdminJars(t testing.TB) {
+	t.Helper()
+	for _, jar := range AdminServerJars {
+		if _, err := os.Stat(filepath.Join(javaDir, jar)); err != nil {
+			needs.Missing(t, "Jetty 9 for ZooKeeper's AdminServer ("+jar+")", "libjetty9-java", err.Error())
+		}
+	}
+}
+
+// AdminAddr is the AdminServer's host:port, "" unless Options.AdminServer was set.
+func (s *Server) AdminAddr() string { return s.adminAddr }
 
 // StartStandalone starts a standalone Apache ZooKeeper on 127.0.0.1 and returns once it serves
 // requests. The server is killed when the test ends. It ends the test through Require when
@@ -148,6 +176,9 @@ type Server struct {
 func StartStandalone(t testing.TB, opts Options) *Server {
 	t.Helper()
 	Require(t)
+	if opts.AdminServer {
+		requireAdminJars(t)
+	}
 	dir := t.TempDir()
 	// A port can still be taken between choosing it and the JVM binding it; try a few.
 	for attempt := 1; ; attempt++ {
@@ -181,6 +212,18 @@ func start(t testing.TB, dir string, opts Options) (*Server, error) {
 	}
 	if s.dataDir == "" {
 		s.dataDir = filepath.Join(dir, "data")
+	}
+	if opts.AdminServer {
+		adminPort, adminLock, err := reservePort()
+		if err != nil {
+			portLock.Close()
+			return nil, err
+		}
+		s.adminAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(adminPort))
+		s.portLock = multiCloser{portLock, adminLock}
+		portLock = s.portLock
+		opts.Config = append([]string{"admin.enableServer=true", "admin.serverAddress=127.0.0.1",
+			"admin.serverPort=" + strconv.Itoa(adminPort)}, opts.Config...)
 	}
 	if err := s.writeFiles(dir, port, opts); err != nil {
 		portLock.Close()
@@ -279,8 +322,24 @@ func (s *Server) javaArgs(dir string, opts Options) []string {
 		for _, jar := range debianJars {
 			cp = append(cp, filepath.Join(javaDir, jar))
 		}
+		if opts.AdminServer {
+			for _, jar := range AdminServerJars {
+				cp = append(cp, filepath.Join(javaDir, jar))
+			}
+		}
 	}
 	return append(args, "-cp", strings.Join(cp, string(os.PathListSeparator)), mainClass, s.cfgPath)
+}
+
+// multiCloser closes each of its Closers.
+type multiCloser []io.Closer
+
+func (m multiCloser) Close() error {
+	var errs []error
+	for _, c := range m {
+		errs = append(errs, c.Close())
+	}
+	return errors.Join(errs...)
 }
 
 // escapeProperty protects the backslashes of a path from java.util.Properties.
