@@ -117,6 +117,9 @@ type Config struct {
 
 	Servers map[int]ServerSpec // ensemble members; empty for standalone
 
+	// Prometheus metrics part: the metricsProvider.* keys (metrics.go).
+	Metrics MetricsConfig
+
 	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
 	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
 	Unknown []string
@@ -247,6 +250,9 @@ func (c *Config) set(key, v string) error {
 			c.Servers = make(map[int]ServerSpec)
 		}
 		c.Servers[s.ID] = s
+		return nil
+	}
+	if c.Metrics.setMetricsKey(key, v) {
 		return nil
 	}
 	var err error
@@ -491,6 +497,7 @@ func (c *Config) validate(file string) error {
 	if len(c.FourLetterWhitelist) == 0 {
 		bad("4lw.commands.whitelist", "", `must contain at least "srvr"`)
 	}
+	c.Metrics.validate(bad)
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[id]
 		key := fmt.Sprintf("server.%d", id)
@@ -540,6 +547,7 @@ func (c *Config) String() string {
 	}
 	kv("globalOutstandingLimit", c.GlobalOutstandingLimit)
 	kv("znode.container.checkIntervalMs", c.ContainerCheckIntervalMs)
+	c.Metrics.render(kv)
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 		kv(fmt.Sprintf("server.%d", id), c.Servers[id])
 	}
