@@ -75,7 +75,7 @@ func extractNames(t *testing.T, dir string) []string {
 	}
 	gauges := regexp.MustCompile(`registerGauge(Set)?\( ?(?:"([a-z0-9_]+)"|(QuotaMetricsUtils\.[A-Z_]+))`)
 	for file, kind := range map[string]string{
-		"ZooKeeperServer.java":               "Gauge",
+		"ZooKeeperServer.java":                "Gauge",
 		"quorum/LeaderZooKeeperServer.java":   "RoleGauge",
 		"quorum/FollowerZooKeeperServer.java": "RoleGauge",
 		"quorum/QuorumZooKeeperServer.java":   "RoleGauge",
