@@ -250,7 +250,6 @@ func New(cfg Config) (*Server, error) {
 		return nil, err
 	}
 	cfg.Metrics.DBInit(time.Since(loadStart))
-	cfg.Metrics.SetSource(metricsSource{s})
 	s.resetSnapThreshold()
 	s.role = &standaloneRole{s}
 	if s.ensembleMode() {
@@ -309,6 +308,8 @@ func (s *Server) Start() error {
 	s.wg.Add(2)
 	go s.run()
 	go s.acceptLoop()
+	// Only now: a scrape's gathering is a step on the core, which runs from here on.
+	s.cfg.Metrics.SetSource(metricsSource{s})
 	s.log.Info("zkd serving", "addr", s.Addr(), "dataDir", s.cfg.DataDir, "zxid", hex(zxid))
 	return nil
 }
