@@ -1,10 +1,12 @@
 package server_test
 
 import (
+	"fmt"
 	"log/slog"
 	"net/http"
 	"slices"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -229,5 +231,60 @@ func TestMetricsMoveWithTraffic(t *testing.T) {
 	}
 	if strings.Contains(url, "0.0.0.0") {
 		t.Errorf("test endpoint not on loopback: %s", url)
+	}
+}
+
+// gathered is one in-process gathering of reg as name -> first sample's value (a summary
+// or histogram counts its observations).
+func gathered(t *testing.T, reg *metrics.Registry) map[string]float64 {
+	t.Helper()
+	fams, err := reg.Gatherer().Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := map[string]float64{}
+	for _, f := range fams {
+		m := f.Metric[0]
+		switch f.GetType() {
+		case dto.MetricType_GAUGE:
+			out[f.GetName()] = m.GetGauge().GetValue()
+		case dto.MetricType_COUNTER:
+			out[f.GetName()] = m.GetCounter().GetValue()
+		case dto.MetricType_SUMMARY:
+			out[f.GetName()] = float64(m.GetSummary().GetSampleCount())
+		case dto.MetricType_HISTOGRAM:
+			out[f.GetName()] = float64(m.GetHistogram().GetSampleCount())
+		}
+	}
+	return out
+}
+
+// TestMetricsEnsemble: every member exports quorum_size, and a write is fsynced, and
+// timed, on every member's log.
+func TestMetricsEnsemble(t *testing.T) {
+	var mu sync.Mutex
+	regs := map[int64]*metrics.Registry{}
+	e := startEnsembleConfig(t, 3, func(c *server.Config) {
+		reg := metrics.New(metrics.Options{StatsMaxAge: time.Millisecond})
+		mu.Lock()
+		regs[c.ServerID] = reg
+		mu.Unlock()
+		c.Metrics = reg
+	})
+	e.waitServing()
+	c, _ := connect(t, e.addrs()[0], 10*time.Second)
+	if _, err := c.Create("/ens", []byte("x"), 0, open); err != nil {
+		t.Fatal(err)
+	}
+	mu.Lock()
+	defer mu.Unlock()
+	for id, reg := range regs {
+		waitFor(t, fmt.Sprintf("server %d to report quorum_size and an fsync", id), func() bool {
+			m := gathered(t, reg)
+			return m["quorum_size"] == 3 && m["fsynctime"] >= 1 && m["zkd_group_commit_batch_size"] >= 1
+		})
+	}
+	if m := gathered(t, regs[1]); m["updatelatency"] < 1 {
+		t.Errorf("server 1 answered a create; updatelatency counts %v", m["updatelatency"])
 	}
 }
