@@ -320,17 +320,18 @@ func (s *Server) logLoop() {
 			}
 		}
 		last := int64(-1)
+		appended := 0 // txns since the last sync, for the group-commit metrics
 		var err error
 		for _, it := range batch {
 			switch {
 			case it.op != nil:
 				// An operation sees the log as the core queued it: written and synced.
 				if last >= 0 {
-					if err = s.txlog.Sync(); err != nil {
+					if err = s.syncLog(appended); err != nil {
 						break
 					}
 					s.markDurable(last)
-					last = -1
+					last, appended = -1, 0
 				}
 				if done := it.op(); done != nil {
 					s.postDone(done)
@@ -346,13 +347,14 @@ func (s *Server) logLoop() {
 			default:
 				err = s.txlog.Append(it.zxid, it.data)
 				last = it.zxid
+				appended++
 			}
 			if err != nil {
 				break
 			}
 		}
 		if err == nil && last >= 0 {
-			err = s.txlog.Sync()
+			err = s.syncLog(appended)
 		}
 		if err != nil {
 			s.failStop(fmt.Errorf("server: write txn log: %w", err))
@@ -363,6 +365,17 @@ func (s *Server) logLoop() {
 			s.markDurable(last)
 		}
 	}
+}
+
+// syncLog syncs the txn log, which makes the txns appended since the last sync durable,
+// and records the fsync's time and batch size.
+func (s *Server) syncLog(txns int) error {
+	start := time.Now()
+	if err := s.txlog.Sync(); err != nil {
+		return err
+	}
+	s.cfg.Metrics.Fsync(time.Since(start), txns)
+	return nil
 }
 
 // drainLog discards what is queued for the storage goroutine until the log channel closes,
@@ -601,6 +614,7 @@ func (s *Server) writeSnapshot(w *snapshotWalk) {
 		return
 	}
 	s.snappedZxid.Store(w.zxid)
+	s.cfg.Metrics.Snapshot(time.Since(start))
 	s.log.Info("snapshot written", "zxid", hex(w.zxid), "nodes", nodes, "took", time.Since(start).Round(time.Millisecond))
 }
 

@@ -23,6 +23,7 @@ import (
 	"github.com/zkd-io/zkd/internal/admin"
 	"github.com/zkd-io/zkd/internal/clock"
 	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/metrics"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/session"
 	"github.com/zkd-io/zkd/internal/storage"
@@ -89,6 +90,9 @@ type Config struct {
 	// Rand is the server's random source (snapshot spacing); nil means one seeded from
 	// the time.
 	Rand *rand.Rand
+	// Metrics receives the server's measurements and reads its numbers for the
+	// Prometheus endpoint; nil means none are kept.
+	Metrics *metrics.Registry
 
 	// zxidCounterStart is where a new leader's zxid counter starts (tests of the rollover).
 	zxidCounterStart int64
@@ -256,9 +260,11 @@ func New(cfg Config) (*Server, error) {
 	s.start = s.clk.Now()
 	s.traceMask.Store(admin.DefaultTraceMask)
 	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())
+	loadStart := time.Now()
 	if err := s.recover(); err != nil {
 		return nil, err
 	}
+	cfg.Metrics.DBInit(time.Since(loadStart))
 	s.resetSnapThreshold()
 	s.role = &standaloneRole{s}
 	if s.ensembleMode() {
@@ -317,6 +323,8 @@ func (s *Server) Start() error {
 	s.wg.Add(2)
 	go s.run()
 	go s.acceptLoop()
+	// Only now: a scrape's gathering is a step on the core, which runs from here on.
+	s.cfg.Metrics.SetSource(metricsSource{s})
 	// Last, so that a failure leaves a started server that Close stops as usual.
 	if err := s.startAdmin(); err != nil {
 		return err
@@ -520,9 +528,11 @@ func (s *Server) recordLatency(c *conn, r *request) {
 	if r.recv.IsZero() {
 		return
 	}
-	ms := time.Since(r.recv).Milliseconds()
+	d := time.Since(r.recv)
+	ms := d.Milliseconds()
 	s.latency.add(ms)
 	c.stats.add(ms)
+	s.cfg.Metrics.Request(r.hdr.Type, d)
 }
 
 // Mode is this server's role as srvr reports it (standalone, leader, follower or

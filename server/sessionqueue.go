@@ -33,6 +33,7 @@ type queued struct {
 // enqueue puts a request that cannot be answered now at the tail of its session's queue
 // and submits it when it is a write nothing holds back.
 func (s *Server) enqueue(sess *clientSession, q *queued) {
+	s.cfg.Metrics.SessionQueued(len(sess.queue))
 	sess.queue = append(sess.queue, q)
 	if q.write && !sess.held {
 		s.submitQueued(sess, q)

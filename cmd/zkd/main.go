@@ -25,6 +25,7 @@ import (
 
 	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/gctune"
+	"github.com/zkd-io/zkd/internal/metrics"
 	"github.com/zkd-io/zkd/server"
 )
 
@@ -169,6 +170,16 @@ func run(args []string) error {
 		}
 	}
 
+	if cfg.Metrics.Prometheus() {
+		// Started before recovery, as ZooKeeper starts its provider: a port in use stops
+		// start-up at once, and the process metrics cover loading.
+		sc.Metrics = metrics.New(metrics.Options{ExportJvmInfo: cfg.Metrics.ExportJvmInfo()})
+		ep, err := sc.Metrics.Serve(cfg.Metrics.HTTPAddr(), logger)
+		if err != nil {
+			return err
+		}
+		defer ep.Close()
+	}
 	srv, err := server.New(sc)
 	if err != nil {
 		return err

@@ -129,6 +129,8 @@ type Config struct {
 	AdminServerAddress string // admin.serverAddress; "" = 127.0.0.1
 	AdminServerPort    int    // admin.serverPort; 0 = 8080
 	AdminCommandURL    string // admin.commandURL; "" = /commands
+	// Prometheus metrics part: the metricsProvider.* keys (metrics.go).
+	Metrics MetricsConfig
 
 	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
 	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
@@ -260,6 +262,9 @@ func (c *Config) set(key, v string) error {
 			c.Servers = make(map[int]ServerSpec)
 		}
 		c.Servers[s.ID] = s
+		return nil
+	}
+	if c.Metrics.setMetricsKey(key, v) {
 		return nil
 	}
 	var err error
@@ -529,6 +534,7 @@ func (c *Config) validate(file string) error {
 	if c.AdminCommandURL != "" && !strings.HasPrefix(c.AdminCommandURL, "/") {
 		bad("admin.commandURL", c.AdminCommandURL, `must start with "/"`)
 	}
+	c.Metrics.validate(bad)
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[id]
 		key := fmt.Sprintf("server.%d", id)
@@ -611,6 +617,7 @@ func (c *Config) String() string {
 	if c.AdminCommandURL != "" {
 		kv("admin.commandURL", c.AdminCommandURL)
 	}
+	c.Metrics.render(kv)
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 		kv(fmt.Sprintf("server.%d", id), c.Servers[id])
 	}

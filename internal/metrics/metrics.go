@@ -1,0 +1,244 @@
+// Package metrics owns zkd's Prometheus endpoint (zoo.cfg's metricsProvider.* keys): the
+// metrics Apache ZooKeeper's PrometheusMetricsProvider exports, under the same names, types
+// and quantile labels, so that dashboards (Grafana 10465) and alert rules written for
+// ZooKeeper work unchanged; zkd's own metrics, prefixed zkd_; and the HTTP server that
+// serves them on /metrics.
+//
+// What the server measures as it happens (fsync and request latencies, group-commit batch
+// sizes, session queue depths) is observed into the instruments directly, lock-free or
+// behind the instrument's own short lock. What it counts as state (the mntr numbers) is
+// gathered at scrape time through a Source, in one short step on the server's core that
+// concurrent and back-to-back scrapes share.
+package metrics
+
+import (
+	"sync/atomic"
+	"time"
+
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/jute"
+)
+
+// Source is the server the gauges and counters are read from.
+type Source interface {
+	// Stats returns mntr's numbers, or false when the server is not serving clients. It
+	// may run one short step on the server's core goroutine.
+	Stats() (admin.ServerStats, bool)
+	// ConnQueueDepths calls f with the number of replies each open connection has waiting
+	// to be written. It must not need the core.
+	ConnQueueDepths(f func(depth int))
+}
+
+// Options configure a Registry.
+type Options struct {
+	// ExportJvmInfo is metricsProvider.exportJvmInfo: the process metrics (process_*, the
+	// same names the Java client's hotspot exports use), the Go runtime's (go_*), and the
+	// JVM names dashboards chart (jvm_memory_bytes_*, jvm_threads_current,
+	// jvm_gc_collection_seconds) filled from the Go runtime.
+	ExportJvmInfo bool
+	// StatsMaxAge is how long one gathering of the server's numbers serves later scrapes;
+	// 0 means DefaultStatsMaxAge.
+	StatsMaxAge time.Duration
+	// StatsWait bounds how long a scrape waits for the server's core to answer before it
+	// serves the previous numbers; 0 means DefaultStatsWait.
+	StatsWait time.Duration
+}
+
+const (
+	// DefaultStatsMaxAge keeps the core steps of scraping to a few per second however
+	// many scrapers there are.
+	DefaultStatsMaxAge = 250 * time.Millisecond
+	DefaultStatsWait   = 2 * time.Second
+)
+
+// opSlots covers every opcode (-11 .. 107) after opBias is added.
+const (
+	opBias  = 16
+	opSlots = 128
+)
+
+// Registry holds the instruments. A nil *Registry is valid: every observation on it is a
+// no-op, so a server without metrics pays one nil check.
+type Registry struct {
+	reg *prometheus.Registry
+
+	summaries     map[string]prometheus.Summary
+	fsyncTime     prometheus.Summary // ms
+	snapshotTime  prometheus.Summary // ms
+	dbInitTime    prometheus.Summary // ms
+	readLatency   prometheus.Summary // ms
+	updateLatency prometheus.Summary // ms
+	batchSize     prometheus.Summary // txns per fsync
+	sessionQueue  prometheus.Summary // requests_in_session_queue
+
+	fsyncSeconds      prometheus.Histogram
+	groupCommit       prometheus.Histogram
+	sessionQueueDepth prometheus.Histogram
+	opLatency         *prometheus.HistogramVec
+	ops               [opSlots]atomic.Pointer[prometheus.Observer]
+
+	stats statsCache
+}
+
+// New returns a Registry with every ZooKeeper and zkd metric registered.
+func New(opts Options) *Registry {
+	if opts.StatsMaxAge <= 0 {
+		opts.StatsMaxAge = DefaultStatsMaxAge
+	}
+	if opts.StatsWait <= 0 {
+		opts.StatsWait = DefaultStatsWait
+	}
+	r := &Registry{
+		reg:       prometheus.NewRegistry(),
+		summaries: make(map[string]prometheus.Summary),
+	}
+	r.stats.maxAge, r.stats.wait = opts.StatsMaxAge, opts.StatsWait
+	summary := func(name string, objectives map[float64]float64) {
+		s := prometheus.NewSummary(prometheus.SummaryOpts{Name: name, Help: name, Objectives: objectives})
+		r.reg.MustRegister(s)
+		r.summaries[name] = s
+	}
+	for _, n := range zkBasicSummaries {
+		summary(n, basicObjectives)
+	}
+	for _, n := range zkAdvancedSummaries {
+		summary(n, advancedObjectives)
+	}
+	for _, n := range zkBasicSummarySets {
+		r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: basicObjectives}, []string{setLabel}))
+	}
+	for _, n := range zkAdvancedSummarySets {
+		r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: advancedObjectives}, []string{setLabel}))
+	}
+	for _, n := range zkCounterSets {
+		r.reg.MustRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Name: n, Help: n}, []string{setLabel}))
+	}
+	for _, n := range zkGaugeSets {
+		r.reg.MustRegister(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: n, Help: n}, []string{setLabel}))
+	}
+	r.fsyncTime = r.summaries["fsynctime"]
+	r.snapshotTime = r.summaries["snapshottime"]
+	r.dbInitTime = r.summaries["dbinittime"]
+	r.readLatency = r.summaries["readlatency"]
+	r.updateLatency = r.summaries["updatelatency"]
+	r.batchSize = r.summaries["sync_processor_batch_size"]
+	r.sessionQueue = r.summaries["requests_in_session_queue"]
+
+	r.fsyncSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "zkd_fsync_duration_seconds",
+		Help:    "Time of each txn log fsync (one per group commit).",
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 16), // 50µs .. 1.6s
+	})
+	r.groupCommit = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "zkd_group_commit_batch_size",
+		Help:    "Txns made durable by one fsync of the txn log.",
+		Buckets: prometheus.ExponentialBuckets(1, 2, 13), // 1 .. 4096, the batch limit
+	})
+	r.sessionQueueDepth = prometheus.NewHistogram(prometheus.HistogramOpts{
+		Name:    "zkd_session_queue_depth",
+		Help:    "Requests a request found ahead of it in its session's FIFO queue when it had to wait there.",
+		Buckets: append([]float64{0}, prometheus.ExponentialBuckets(1, 2, 11)...), // 0, 1 .. 1024
+	})
+	r.opLatency = prometheus.NewHistogramVec(prometheus.HistogramOpts{
+		Name:    "zkd_request_duration_seconds",
+		Help:    "Time from reading a request to queueing its reply, by opcode.",
+		Buckets: prometheus.ExponentialBuckets(50e-6, 2, 18), // 50µs .. 6.5s
+	}, []string{"op"})
+	r.reg.MustRegister(r.fsyncSeconds, r.groupCommit, r.sessionQueueDepth, r.opLatency)
+	r.reg.MustRegister(&serverCollector{r: r}, gcPauseCollector{})
+	if opts.ExportJvmInfo {
+		r.reg.MustRegister(
+			collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}),
+			collectors.NewGoCollector(),
+			jvmCollector{},
+		)
+	}
+	return r
+}
+
+// Gatherer is what the endpoint serves (tests gather it directly).
+func (r *Registry) Gatherer() prometheus.Gatherer { return r.reg }
+
+// SetSource attaches the server the gauges and counters are read from.
+func (r *Registry) SetSource(src Source) {
+	if r == nil {
+		return
+	}
+	r.stats.setSource(src)
+}
+
+func ms(d time.Duration) float64 { return float64(d.Milliseconds()) }
+
+// Fsync records one fsync of the txn log that made batch txns durable.
+func (r *Registry) Fsync(d time.Duration, batch int) {
+	if r == nil {
+		return
+	}
+	r.fsyncTime.Observe(ms(d))
+	r.fsyncSeconds.Observe(d.Seconds())
+	if batch > 0 {
+		r.batchSize.Observe(float64(batch))
+		r.groupCommit.Observe(float64(batch))
+	}
+}
+
+// Snapshot records the time taken to write a snapshot.
+func (r *Registry) Snapshot(d time.Duration) {
+	if r == nil {
+		return
+	}
+	r.snapshotTime.Observe(ms(d))
+}
+
+// DBInit records the time taken to load the data directory at start-up.
+func (r *Registry) DBInit(d time.Duration) {
+	if r == nil {
+		return
+	}
+	r.dbInitTime.Observe(ms(d))
+}
+
+// Request records a request's latency, from being read to its reply being queued: as
+// ZooKeeper's updatelatency for writes and readlatency for the rest (in ms), and in zkd's
+// per-opcode histogram.
+func (r *Registry) Request(op jute.OpCode, d time.Duration) {
+	if r == nil {
+		return
+	}
+	info := jute.LookupOp(op)
+	if info != nil && info.Write {
+		r.updateLatency.Observe(ms(d))
+	} else {
+		r.readLatency.Observe(ms(d))
+	}
+	r.opObserver(op, info).Observe(d.Seconds())
+}
+
+// opObserver returns op's child of the per-opcode histogram, made on first use so that
+// opcodes never sent add no series. Opcodes outside the table share "unknown", which keeps
+// the label's values bounded whatever clients send.
+func (r *Registry) opObserver(op jute.OpCode, info *jute.OpInfo) prometheus.Observer {
+	slot := uint32(int32(op) + opBias)
+	if info == nil || slot >= opSlots {
+		return r.opLatency.WithLabelValues("unknown")
+	}
+	if o := r.ops[slot].Load(); o != nil {
+		return *o
+	}
+	o := r.opLatency.WithLabelValues(info.Name)
+	r.ops[slot].Store(&o)
+	return o
+}
+
+// SessionQueued records that a request joined its session's FIFO queue behind ahead
+// others.
+func (r *Registry) SessionQueued(ahead int) {
+	if r == nil {
+		return
+	}
+	r.sessionQueue.Observe(float64(ahead + 1))
+	r.sessionQueueDepth.Observe(float64(ahead))
+}
