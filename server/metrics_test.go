@@ -288,3 +288,27 @@ func TestMetricsEnsemble(t *testing.T) {
 		t.Errorf("server 1 answered a create; updatelatency counts %v", m["updatelatency"])
 	}
 }
+
+// TestMetricsQuotaSets: a quota's gauges are exported as ZooKeeper's provider exports a
+// GaugeSet, one series per namespace labelled key.
+func TestMetricsQuotaSets(t *testing.T) {
+	srv, url := startWithMetrics(t)
+	c, _ := connect(t, srv.Addr(), 10*time.Second)
+	for _, p := range []string{"/qm", "/qm/a", "/zookeeper/quota/qm"} {
+		if _, err := c.Create(p, []byte("xy"), 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if _, err := c.Create("/zookeeper/quota/qm/zookeeper_limits", []byte("count=-1,bytes=-1=;byteHardLimit=-1;countHardLimit=5"), 0, open); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create("/zookeeper/quota/qm/zookeeper_stats", []byte("count=0,bytes=0"), 0, open); err != nil {
+		t.Fatal(err)
+	}
+	waitFor(t, "the quota gauges of namespace qm", func() bool {
+		s := scrapeMetrics(t, url)
+		return s.get("quota_count_limit_per_namespace", "key", "qm") == 5 &&
+			s.get("quota_count_usage_per_namespace", "key", "qm") == 2 &&
+			s.get("quota_bytes_usage_per_namespace", "key", "qm") == 4
+	})
+}

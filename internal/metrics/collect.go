@@ -4,6 +4,7 @@ import (
 	"math"
 	"runtime/debug"
 	"runtime/metrics"
+	"strings"
 	"sync"
 	"time"
 
@@ -168,6 +169,20 @@ func collectStats(ch chan<- prometheus.Metric, st admin.ServerStats) {
 			gauge(ch, g.Name, float64(g.Value))
 		}
 	}
+	// The quota sets: mntr's "<namespace>_<set>" lines as ZooKeeper's Prometheus provider
+	// exports a GaugeSet or CounterSet, one series per namespace labelled key.
+	sets := func(gs []admin.Gauge, names []string, vt prometheus.ValueType) {
+		for _, g := range gs {
+			for _, set := range names {
+				if ns, ok := strings.CutSuffix(g.Name, "_"+set); ok {
+					ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(set, set, []string{setLabel}, nil), vt, float64(g.Value), ns)
+					break
+				}
+			}
+		}
+	}
+	sets(st.QuotaGauges, zkGaugeSets, prometheus.GaugeValue)
+	sets(st.QuotaExceeded, zkCounterSets, prometheus.CounterValue)
 	for _, name := range zkCounters {
 		ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, name, nil, nil), prometheus.CounterValue, float64(st.Counters[name]))
 	}

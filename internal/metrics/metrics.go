@@ -113,12 +113,8 @@ func New(opts Options) *Registry {
 	for _, n := range zkAdvancedSummarySets {
 		r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: advancedObjectives}, []string{setLabel}))
 	}
-	for _, n := range zkCounterSets {
-		r.reg.MustRegister(prometheus.NewCounterVec(prometheus.CounterOpts{Name: n, Help: n}, []string{setLabel}))
-	}
-	for _, n := range zkGaugeSets {
-		r.reg.MustRegister(prometheus.NewGaugeVec(prometheus.GaugeOpts{Name: n, Help: n}, []string{setLabel}))
-	}
+	// zkCounterSets and zkGaugeSets (the quota sets) are sent by the stats collector, one
+	// series per namespace, from what mntr prints.
 	r.fsyncTime = r.summaries["fsynctime"]
 	r.snapshotTime = r.summaries["snapshottime"]
 	r.dbInitTime = r.summaries["dbinittime"]
