@@ -187,8 +187,12 @@ func (s *Server) newestSnapshotSize() int64 {
 	if err != nil {
 		return 0
 	}
-	if strings.HasSuffix(files[0].Name, ".gz") {
-		size *= 10 // a tree's snapshot compresses well; the guard below should not bind
+	// A tree's snapshot compresses well; the guard below should not bind.
+	switch {
+	case strings.HasSuffix(files[0].Name, ".gz"):
+		size *= 10
+	case strings.HasSuffix(files[0].Name, ".snappy"):
+		size *= 5
 	}
 	return size
 }
@@ -476,7 +480,7 @@ func (s *Server) sessionList() []storage.SnapSession {
 // snapshotNow writes a complete snapshot synchronously (at start-up, before serving).
 func (s *Server) snapshotNow() error {
 	zxid := s.tree.LastZxid()
-	w, err := storage.NewSnapshotWriter(s.cfg.FS, s.snapDir(), zxid)
+	w, err := storage.NewCompressedSnapshotWriter(s.cfg.FS, s.snapDir(), zxid, s.cfg.SnapshotCompression)
 	if err != nil {
 		return fmt.Errorf("server: snapshot: %w", err)
 	}
@@ -583,7 +587,7 @@ func (s *Server) snapshotStep() {
 func (s *Server) writeSnapshot(w *snapshotWalk) {
 	defer s.wg.Done()
 	start := time.Now()
-	sw, err := storage.NewSnapshotWriter(s.cfg.FS, s.snapDir(), w.zxid)
+	sw, err := storage.NewCompressedSnapshotWriter(s.cfg.FS, s.snapDir(), w.zxid, s.cfg.SnapshotCompression)
 	if err != nil {
 		s.log.Error("snapshot failed", "err", err)
 		for range w.batches {
@@ -696,7 +700,7 @@ func (s *Server) queueSnapshot() {
 // writeSnapshotFile writes a complete snapshot and rolls the log, so what follows is
 // logged in a file of its own.
 func (s *Server) writeSnapshotFile(zxid int64, nodes []datatree.SnapNode, sessions []storage.SnapSession, acls map[int64][]jute.ACL, digest int64) error {
-	w, err := storage.NewSnapshotWriter(s.cfg.FS, s.snapDir(), zxid)
+	w, err := storage.NewCompressedSnapshotWriter(s.cfg.FS, s.snapDir(), zxid, s.cfg.SnapshotCompression)
 	if err != nil {
 		return fmt.Errorf("server: snapshot: %w", err)
 	}

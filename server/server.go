@@ -66,6 +66,9 @@ type Config struct {
 	ConnectTimeout         time.Duration // time allowed for the ConnectRequest
 	WriteTimeout           time.Duration
 	ServerID               int64
+	// SnapshotCompression is the format snapshots are written in
+	// (zookeeper.snapshot.compression.method); snapshots of every format are read.
+	SnapshotCompression storage.SnapCompression
 	// Peers lists the ensemble's members, this server (ServerID) included; empty means
 	// standalone.
 	Peers     []Peer
@@ -240,6 +243,12 @@ type Server struct {
 // New recovers the data directory and returns a server ready to Serve.
 func New(cfg Config) (*Server, error) {
 	cfg.setDefaults()
+	switch cfg.SnapshotCompression {
+	case storage.SnapUncompressed, storage.SnapGzip, storage.SnapSnappy:
+	default:
+		// Caught here, not at the first background snapshot, which would only log it.
+		return nil, fmt.Errorf("server: unknown snapshot compression %q", string(cfg.SnapshotCompression))
+	}
 	s := &Server{
 		cfg:        cfg,
 		log:        cfg.Logger,

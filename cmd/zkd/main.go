@@ -26,6 +26,7 @@ import (
 	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/gctune"
 	"github.com/zkd-io/zkd/internal/metrics"
+	"github.com/zkd-io/zkd/internal/storage"
 	"github.com/zkd-io/zkd/server"
 )
 
@@ -237,6 +238,13 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 		FourLetterWhitelist:    cfg.FourLetterWhitelist,
 		Logger:                 logger,
 	}
+	comp, known := storage.ParseSnapCompression(cfg.SnapshotCompression)
+	if !known {
+		// ZooKeeper falls back to uncompressed snapshots silently; a typo deserves a word.
+		logger.Warn("unknown zookeeper.snapshot.compression.method; writing uncompressed snapshots",
+			"value", cfg.SnapshotCompression)
+	}
+	sc.SnapshotCompression = comp
 	if cfg.AdminEnableServer {
 		sc.AdminAddr, sc.AdminCommandURL = cfg.AdminListenAddr(), cfg.AdminURL()
 	}

@@ -131,6 +131,11 @@ type Config struct {
 	AdminCommandURL    string // admin.commandURL; "" = /commands
 	// Prometheus metrics part: the metricsProvider.* keys (metrics.go).
 	Metrics MetricsConfig
+	// Snapshot compression part: zookeeper.snapshot.compression.method, the format
+	// snapshots are written in, as given ("gz" and "snappy" in any case compress; anything
+	// else, "" included, means uncompressed, as in ZooKeeper). Snapshots in every format are
+	// read whatever it says.
+	SnapshotCompression string
 
 	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
 	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
@@ -342,6 +347,9 @@ func (c *Config) set(key, v string) error {
 		c.AdminServerPort, err = javaDecodeInt(v)
 	case "admin.commandURL":
 		c.AdminCommandURL = v
+	// Snapshot compression part: a system property in ZooKeeper, read once by SnapStream.
+	case "snapshot.compression.method":
+		c.SnapshotCompression = v
 	default:
 		return errUnknownKey
 	}
@@ -361,6 +369,8 @@ var sysPropKeys = map[string]bool{
 	// AdminServer (issue 14).
 	"admin.enableServer": true, "admin.serverAddress": true, "admin.serverPort": true,
 	"admin.commandURL": true,
+	// Snapshot compression part.
+	"snapshot.compression.method": true,
 }
 
 func canonicalKey(key string) string {

@@ -54,8 +54,8 @@
 // A snapshot is named after the last zxid applied when it started; it is fuzzy (txns
 // applied while it was written may be in it too), so restoring replays the log from that
 // zxid on. SnapshotWriter spools the nodes to tmp.snapshot.<zxid>.nodes, writes the file
-// as tmp.snapshot.<zxid>, fsyncs it, renames it to snapshot.<zxid> and fsyncs the
-// directory; CleanTemp removes leftovers of a crash.
+// as tmp.snapshot.<zxid>[.gz|.snappy], fsyncs it, renames it to snapshot.<zxid>[.gz|.snappy]
+// and fsyncs the directory; CleanTemp removes leftovers of a crash.
 //
 //	 0              4              8                              16
 //	+--------------+--------------+-------------------------------+
@@ -87,13 +87,17 @@
 // vector, never null, since ZooKeeper's reader refuses null. Passwords are not stored:
 // they derive from the session id.
 //
+// A snapshot may be compressed, as ZooKeeper's zookeeper.snapshot.compression.method
+// selects (SnapCompression): with gzip as snapshot.<zxid>.gz, with snappy in xerial's
+// SnappyOutputStream framing as snapshot.<zxid>.snappy (see snappy.go). The whole file
+// above is the compressed stream, and the seals cover the uncompressed bytes. zkd writes
+// all three (NewCompressedSnapshotWriter) and reads whichever the name says.
+//
 // Reading also accepts what zkd does not write: a digest before version 2 (a ustring of
 // hex instead of the long), a ZooKeeper 3.9 section after seal 2 (lastProcessedZxid long,
-// then seal 3), the end of the file where an optional section would start, and gzip
-// compression (snapshot.<zxid>.gz; the seals cover the uncompressed bytes) and snappy
-// compression in xerial's SnappyOutputStream framing (snapshot.<zxid>.snappy, see
-// snappy.go; SnappyWriter writes it). The quick validity check, as ZooKeeper's, wants an
-// uncompressed file of at least 10 bytes ending in 00 00 00 01 2f.
+// then seal 3) and the end of the file where an optional section would start. The quick
+// validity check, as ZooKeeper's, wants an uncompressed file of at least 10 bytes ending
+// in 00 00 00 01 2f, and a compressed one to start with its format's magic bytes.
 //
 // # SNAP stream
 //

@@ -21,6 +21,42 @@ func LogName(zxid int64) string { return logPrefix + strconv.FormatUint(uint64(z
 // SnapName is the file name of an uncompressed snapshot taken at zxid: "snapshot.<hex>".
 func SnapName(zxid int64) string { return snapPrefix + strconv.FormatUint(uint64(zxid), 16) }
 
+// SnapCompression is the format snapshots are written in, ZooKeeper's
+// zookeeper.snapshot.compression.method (SnapStream.StreamMode): its value is the file name
+// suffix without the dot.
+type SnapCompression string
+
+const (
+	SnapUncompressed SnapCompression = ""       // snapshot.<hex>
+	SnapGzip         SnapCompression = "gz"     // snapshot.<hex>.gz, gzip
+	SnapSnappy       SnapCompression = "snappy" // snapshot.<hex>.snappy, xerial's framing
+)
+
+// ParseSnapCompression reads a zookeeper.snapshot.compression.method value as
+// StreamMode.fromString does: "gz" or "snappy" in any case. Anything else means
+// uncompressed, which ZooKeeper falls back to without complaint; known is false then
+// (unless s is empty), so that a caller can warn about a typo.
+func ParseSnapCompression(s string) (c SnapCompression, known bool) {
+	for _, m := range []SnapCompression{SnapGzip, SnapSnappy} {
+		if strings.EqualFold(s, string(m)) {
+			return m, true
+		}
+	}
+	return SnapUncompressed, s == ""
+}
+
+// Suffix is the file name suffix of a snapshot in this format: "", ".gz" or ".snappy".
+func (c SnapCompression) Suffix() string {
+	if c == SnapUncompressed {
+		return ""
+	}
+	return "." + string(c)
+}
+
+// SnapFileName is the file name of a snapshot taken at zxid in format c, as ZooKeeper's
+// Util.makeSnapshotName names it: "snapshot.<hex>" plus c's suffix.
+func SnapFileName(zxid int64, c SnapCompression) string { return SnapName(zxid) + c.Suffix() }
+
 // ParseLogName returns the zxid in a "log.<hex>" name.
 func ParseLogName(name string) (zxid int64, ok bool) {
 	rest, found := strings.CutPrefix(name, logPrefix)

@@ -74,13 +74,14 @@ type SnapshotHandler struct {
 
 // ---- writing ----
 
-// SnapshotWriter writes a snapshot file. Nodes come first (a fuzzy walk produces them before
+// SnapshotWriter writes a snapshot file, uncompressed or compressed. Nodes come first (a fuzzy walk produces them before
 // the final ACL table is known) and are spooled to a temporary file; Finish writes the file
 // in ZooKeeper's order and renames it into place.
 type SnapshotWriter struct {
 	fs        FS
 	dir       string
 	zxid      int64
+	comp      SnapCompression
 	spoolPath string
 	outPath   string
 	spool     File
@@ -91,8 +92,22 @@ type SnapshotWriter struct {
 }
 
 // NewSnapshotWriter starts snapshot.<zxid> in dir (a version-2 directory, created if
-// missing).
+// missing), uncompressed.
 func NewSnapshotWriter(fsys FS, dir string, zxid int64) (*SnapshotWriter, error) {
+	return NewCompressedSnapshotWriter(fsys, dir, zxid, SnapUncompressed)
+}
+
+// NewCompressedSnapshotWriter starts a snapshot in format c, as ZooKeeper writes it with
+// zookeeper.snapshot.compression.method set: snapshot.<zxid>, snapshot.<zxid>.gz or
+// snapshot.<zxid>.snappy. The seals' checksums cover the uncompressed bytes (ZooKeeper's
+// CheckedOutputStream sits in front of the compressor), so the contents are those of the
+// uncompressed file.
+func NewCompressedSnapshotWriter(fsys FS, dir string, zxid int64, c SnapCompression) (*SnapshotWriter, error) {
+	switch c {
+	case SnapUncompressed, SnapGzip, SnapSnappy:
+	default:
+		return nil, fmt.Errorf("storage: unknown snapshot compression %q", string(c))
+	}
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: create snapshot dir: %w", err)
 	}
@@ -100,8 +115,9 @@ func NewSnapshotWriter(fsys FS, dir string, zxid int64) (*SnapshotWriter, error)
 		fs:        fsys,
 		dir:       dir,
 		zxid:      zxid,
+		comp:      c,
 		spoolPath: join(dir, tempPrefix+SnapName(zxid)+".nodes"),
-		outPath:   join(dir, tempPrefix+SnapName(zxid)),
+		outPath:   join(dir, tempPrefix+SnapFileName(zxid, c)),
 	}
 	f, err := fsys.OpenFile(w.spoolPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
@@ -134,7 +150,7 @@ func (w *SnapshotWriter) WriteNodes(nodes []SnapNode) error {
 // Finish writes the snapshot: header, sessions (in the order given), the ACL table (by
 // ascending key, which is Java's HashMap order for small keys), the nodes, the end marker,
 // seal, digest section and second seal. The file is fsynced and renamed to
-// snapshot.<zxid>, and the directory fsynced. On error the temporary files are removed.
+// snapshot.<zxid> (with the compression's suffix), and the directory fsynced. On error the temporary files are removed.
 func (w *SnapshotWriter) Finish(sessions []SnapSession, acls map[int64][]jute.ACL, digestZxid, digest int64) error {
 	if w.done {
 		return errors.New("storage: snapshot writer finished")
@@ -162,10 +178,33 @@ func (w *SnapshotWriter) finish(sessions []SnapSession, acls map[int64][]jute.AC
 	if err != nil {
 		return fmt.Errorf("storage: write snapshot: %w", err)
 	}
-	cw := &checkedWriter{w: bufio.NewWriterSize(out, 256<<10), h: adler32.New()}
+	// The compressor writes what it makes through a buffer of its own: both gzip and
+	// snappy hand the file many small writes.
+	var (
+		sink    io.Writer = out
+		fileBuf *bufio.Writer
+		comp    io.WriteCloser
+	)
+	switch w.comp {
+	case SnapGzip:
+		fileBuf = bufio.NewWriterSize(out, 256<<10)
+		comp = gzip.NewWriter(fileBuf)
+	case SnapSnappy:
+		fileBuf = bufio.NewWriterSize(out, 256<<10)
+		comp = NewSnappyWriter(fileBuf)
+	}
+	if comp != nil {
+		sink = comp
+	}
+	cw := &checkedWriter{w: bufio.NewWriterSize(sink, 256<<10), h: adler32.New()}
 	err = w.writeAll(cw, sessions, acls, digestZxid, digest)
 	if err == nil {
 		err = cw.w.Flush()
+	}
+	if err == nil && comp != nil {
+		if err = comp.Close(); err == nil {
+			err = fileBuf.Flush()
+		}
 	}
 	if err == nil {
 		err = out.Sync()
@@ -178,7 +217,7 @@ func (w *SnapshotWriter) finish(sessions []SnapSession, acls map[int64][]jute.AC
 	}
 	w.spool.Close()
 	w.spool = nil
-	final := join(w.dir, SnapName(w.zxid))
+	final := join(w.dir, SnapFileName(w.zxid, w.comp))
 	if err := w.fs.Rename(w.outPath, final); err != nil {
 		return fmt.Errorf("storage: write snapshot: %w", err)
 	}
