@@ -208,6 +208,7 @@ func (s *Server) serverStats() admin.ServerStats {
 		},
 	}
 	st.QuotaGauges, st.QuotaExceeded = s.quotaMetrics()
+	s.roleStats(&st)
 	return st
 }
 
