@@ -179,8 +179,11 @@ func (c *conn) writeLoop() {
 				break
 			}
 			buf = buf[:0]
+			var sz replySizes
 			for i := range batch {
+				start := len(buf)
 				buf = appendFrame(buf, &batch[i])
+				sz.add(&batch[i], len(buf)-start)
 				batch[i] = outMsg{}
 			}
 			c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
@@ -190,6 +193,7 @@ func (c *conn) writeLoop() {
 			}
 			c.sent.Add(int64(len(batch)))
 			c.srv.packetsSent.Add(int64(len(batch)))
+			sz.record(c.srv)
 			if cap(buf) > 4<<20 {
 				buf = make([]byte, 0, 64*1024)
 			}
@@ -253,6 +257,7 @@ func (c *conn) readLoop() {
 		}
 		c.recv.Add(1)
 		c.srv.packetsReceived.Add(1)
+		c.srv.counters.add(cntBytesReceived, int64(n)+4)
 		if first {
 			first = false
 			c.nc.SetReadDeadline(time.Time{})

@@ -110,6 +110,7 @@ func (r *leaderRole) nextZxid() (int64, bool) {
 func (r *leaderRole) propose(p *pendingTxn) {
 	p.data = jute.EncodeTxn(make([]byte, 0, 128), p.txn)
 	r.proposalSizes.Add(int64(len(p.data)))
+	r.s.counters.add(cntProposal, 1)
 	r.s.pending = append(r.s.pending, p)
 	r.apply.Push(r.zl.Propose(p.txn.Header.Zxid, p.data))
 }
@@ -235,6 +236,7 @@ func (r *leaderRole) Apply(c zab.Committed) {
 	p := s.pending[0]
 	s.pending[0] = nil
 	s.pending = s.pending[1:]
+	s.counters.add(cntCommit, 1)
 	s.applyTxn(p)
 }
 
@@ -253,6 +255,7 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 		s.tracker.TouchTimeout(t.Session, t.Timeout, s.nowMs())
 	}
 	for _, a := range n.Revalidate {
+		s.counters.add(cntRevalidate, 1)
 		sess := s.sessions[a.Session]
 		valid := sess != nil && sess.valid && !sess.closing
 		if valid {

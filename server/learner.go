@@ -168,6 +168,16 @@ func (r *learnerRole) quorumPacket(q *quorumConn, p jute.QuorumPacket, snap *sna
 	if r.zl == nil || q != r.conn {
 		return
 	}
+	if r.synced {
+		// Counted as ZooKeeper's Follower and Observer count them: in broadcast only, not
+		// the proposals and commits of the sync.
+		switch p.Type {
+		case zab.PktProposal:
+			r.s.counters.add(cntLearnerProposalReceived, 1)
+		case zab.PktCommit, zab.PktInform:
+			r.s.counters.add(cntLearnerCommitReceived, 1)
+		}
+	}
 	rd := r.zl.Receive(r.s.nowMs(), p)
 	if snap != nil && rd.Err == nil {
 		r.s.installSnap(snap)
