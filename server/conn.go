@@ -186,6 +186,8 @@ func (c *conn) writeLoop() {
 				sz.add(&batch[i], len(buf)-start)
 				batch[i] = outMsg{}
 			}
+			// Counted as serialized, before the write, as ZooKeeper counts them.
+			sz.record(c.srv)
 			c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
 			if _, err := c.nc.Write(buf); err != nil {
 				c.close()
@@ -193,7 +195,6 @@ func (c *conn) writeLoop() {
 			}
 			c.sent.Add(int64(len(batch)))
 			c.srv.packetsSent.Add(int64(len(batch)))
-			sz.record(c.srv)
 			if cap(buf) > 4<<20 {
 				buf = make([]byte, 0, 64*1024)
 			}

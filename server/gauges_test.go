@@ -5,8 +5,10 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/zkd-io/zkd/server"
+	"github.com/zkd-io/zkd/zktest"
 )
 
 // mntrLines parses an mntr answer into its values by name (without "zk_"), failing on a
@@ -51,7 +53,7 @@ func TestMntrRoleGauges(t *testing.T) {
 		voters, observers int
 	}{{3, 0}, {3, 1}} {
 		t.Run(fmt.Sprintf("%dvoters%dobservers", tc.voters, tc.observers), func(t *testing.T) {
-			e := startEnsembleFull(t, tc.voters, tc.observers, func(c *server.Config) { c.FourLetterWhitelist = []string{"mntr", "srvr"} })
+			e := startEnsembleFull(t, tc.voters, tc.observers, func(c *server.Config) { c.FourLetterWhitelist = []string{"mntr", "srvr", "srst"} })
 			e.waitServing()
 			l := e.leaderIndex()
 			leaderAddr := e.members[l].cfg.ListenAddr
@@ -108,12 +110,43 @@ func TestMntrRoleGauges(t *testing.T) {
 				t.Errorf("srvr lacks %q:\n%s", sizes, s)
 			}
 
+			// srst starts the leader's proposal sizes again, as ZooKeeper's StatResetCommand.
+			if got := fourLetter(t, leaderAddr, "srst"); got != "Server stats reset.\n" {
+				t.Fatalf("srst: %q", got)
+			}
+			if s := fourLetter(t, leaderAddr, "srvr"); !strings.Contains(s, "Proposal sizes last/min/max: -1/-1/-1\n") {
+				t.Errorf("srvr after srst:\n%s", s)
+			}
+			if _, err := c.Create("/after-srst", nil, 0, open); err != nil {
+				t.Fatal(err)
+			}
+
+			// The session's createSession and the creates were proposed and committed.
+			waitFor(t, "the leader to count its proposals since srst, all committed", func() bool {
+				m := mntrLines(t, fourLetter(t, leaderAddr, "mntr"))
+				p, _ := mntrInt(m, "proposal_count")
+				c, _ := mntrInt(m, "commit_count")
+				return p >= 1 && c == p
+			})
+
 			for i, mb := range e.members {
 				if i == l {
 					continue
 				}
-				m := mntrLines(t, fourLetter(t, mb.cfg.ListenAddr, "mntr"))
+				var m map[string]string
+				waitFor(t, fmt.Sprintf("member %d to count the 3 txns it was sent", i+1), func() bool {
+					m = mntrLines(t, fourLetter(t, mb.cfg.ListenAddr, "mntr"))
+					c, _ := mntrInt(m, "learner_commit_received_count")
+					return c >= 3
+				})
 				mode := m["server_state"]
+				// Followers get PROPOSALs, observers INFORMs only.
+				if p, _ := mntrInt(m, "learner_proposal_received_count"); (mode == "follower") != (p >= 3) {
+					t.Errorf("member %d (%s): learner_proposal_received_count %d", i+1, mode, p)
+				}
+				if n, _ := mntrInt(m, "looking_count"); n < 1 {
+					t.Errorf("member %d (%s): looking_count %d", i+1, mode, n)
+				}
 				wantPeer := map[string]string{"follower": "following - broadcast", "observer": "observing - broadcast"}[mode]
 				if wantPeer == "" || m["peer_state"] != wantPeer {
 					t.Errorf("member %d: server_state %q peer_state %q", i+1, mode, m["peer_state"])
@@ -135,5 +168,65 @@ func TestMntrRoleGauges(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestMntrCounters: a standalone server counts its clients' connections, the bytes they
+// send, the replies and notifications it sends and their sizes; srst zeroes them.
+func TestMntrCounters(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.FourLetterWhitelist = []string{"mntr", "srst"} }))
+	c, _ := connect(t, srv.Addr(), 10*time.Second)
+	if _, err := c.Create("/w", make([]byte, 300), 0, open); err != nil {
+		t.Fatal(err)
+	}
+	_, _, ev, err := c.GetW("/w")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Set("/w", nil, -1); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-ev:
+	case <-time.After(30 * time.Second):
+		t.Fatal("no watch event")
+	}
+	m := mntrLines(t, fourLetter(t, srv.Addr(), "mntr"))
+	for _, k := range []string{"connection_request_count", "bytes_received_count", "response_bytes", "watch_bytes"} {
+		if n, _ := mntrInt(m, k); n < 1 {
+			t.Errorf("%s is %q", k, m[k])
+		}
+	}
+	// The getData reply carries the 300 bytes: the biggest reply.
+	minSize, _ := mntrInt(m, "min_client_response_size")
+	maxSize, _ := mntrInt(m, "max_client_response_size")
+	lastSize, _ := mntrInt(m, "last_client_response_size")
+	if !(minSize > 0 && maxSize > 300 && minSize <= lastSize && lastSize <= maxSize) {
+		t.Errorf("client response sizes last %d min %d max %d", lastSize, minSize, maxSize)
+	}
+	for _, k := range []string{"proposal_count", "commit_count", "looking_count", "learner_commit_received_count"} {
+		if m[k] != "0" {
+			t.Errorf("standalone %s is %q", k, m[k])
+		}
+	}
+
+	c.Close()
+	waitFor(t, "the client's connection to close", func() bool {
+		// The one connection left is the one asking.
+		return mntrLines(t, fourLetter(t, srv.Addr(), "mntr"))["num_alive_connections"] == "1"
+	})
+	if got := fourLetter(t, srv.Addr(), "srst"); got != "Server stats reset.\n" {
+		t.Fatalf("srst: %q", got)
+	}
+	m = mntrLines(t, fourLetter(t, srv.Addr(), "mntr"))
+	for _, k := range []string{"connection_request_count", "bytes_received_count", "response_bytes", "watch_bytes"} {
+		if m[k] != "0" {
+			t.Errorf("after srst %s is %q", k, m[k])
+		}
+	}
+	for _, k := range []string{"last_client_response_size", "min_client_response_size", "max_client_response_size"} {
+		if m[k] != "-1" {
+			t.Errorf("after srst %s is %q", k, m[k])
+		}
 	}
 }
