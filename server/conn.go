@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -235,6 +236,11 @@ func (c *conn) readLoop() {
 			c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.ConnectTimeout))
 		}
 		if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
+			if first && errors.Is(err, os.ErrDeadlineExceeded) {
+				// No ConnectRequest within the connect timeout: ZooKeeper's connection
+				// expirer closes such a connection.
+				c.srv.counters.add(cntSessionlessConnectionsExpired, 1)
+			}
 			c.readFailed(err)
 			return
 		}
@@ -303,6 +309,14 @@ func errOr(err error, s string) error {
 }
 
 func (c *conn) readFailed(err error) {
+	c.mu.Lock()
+	ours := c.closed || c.closing
+	c.mu.Unlock()
+	if !ours && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		// The client closed the socket without being told to: NIOServerCnxn's
+		// handleFailedRead.
+		c.srv.counters.add(cntConnectionDrop, 1)
+	}
 	if errors.Is(err, io.EOF) || c.isClosed() {
 		c.closeUnlessFlushing()
 		return

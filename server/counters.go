@@ -13,38 +13,44 @@ import (
 type counter int
 
 const (
-	cntProposal                counter = iota // Leader.propose
-	cntCommit                                 // Leader.commit: a proposal committed
-	cntLearnerProposalReceived                // Follower.processPacket: PROPOSAL
-	cntLearnerCommitReceived                  // Follower: COMMIT, Observer: INFORM
-	cntRevalidate                             // LearnerHandler: a learner's REVALIDATE
-	cntLooking                                // QuorumPeer.run: a round of looking
-	cntConnectionRequest                      // ZooKeeperServer.processConnectRequest
-	cntConnectionRevalidate                   // processConnectRequest: a session id given
-	cntConnectionRejected                     // NIOServerCnxnFactory: maxClientCnxns
-	cntBytesReceived                          // ServerCnxn.packetReceived: frames, length included
-	cntResponseBytes                          // FinalRequestProcessor: replies' serialized sizes
-	cntWatchBytes                             // NIOServerCnxn.process: notifications' sizes
-	cntStaleSessionsExpired                   // SessionTrackerImpl: a session expired
-	cntUnrecoverableError                     // ZooKeeperCriticalThread: zkd's fail-stop
+	cntProposal                      counter = iota // Leader.propose
+	cntCommit                                       // Leader.commit: a proposal committed
+	cntLearnerProposalReceived                      // Follower.processPacket: PROPOSAL
+	cntLearnerCommitReceived                        // Follower: COMMIT, Observer: INFORM
+	cntRevalidate                                   // LearnerHandler: a learner's REVALIDATE
+	cntLooking                                      // QuorumPeer.run: a round of looking
+	cntConnectionRequest                            // ZooKeeperServer.processConnectRequest
+	cntConnectionRevalidate                         // processConnectRequest: a session id given
+	cntConnectionRejected                           // NIOServerCnxnFactory: maxClientCnxns
+	cntBytesReceived                                // ServerCnxn.packetReceived: frames, length included
+	cntResponseBytes                                // FinalRequestProcessor: replies' serialized sizes
+	cntWatchBytes                                   // NIOServerCnxn.process: notifications' sizes
+	cntStaleSessionsExpired                         // SessionTrackerImpl: a session expired
+	cntUnrecoverableError                           // ZooKeeperCriticalThread: zkd's fail-stop
+	cntSessionlessConnectionsExpired                // NIOServerCnxnFactory: no ConnectRequest in time
+	cntConnectionDrop                               // NIOServerCnxn.handleFailedRead: client hung up
+	cntRequestCommitQueued                          // CommitProcessor.commit: a txn committed (ensemble)
 	numCounters
 )
 
 var counterNames = [numCounters]string{
-	cntProposal:                "proposal_count",
-	cntCommit:                  "commit_count",
-	cntLearnerProposalReceived: "learner_proposal_received_count",
-	cntLearnerCommitReceived:   "learner_commit_received_count",
-	cntRevalidate:              "revalidate_count",
-	cntLooking:                 "looking_count",
-	cntConnectionRequest:       "connection_request_count",
-	cntConnectionRevalidate:    "connection_revalidate_count",
-	cntConnectionRejected:      "connection_rejected",
-	cntBytesReceived:           "bytes_received_count",
-	cntResponseBytes:           "response_bytes",
-	cntWatchBytes:              "watch_bytes",
-	cntStaleSessionsExpired:    "stale_sessions_expired",
-	cntUnrecoverableError:      "unrecoverable_error_count",
+	cntProposal:                      "proposal_count",
+	cntCommit:                        "commit_count",
+	cntLearnerProposalReceived:       "learner_proposal_received_count",
+	cntLearnerCommitReceived:         "learner_commit_received_count",
+	cntRevalidate:                    "revalidate_count",
+	cntLooking:                       "looking_count",
+	cntConnectionRequest:             "connection_request_count",
+	cntConnectionRevalidate:          "connection_revalidate_count",
+	cntConnectionRejected:            "connection_rejected",
+	cntBytesReceived:                 "bytes_received_count",
+	cntResponseBytes:                 "response_bytes",
+	cntWatchBytes:                    "watch_bytes",
+	cntStaleSessionsExpired:          "stale_sessions_expired",
+	cntUnrecoverableError:            "unrecoverable_error_count",
+	cntSessionlessConnectionsExpired: "sessionless_connections_expired",
+	cntConnectionDrop:                "connection_drop_count",
+	cntRequestCommitQueued:           "request_commit_queued",
 }
 
 // counters are atomics: most are counted on the core, some by the connections' reader

@@ -2,6 +2,7 @@ package server_test
 
 import (
 	"fmt"
+	"net"
 	"strconv"
 	"strings"
 	"testing"
@@ -144,6 +145,9 @@ func TestMntrRoleGauges(t *testing.T) {
 				if p, _ := mntrInt(m, "learner_proposal_received_count"); (mode == "follower") != (p >= 3) {
 					t.Errorf("member %d (%s): learner_proposal_received_count %d", i+1, mode, p)
 				}
+				if n, _ := mntrInt(m, "request_commit_queued"); n < 3 {
+					t.Errorf("member %d (%s): request_commit_queued %d", i+1, mode, n)
+				}
 				if n, _ := mntrInt(m, "looking_count"); n < 1 {
 					t.Errorf("member %d (%s): looking_count %d", i+1, mode, n)
 				}
@@ -174,7 +178,30 @@ func TestMntrRoleGauges(t *testing.T) {
 // TestMntrCounters: a standalone server counts its clients' connections, the bytes they
 // send, the replies and notifications it sends and their sizes; srst zeroes them.
 func TestMntrCounters(t *testing.T) {
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.FourLetterWhitelist = []string{"mntr", "srst"} }))
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.FourLetterWhitelist = []string{"mntr", "srst"}
+		c.ConnectTimeout = 300 * time.Millisecond
+	}))
+	// A connection that never sends its ConnectRequest expires; one whose client hangs up
+	// mid-frame is a drop.
+	idle, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer idle.Close()
+	hangup, err := net.Dial("tcp", srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := hangup.Write([]byte{0, 0, 0, 44, 0, 0}); err != nil {
+		t.Fatal(err)
+	}
+	hangup.Close()
+	waitFor(t, "the idle connection to expire and the hang-up to count", func() bool {
+		m := mntrLines(t, fourLetter(t, srv.Addr(), "mntr"))
+		return m["sessionless_connections_expired"] == "1" && m["connection_drop_count"] == "1"
+	})
+
 	c, _ := connect(t, srv.Addr(), 10*time.Second)
 	if _, err := c.Create("/w", make([]byte, 300), 0, open); err != nil {
 		t.Fatal(err)
@@ -204,7 +231,7 @@ func TestMntrCounters(t *testing.T) {
 	if !(minSize > 0 && maxSize > 300 && minSize <= lastSize && lastSize <= maxSize) {
 		t.Errorf("client response sizes last %d min %d max %d", lastSize, minSize, maxSize)
 	}
-	for _, k := range []string{"proposal_count", "commit_count", "looking_count", "learner_commit_received_count"} {
+	for _, k := range []string{"proposal_count", "commit_count", "looking_count", "learner_commit_received_count", "request_commit_queued"} {
 		if m[k] != "0" {
 			t.Errorf("standalone %s is %q", k, m[k])
 		}
@@ -219,7 +246,8 @@ func TestMntrCounters(t *testing.T) {
 		t.Fatalf("srst: %q", got)
 	}
 	m = mntrLines(t, fourLetter(t, srv.Addr(), "mntr"))
-	for _, k := range []string{"connection_request_count", "bytes_received_count", "response_bytes", "watch_bytes"} {
+	for _, k := range []string{"connection_request_count", "bytes_received_count", "response_bytes", "watch_bytes",
+		"sessionless_connections_expired", "connection_drop_count"} {
 		if m[k] != "0" {
 			t.Errorf("after srst %s is %q", k, m[k])
 		}

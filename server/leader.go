@@ -237,6 +237,7 @@ func (r *leaderRole) Apply(c zab.Committed) {
 	s.pending[0] = nil
 	s.pending = s.pending[1:]
 	s.counters.add(cntCommit, 1)
+	s.counters.add(cntRequestCommitQueued, 1)
 	s.applyTxn(p)
 }
 

@@ -256,6 +256,7 @@ func (r *learnerRole) Apply(c zab.Committed) {
 		r.s.failStop(fmt.Errorf("server: committed txn %s does not decode: %w", hex(c.Zxid), err))
 		return
 	}
+	r.s.counters.add(cntRequestCommitQueued, 1)
 	r.s.applyTxn(&pendingTxn{kind: pkRemote, txn: &t, data: c.Data})
 }
 
