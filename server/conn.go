@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"os"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -179,10 +180,15 @@ func (c *conn) writeLoop() {
 				break
 			}
 			buf = buf[:0]
+			var sz replySizes
 			for i := range batch {
+				start := len(buf)
 				buf = appendFrame(buf, &batch[i])
+				sz.add(&batch[i], len(buf)-start)
 				batch[i] = outMsg{}
 			}
+			// Counted as serialized, before the write, as ZooKeeper counts them.
+			sz.record(c.srv)
 			c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
 			if _, err := c.nc.Write(buf); err != nil {
 				c.close()
@@ -230,6 +236,11 @@ func (c *conn) readLoop() {
 			c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.ConnectTimeout))
 		}
 		if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
+			if first && errors.Is(err, os.ErrDeadlineExceeded) {
+				// No ConnectRequest within the connect timeout: ZooKeeper's connection
+				// expirer closes such a connection.
+				c.srv.counters.add(cntSessionlessConnectionsExpired, 1)
+			}
 			c.readFailed(err)
 			return
 		}
@@ -253,6 +264,7 @@ func (c *conn) readLoop() {
 		}
 		c.recv.Add(1)
 		c.srv.packetsReceived.Add(1)
+		c.srv.counters.add(cntBytesReceived, int64(n)+4)
 		if first {
 			first = false
 			c.nc.SetReadDeadline(time.Time{})
@@ -297,6 +309,14 @@ func errOr(err error, s string) error {
 }
 
 func (c *conn) readFailed(err error) {
+	c.mu.Lock()
+	ours := c.closed || c.closing
+	c.mu.Unlock()
+	if !ours && (errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)) {
+		// The client closed the socket without being told to: NIOServerCnxn's
+		// handleFailedRead.
+		c.srv.counters.add(cntConnectionDrop, 1)
+	}
 	if errors.Is(err, io.EOF) || c.isClosed() {
 		c.closeUnlessFlushing()
 		return

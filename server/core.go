@@ -189,6 +189,10 @@ func (s *Server) serving() bool { return s.role.serving() }
 func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 	s.conns[c] = struct{}{}
 	c.connected = s.clk.Now()
+	s.counters.add(cntConnectionRequest, 1)
+	if req.SessionID != 0 {
+		s.counters.add(cntConnectionRevalidate, 1)
+	}
 	if !s.serving() {
 		c.close()
 		c.established <- false
@@ -543,6 +547,7 @@ func (s *Server) expireSessions(now time.Time) {
 			return
 		}
 		sess.closing = true
+		s.counters.add(cntStaleSessionsExpired, 1)
 		txn := s.prep.CloseSession(id, 0, zxid, ms)
 		s.role.propose(&pendingTxn{kind: pkExpire, txn: txn, sess: sess})
 	}

@@ -153,6 +153,7 @@ func (s *Server) startLooking(reason string) {
 	}
 	s.leaveRole()
 	s.role = lookingRole{}
+	s.counters.add(cntLooking, 1)
 	s.ens.electing = false
 	s.ens.gen++
 	gen := s.ens.gen

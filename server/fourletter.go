@@ -167,6 +167,16 @@ func (s *Server) resetServerStats() {
 	s.latency.reset()
 	s.packetsReceived.Store(0)
 	s.packetsSent.Store(0)
+	s.counters.reset()
+	s.responseSizes.reset()
+	// The leader's proposal sizes and sync counts live on the core. A server that is not
+	// serving has none to reset.
+	s.coreQuery(func() {
+		s.ens.diffs, s.ens.snaps, s.ens.truncs = 0, 0, 0
+		if r, ok := s.role.(*leaderRole); ok {
+			r.proposalSizes = admin.NewBufferStats()
+		}
+	})
 }
 
 // notServing is cmd's answer when the server is not serving or stopped while answering.
@@ -199,7 +209,7 @@ func (s *Server) serverStats() admin.ServerStats {
 		GlobalSessions:      int64(s.tracker.Len()),
 		ApproximateDataSize: s.tree.ApproximateDataSize(),
 		Uptime:              time.Since(s.start).Milliseconds(),
-		ResponseSize:        admin.NewBufferStats(),
+		ResponseSize:        s.responseSizes.stats(),
 		Counters: map[string]int64{
 			"diff_count": s.ens.diffs,
 			"snap_count": s.ens.snaps,
@@ -207,7 +217,9 @@ func (s *Server) serverStats() admin.ServerStats {
 			"trunc_count": s.ens.truncs,
 		},
 	}
+	s.counters.fill(st.Counters)
 	st.QuotaGauges, st.QuotaExceeded = s.quotaMetrics()
+	s.roleStats(&st)
 	return st
 }
 

@@ -6,6 +6,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/admin"
 	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/storage"
@@ -28,10 +29,15 @@ type leaderRole struct {
 	// fail with SESSIONMOVED.
 	owners map[int64]int64
 	syncs  []*queued // this server's clients' syncs, oldest first
+	// establishedAt is when a quorum acked NEWLEADER, for leader_uptime; proposalSizes
+	// tracks the proposals' txn sizes for srvr and mntr. Both are this leadership's only,
+	// as ZooKeeper's Leader object is.
+	establishedAt time.Time
+	proposalSizes admin.BufferStats
 }
 
 func newLeaderRole(s *Server) role {
-	r := &leaderRole{conns: map[zab.ConnID]*quorumConn{}, owners: map[int64]int64{}}
+	r := &leaderRole{conns: map[zab.ConnID]*quorumConn{}, owners: map[int64]int64{}, proposalSizes: admin.NewBufferStats()}
 	r.zabRole = newZabRole(s, r)
 	// A new leader owns session expiry from now on: every session's clock starts afresh,
 	// as ZooKeeper's leader builds its session tracker (followers never saw the touches).
@@ -103,6 +109,8 @@ func (r *leaderRole) nextZxid() (int64, bool) {
 
 func (r *leaderRole) propose(p *pendingTxn) {
 	p.data = jute.EncodeTxn(make([]byte, 0, 128), p.txn)
+	r.proposalSizes.Add(int64(len(p.data)))
+	r.s.counters.add(cntProposal, 1)
 	r.s.pending = append(r.s.pending, p)
 	r.apply.Push(r.zl.Propose(p.txn.Header.Zxid, p.data))
 }
@@ -228,6 +236,8 @@ func (r *leaderRole) Apply(c zab.Committed) {
 	p := s.pending[0]
 	s.pending[0] = nil
 	s.pending = s.pending[1:]
+	s.counters.add(cntCommit, 1)
+	s.counters.add(cntRequestCommitQueued, 1)
 	s.applyTxn(p)
 }
 
@@ -235,6 +245,7 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 	s := r.s
 	if n.Serving {
 		r.established = true
+		r.establishedAt = time.Now()
 		// Announce the new epoch in election answers, so servers that join later see a
 		// quorum of matching votes (ZOOKEEPER-1732).
 		s.ens.elect.UpdateElectionVote(r.zl.Epoch())
@@ -245,6 +256,7 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 		s.tracker.TouchTimeout(t.Session, t.Timeout, s.nowMs())
 	}
 	for _, a := range n.Revalidate {
+		s.counters.add(cntRevalidate, 1)
 		sess := s.sessions[a.Session]
 		valid := sess != nil && sess.valid && !sess.closing
 		if valid {

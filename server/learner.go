@@ -168,6 +168,16 @@ func (r *learnerRole) quorumPacket(q *quorumConn, p jute.QuorumPacket, snap *sna
 	if r.zl == nil || q != r.conn {
 		return
 	}
+	if r.synced {
+		// Counted as ZooKeeper's Follower and Observer count them: in broadcast only, not
+		// the proposals and commits of the sync.
+		switch p.Type {
+		case zab.PktProposal:
+			r.s.counters.add(cntLearnerProposalReceived, 1)
+		case zab.PktCommit, zab.PktInform:
+			r.s.counters.add(cntLearnerCommitReceived, 1)
+		}
+	}
 	rd := r.zl.Receive(r.s.nowMs(), p)
 	if snap != nil && rd.Err == nil {
 		r.s.installSnap(snap)
@@ -246,6 +256,7 @@ func (r *learnerRole) Apply(c zab.Committed) {
 		r.s.failStop(fmt.Errorf("server: committed txn %s does not decode: %w", hex(c.Zxid), err))
 		return
 	}
+	r.s.counters.add(cntRequestCommitQueued, 1)
 	r.s.applyTxn(&pendingTxn{kind: pkRemote, txn: &t, data: c.Data})
 }
 

@@ -1,24 +1,17 @@
 package server
 
-import "github.com/zkd-io/zkd/internal/admin"
+import (
+	"time"
+
+	"github.com/zkd-io/zkd/internal/admin"
+)
 
 // metricsSource is what the Prometheus endpoint (internal/metrics) reads at scrape time:
 // mntr's numbers, in the one short core step srvr and mntr take, and the connections'
 // reply queues, read under the connections' own locks without the core.
 type metricsSource struct{ s *Server }
 
-func (m metricsSource) Stats() (admin.ServerStats, bool) {
-	s := m.s
-	st, ok := s.gatherStats()
-	if !ok {
-		return st, false
-	}
-	if s.ensembleMode() {
-		// QuorumZooKeeperServer's gauge: the voting members (cfg.Peers never changes).
-		st.RoleGauges = append(st.RoleGauges, admin.Gauge{Name: "quorum_size", Value: int64(len(s.voters()))})
-	}
-	return st, true
-}
+func (m metricsSource) Stats() (admin.ServerStats, bool) { return m.s.gatherStats() }
 
 func (m metricsSource) ConnQueueDepths(f func(depth int)) {
 	s := m.s
@@ -36,4 +29,53 @@ func (m metricsSource) ConnQueueDepths(f func(depth int)) {
 			f(d)
 		}
 	}
+}
+
+// roleStats adds what an ensemble member's role reports to mntr, srvr and /metrics: its
+// detailed peer state, QuorumZooKeeperServer's quorum_size, and the gauges ZooKeeper 3.9
+// registers for the role (LeaderZooKeeperServer.registerMetrics,
+// FollowerZooKeeperServer.registerMetrics), with the leader's proposal sizes for srvr. It
+// runs on the core goroutine.
+func (s *Server) roleStats(st *admin.ServerStats) {
+	if !s.ensembleMode() {
+		return
+	}
+	// QuorumPeer.getDetailedPeerState while serving: the Zab phase is broadcast and no
+	// sync is running (a sync mode would be named otherwise).
+	state := map[string]string{"leader": "leading", "follower": "following", "observer": "observing"}[st.Mode]
+	if state == "" {
+		state = "looking"
+	} else if s.role.serving() {
+		state += " - broadcast"
+	}
+	st.PeerState = state
+	// cfg.Peers never changes: the voting members are fixed.
+	st.RoleGauges = append(st.RoleGauges, admin.Gauge{Name: "quorum_size", Value: int64(len(s.voters()))})
+	switch r := s.role.(type) {
+	case *leaderRole:
+		ls := r.zl.Stats()
+		var uptime int64
+		if r.established {
+			uptime = time.Since(r.establishedAt).Milliseconds()
+		}
+		ps := r.proposalSizes
+		st.ProposalSizes = &ps
+		st.RoleGauges = append(st.RoleGauges,
+			admin.Gauge{Name: "learners", Value: int64(ls.Learners)},
+			admin.Gauge{Name: "synced_followers", Value: int64(ls.SyncedFollowers)},
+			admin.Gauge{Name: "synced_non_voting_followers", Value: int64(ls.SyncedNonVotingFollowers)},
+			admin.Gauge{Name: "synced_observers", Value: int64(ls.SyncedObservers)},
+			admin.Gauge{Name: "pending_syncs", Value: int64(ls.PendingSyncs)},
+			admin.Gauge{Name: "leader_uptime", Value: uptime},
+			admin.Gauge{Name: "last_proposal_size", Value: ps.Last},
+			admin.Gauge{Name: "max_proposal_size", Value: ps.Max},
+			admin.Gauge{Name: "min_proposal_size", Value: ps.Min},
+		)
+	case observerRole:
+		// ObserverZooKeeperServer.dumpMonitorValues; zkd observers always observe the
+		// leader (no observer masters).
+		st.ObserverMasterID = r.leaderSid
+	}
+	// A follower registers synced_observers too, but its value is the number of observers
+	// of its observer master, which is null (and not printed) without one; zkd has none.
 }

@@ -284,6 +284,12 @@ func TestMetricsEnsemble(t *testing.T) {
 			return m["quorum_size"] == 3 && m["fsynctime"] >= 1 && m["zkd_group_commit_batch_size"] >= 1
 		})
 	}
+	// The leader's role gauges reach /metrics too.
+	l := int64(e.leaderIndex() + 1)
+	waitFor(t, "the leader to export its synced followers", func() bool {
+		m := gathered(t, regs[l])
+		return m["learners"] == 2 && m["synced_followers"] == 2 && m["proposal_count"] >= 1 && m["commit_count"] >= 1
+	})
 	if m := gathered(t, regs[1]); m["updatelatency"] < 1 {
 		t.Errorf("server 1 answered a create; updatelatency counts %v", m["updatelatency"])
 	}

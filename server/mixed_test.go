@@ -43,6 +43,12 @@ func (m *mixedMember) mode(t *testing.T) string {
 // are zkd. The first two form a quorum and elect a leader (the higher sid of the two, as
 // their zxids are equal) before the third starts, so the test decides who leads.
 func startMixed(t *testing.T, zkdIDs map[int64]bool, order []int64) []*mixedMember {
+	return startMixedWith(t, zkdIDs, order, nil, nil)
+}
+
+// startMixedWith is startMixed with extra settings: zkdCfg changes the zkd members'
+// configuration, refLines are added to the ZooKeeper members' zoo.cfg.
+func startMixedWith(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg func(*server.Config), refLines []string) []*mixedMember {
 	refzk.Require(t)
 	ports := freePorts(t, 6)
 	var peers []server.Peer
@@ -70,10 +76,14 @@ func startMixed(t *testing.T, zkdIDs map[int64]bool, order []int64) []*mixedMemb
 			if os.Getenv("ZKTEST_LOG") != "" {
 				logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug})).With("sid", i)
 			}
-			srv, err := server.New(server.Config{
+			cfg := server.Config{
 				ListenAddr: "127.0.0.1:0", DataDir: t.TempDir(), TickTime: 500, InitLimit: 10, SyncLimit: 5,
 				ServerID: i, Peers: peers, PreAllocSize: 1 << 20, Logger: logger,
-			})
+			}
+			if zkdCfg != nil {
+				zkdCfg(&cfg)
+			}
+			srv, err := server.New(cfg)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -85,7 +95,7 @@ func startMixed(t *testing.T, zkdIDs map[int64]bool, order []int64) []*mixedMemb
 		} else {
 			m.ref = refzk.StartStandalone(t, refzk.Options{
 				TickTime: 500, MyID: int(i), NoWait: true,
-				Config: append([]string{"initLimit=10", "syncLimit=5"}, lines...),
+				Config: append(append([]string{"initLimit=10", "syncLimit=5"}, lines...), refLines...),
 			})
 			m.addr = m.ref.Addr()
 			// Wait until it takes part in elections (its election port is open).

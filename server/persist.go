@@ -400,7 +400,9 @@ func (s *Server) markDurable(zxid int64) {
 // failStop stops the server after a storage failure: acknowledging writes that are not
 // durable would break the promise every client relies on.
 func (s *Server) failStop(err error) {
-	s.failed.Store(true)
+	if !s.failed.Swap(true) {
+		s.counters.add(cntUnrecoverableError, 1)
+	}
 	s.log.Error("stopping: storage failure", "err", err)
 	select {
 	case s.fatal <- err:

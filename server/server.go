@@ -195,6 +195,8 @@ type Server struct {
 	fatal    chan error
 
 	packetsReceived, packetsSent atomic.Int64
+	counters                     counters
+	responseSizes                responseSizes
 	latency                      latencyStats
 	// traceMask is what stmk set and gtmk reports. ZooKeeper keeps it in ZooTrace, a
 	// JVM-wide static; zkd keeps it per server so servers sharing a process (tests) do not
@@ -267,6 +269,7 @@ func New(cfg Config) (*Server, error) {
 		rng:        cfg.Rand,
 	}
 	s.start = s.clk.Now()
+	s.responseSizes.reset()
 	s.traceMask.Store(admin.DefaultTraceMask)
 	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())
 	loadStart := time.Now()
@@ -382,6 +385,7 @@ func (s *Server) newConn(nc net.Conn) {
 		if s.perIP[ip] >= max {
 			s.perIPMu.Unlock()
 			s.log.Warn("too many connections from one address", "ip", ip, "max", max)
+			s.counters.add(cntConnectionRejected, 1)
 			nc.Close()
 			return
 		}

@@ -105,6 +105,9 @@ func mntrFields(s ServerStats, put func(k string, v any)) {
 	if s.PeerState != "" {
 		put("peer_state", s.PeerState)
 	}
+	if s.Mode == "observer" {
+		num("observer_master_id", s.ObserverMasterID)
+	}
 
 	num("ephemerals_count", int64(s.EphemeralsCount))
 	num("num_alive_connections", int64(s.Connections))

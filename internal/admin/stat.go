@@ -22,6 +22,9 @@ type ServerStats struct {
 	Mode string
 	// PeerState is mntr's zk_peer_state ("following - broadcast", ...); quorum members only.
 	PeerState string
+	// ObserverMasterID is mntr's zk_observer_master_id, the sid of the server an observer
+	// follows; printed when Mode is "observer".
+	ObserverMasterID int64
 
 	Latency         Summary // request latency in ms, from receipt to reply (min/avg/max)
 	PacketsReceived int64
@@ -51,9 +54,10 @@ type ServerStats struct {
 	NonMTLSRemoteConns, NonMTLSLocalConns, OutstandingTLSHandshakes int64
 
 	// RoleGauges are extra gauges of a quorum role, printed after the standard gauges in
-	// the given order: a leader's learners, synced_followers, synced_non_voting_followers,
-	// synced_observers, pending_syncs, leader_uptime, last/max/min_proposal_size; a
-	// follower's synced_observers. (ZooKeeper prints them in hash order among the gauges.)
+	// the given order: every member's quorum_size, then a leader's learners,
+	// synced_followers, synced_non_voting_followers, synced_observers, pending_syncs,
+	// leader_uptime, last/max/min_proposal_size. (ZooKeeper prints them in hash order
+	// among the gauges.)
 	RoleGauges []Gauge
 	// QuotaGauges are the lines of ZooKeeper's quota gauge sets ("<namespace>_" then
 	// quota_bytes_limit_per_namespace and the others), printed after the gauges;

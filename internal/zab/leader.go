@@ -83,8 +83,11 @@ type lconn struct {
 	id       ConnID
 	sid      int64
 	observer bool
-	phase    lcPhase
-	peerZxid int64
+	// observerInfo: it registered with OBSERVERINFO (observer is also set for a follower
+	// the configuration does not count as a voter). Only the metrics tell them apart.
+	observerInfo bool
+	phase        lcPhase
+	peerZxid     int64
 	// older is the history read from the owner's log for this learner (lcHistory done).
 	older       []Committed
 	olderLoaded bool
@@ -161,6 +164,50 @@ func NewLeader(cfg LeaderConfig, st PersistentState, lastProcessed int64, histor
 // Epoch is the leader's epoch (final once past discovery).
 func (l *Leader) Epoch() int64 { return l.epoch }
 
+// LeaderStats are the counts ZooKeeper's leader reports as the gauges learners,
+// synced_followers, synced_non_voting_followers, synced_observers and pending_syncs.
+type LeaderStats struct {
+	// Learners are the open learner connections, synced or not (Leader.getLearners).
+	Learners int
+	// SyncedFollowers are the learners that registered as followers and were synced: they
+	// get proposals (getForwardingFollowers); SyncedNonVotingFollowers are those of them
+	// the configuration does not count as voters.
+	SyncedFollowers, SyncedNonVotingFollowers int
+	// SyncedObservers are the synced learners that registered as observers.
+	SyncedObservers int
+	// PendingSyncs counts the lastProposed zxids that learners' syncs wait on, as
+	// ZooKeeper's pendingSyncs map has one key per zxid (syncs of this server's own clients
+	// are not in it there either).
+	PendingSyncs int
+}
+
+// Stats counts the learners by state and the syncs waiting.
+func (l *Leader) Stats() LeaderStats {
+	var st LeaderStats
+	st.Learners = len(l.conns)
+	for _, c := range l.conns {
+		switch {
+		case !l.forwarding(c):
+		case c.observerInfo:
+			st.SyncedObservers++
+		default:
+			st.SyncedFollowers++
+			if c.observer {
+				st.SyncedNonVotingFollowers++
+			}
+		}
+	}
+	// Oldest first, so at never decreases: equal zxids are adjacent.
+	last := int64(-1)
+	for _, ps := range l.syncs {
+		if !ps.local && ps.at != last {
+			st.PendingSyncs++
+			last = ps.at
+		}
+	}
+	return st
+}
+
 // Established reports whether the leader is in broadcast.
 func (l *Leader) Established() bool { return l.phase == ldBroadcast }
 
@@ -222,7 +269,8 @@ func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) Ready {
 			return r
 		}
 		c.sid = li.ServerID
-		c.observer = p.Type == PktObserverInfo || !l.cfg.QV.IsVoter(c.sid)
+		c.observerInfo = p.Type == PktObserverInfo
+		c.observer = c.observerInfo || !l.cfg.QV.IsVoter(c.sid)
 		c.phase = lcEpoch
 		if l.phase == ldDiscovery && !c.observer {
 			l.connecting[c.sid] = true
