@@ -428,7 +428,6 @@ func (s *Server) readRestore(body io.Reader) (*loaded, error) {
 	return &loaded{tree: tree, sessions: sessions, snapZxid: zxid}, nil
 }
 
-
 // installRestore makes a restored tree the core's (ZooKeeperServer.restoreFromSnapshot):
 // the tree and its sessions replace the current ones and session tracking starts afresh.
 // Unlike ZooKeeper, which keeps its connections and lets the writes in flight land on the

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -171,6 +172,20 @@ func TestAdminSnapshotAndRestore(t *testing.T) {
 	}
 	resp, body = adminDo(t, http.MethodPost, baseB+"/restore", authz, bytes.NewReader(snap))
 	wantAdminError(t, "second restore", resp, body, http.StatusTooManyRequests, "restore", nil)
+	// The restored tree is snapshotted at once (not only at a clean shutdown), at the zxid
+	// the restore answered.
+	z, _ := restored["last_zxid"].(float64)
+	snapName := storage.SnapName(int64(z))
+	for deadline := time.Now().Add(time.Minute); ; {
+		files, err := storage.FindSnapshots(storage.OSFS{}, filepath.Join(b.DataDir(), "version-2"))
+		if err == nil && len(files) > 0 && files[0].Name == snapName {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no %s after the restore: newest snapshots %v (%v)", snapName, files, err)
+		}
+		time.Sleep(10 * time.Millisecond)
+	}
 
 	// The old connection was dropped; a new session sees the restored tree.
 	check := func(what string) {
