@@ -209,6 +209,15 @@ func TestAdminSnapshotAndRestore(t *testing.T) {
 	want["/after"] = ""
 	b.Restart()
 	check("after restart")
+
+	// The server the snapshot was taken from recovers from it (its temporary directory in
+	// version-2 is no snapshot or log).
+	a.Restart()
+	gotA := map[string]string{}
+	treeOf(t, connectZK(t, a.Addr()), "/", gotA)
+	if len(gotA) != len(want)-1 {
+		t.Errorf("the snapshotted server after a restart: %d nodes, want %d", len(gotA), len(want)-1)
+	}
 }
 
 // TestAdminSnapshotAuthorization: the caller needs every permission on "/"; a disabled
