@@ -93,19 +93,30 @@ func (s *Server) AdminHandler(commandURL string) http.Handler {
 		commandURL = "/commands"
 	}
 	commandURL = strings.TrimSuffix(commandURL, "/")
+	snaps := s.newAdminSnapState()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
 		rest, ok := strings.CutPrefix(r.URL.Path, commandURL)
 		if !ok || (rest != "" && rest[0] != '/') {
 			http.NotFound(w, r)
 			return
 		}
-		if r.Method != http.MethodGet && r.Method != http.MethodHead {
-			// ZooKeeper's servlet serves GET; POST is only for restore, which zkd lacks.
-			w.Header().Set("Allow", "GET, HEAD")
+		name := strings.TrimPrefix(rest, "/")
+		cmd, known := admin.LookupHTTP(name)
+		// ZooKeeper's servlet serves GET, and POST for restore. (It answers a POST of a GET
+		// command, or a GET of restore, with a server error; zkd says which method fits.)
+		post := known && cmd.Primary() == "restore"
+		switch {
+		case r.Method == http.MethodPost && (post || name == ""):
+		case (r.Method == http.MethodGet || r.Method == http.MethodHead) && !post:
+		default:
+			allow := "GET, HEAD"
+			if post {
+				allow = "POST"
+			}
+			w.Header().Set("Allow", allow)
 			http.Error(w, "HTTP method "+r.Method+" is not supported by this URL", http.StatusMethodNotAllowed)
 			return
 		}
-		name := strings.TrimPrefix(rest, "/")
 		if name == "" {
 			w.Header().Set("Content-Type", "text/html; charset=utf-8")
 			fmt.Fprint(w, admin.CommandLinks(commandURL))
@@ -116,6 +127,10 @@ func (s *Server) AdminHandler(commandURL string) http.Handler {
 			if len(v) > 0 {
 				kwargs[k] = v[0]
 			}
+		}
+		if known && cmd.NeedsAuth {
+			s.serveAuthCommand(w, r, cmd, snaps, kwargs)
+			return
 		}
 		resp := s.runAdmin(name, kwargs)
 		body, err := json.MarshalIndent(resp, "", "  ")

@@ -72,7 +72,7 @@ func TestAdminServerCommands(t *testing.T) {
 
 	code, _, body := adminHTTP(t, http.MethodGet, base)
 	if code != http.StatusOK || !strings.Contains(string(body), `<a href="/cmds/watches">watches</a>`) ||
-		strings.Count(string(body), "<br/>") != 26 {
+		strings.Count(string(body), "<br/>") != 28 {
 		t.Errorf("GET %s: %d\n%s", base, code, body)
 	}
 	if code, _, _ := adminHTTP(t, http.MethodGet, "http://"+srv.AdminAddr()+"/commands/ruok"); code != http.StatusNotFound {

@@ -82,6 +82,8 @@ type Config struct {
 	AdminAddr string
 	// AdminCommandURL is the AdminServer's command URL; "" = /commands.
 	AdminCommandURL string
+	// AdminSnap configures the AdminServer's snapshot and restore commands (adminsnap.go).
+	AdminSnap AdminSnapConfig
 	// InitialConfig is the text of the zoo.cfg the server was started from, which the
 	// AdminServer's initial_configuration command answers.
 	InitialConfig string

@@ -1,12 +1,14 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
 	"io"
 	"net/http"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -42,5 +44,61 @@ func TestAdminServerFromZooCfg(t *testing.T) {
 	}
 	if got["command"] != "initial_configuration" || got["initial_configuration"] != cfg || got["error"] != nil {
 		t.Errorf("initial_configuration = %s", body)
+	}
+}
+
+// TestAdminSnapshotFromZooCfg: the admin.* snapshot keys of a zoo.cfg reach the server (no
+// rate limit with admin.rateLimiterIntervalInMS=0), and a streamed snapshot reads with
+// `zkd tool snapshot`.
+func TestAdminSnapshotFromZooCfg(t *testing.T) {
+	dir := t.TempDir()
+	port, adminPort := freePort(t), freePort(t)
+	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n"+
+		"admin.enableServer=true\nadmin.serverPort=%d\nadmin.rateLimiterIntervalInMS=0\n"+
+		"zookeeper.admin.restore.enabled=false\n",
+		filepath.Join(dir, "data"), port, adminPort)
+	cfgPath := filepath.Join(dir, "zoo.cfg")
+	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := spawn(t, fmt.Sprintf("127.0.0.1:%d", port), []string{"--config", cfgPath, "--log-level", "warn"})
+	p.waitMode(t, func(m string) bool { return m == "standalone" })
+
+	get := func(method, cmd string) (*http.Response, []byte) {
+		t.Helper()
+		req, err := http.NewRequest(method, fmt.Sprintf("http://127.0.0.1:%d/commands/%s", adminPort, cmd), nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		req.Header.Set("Authorization", "digest someone:pw")
+		resp, err := (&http.Client{Timeout: time.Minute}).Do(req)
+		if err != nil {
+			t.Fatalf("%v\n%s", err, p.logText())
+		}
+		defer resp.Body.Close()
+		body, err := io.ReadAll(resp.Body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return resp, body
+	}
+	var snap []byte
+	for i := range 2 { // the second is not rate limited
+		resp, body := get(http.MethodGet, "snapshot")
+		if resp.StatusCode != http.StatusOK || len(body) == 0 {
+			t.Fatalf("snapshot %d: %d %s", i, resp.StatusCode, body)
+		}
+		snap = body
+	}
+	if resp, body := get(http.MethodPost, "restore"); resp.StatusCode != http.StatusServiceUnavailable {
+		t.Errorf("restore with admin.restore.enabled=false: %d %s", resp.StatusCode, body)
+	}
+	file := filepath.Join(dir, "snapshot.0")
+	if err := os.WriteFile(file, snap, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var out, errb bytes.Buffer
+	if err := runTool([]string{"snapshot", file}, &out, &errb); err != nil || !strings.Contains(out.String(), "/zookeeper/config") {
+		t.Errorf("zkd tool snapshot of the streamed snapshot: %v %s\n%s", err, errb.String(), out.String())
 	}
 }

@@ -247,6 +247,12 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 	sc.SnapshotCompression = comp
 	if cfg.AdminEnableServer {
 		sc.AdminAddr, sc.AdminCommandURL = cfg.AdminListenAddr(), cfg.AdminURL()
+		sc.AdminSnap = server.AdminSnapConfig{
+			SnapshotDisabled: cfg.AdminSnapshotDisabled,
+			RestoreDisabled:  cfg.AdminRestoreDisabled,
+			RateLimitMs:      cfg.AdminRateLimiterMs,
+			NeedClientAuth:   cfg.AdminNeedClientAuth,
+		}
 	}
 	sc.ConfText = func(dataSize, logSize int64) string {
 		return cfg.Conf(config.ConfInfo{DataDirSize: dataSize, DataLogSize: logSize})

@@ -64,45 +64,49 @@ func (d Double) MarshalJSON() ([]byte, error) {
 }
 
 // HTTPCommand is one AdminServer command: its names (the first is the primary one, which
-// the answer's "command" key carries and the command list shows) and whether it needs a
-// serving server (ZooKeeper's isServerRequired).
+// the answer's "command" key carries and the command list shows), whether it needs a
+// serving server (ZooKeeper's isServerRequired) and whether it needs an authenticated
+// caller with every permission on "/" (ZooKeeper's AuthRequest(ALL, "/")).
 type HTTPCommand struct {
 	Names          []string
 	ServerRequired bool
+	NeedsAuth      bool
 }
 
 // Primary is the command's primary name.
 func (c HTTPCommand) Primary() string { return c.Names[0] }
 
-// httpCommands are ZooKeeper 3.9's registered commands (Commands.registerAllCommands) minus
-// snapshot and restore, which stream or take a snapshot and need authentication.
+// httpCommands are ZooKeeper 3.9's registered commands (Commands.registerAllCommands).
+// snapshot (GET) and restore (POST) are the two that need authentication.
 var httpCommands = []HTTPCommand{
-	{[]string{"connection_stat_reset", "crst"}, true},
-	{[]string{"configuration", "conf", "config"}, true},
-	{[]string{"connections", "cons"}, true},
-	{[]string{"hash"}, true},
-	{[]string{"dirs"}, true},
-	{[]string{"dump"}, true},
-	{[]string{"environment", "env", "envi"}, false},
-	{[]string{"get_trace_mask", "gtmk"}, false},
-	{[]string{"initial_configuration", "icfg"}, true},
-	{[]string{"is_read_only", "isro"}, true},
-	{[]string{"last_snapshot", "lsnp"}, true},
-	{[]string{"leader", "lead"}, true},
-	{[]string{"monitor", "mntr"}, false},
-	{[]string{"observer_connection_stat_reset", "orst"}, true},
-	{[]string{"ruok"}, true},
-	{[]string{"set_trace_mask", "stmk"}, false},
-	{[]string{"server_stats", "srvr"}, true},
-	{[]string{"stats", "stat"}, true},
-	{[]string{"stat_reset", "srst"}, true},
-	{[]string{"observers", "obsr"}, true},
-	{[]string{"system_properties", "sysp"}, false},
-	{[]string{"voting_view"}, true},
-	{[]string{"watches", "wchc"}, true},
-	{[]string{"watches_by_path", "wchp"}, true},
-	{[]string{"watch_summary", "wchs"}, true},
-	{[]string{"zabstate"}, false},
+	{[]string{"connection_stat_reset", "crst"}, true, false},
+	{[]string{"configuration", "conf", "config"}, true, false},
+	{[]string{"connections", "cons"}, true, false},
+	{[]string{"hash"}, true, false},
+	{[]string{"dirs"}, true, false},
+	{[]string{"dump"}, true, false},
+	{[]string{"environment", "env", "envi"}, false, false},
+	{[]string{"get_trace_mask", "gtmk"}, false, false},
+	{[]string{"initial_configuration", "icfg"}, true, false},
+	{[]string{"is_read_only", "isro"}, true, false},
+	{[]string{"last_snapshot", "lsnp"}, true, false},
+	{[]string{"leader", "lead"}, true, false},
+	{[]string{"monitor", "mntr"}, false, false},
+	{[]string{"observer_connection_stat_reset", "orst"}, true, false},
+	{[]string{"restore", "rest"}, true, true},
+	{[]string{"ruok"}, true, false},
+	{[]string{"set_trace_mask", "stmk"}, false, false},
+	{[]string{"snapshot", "snap"}, true, true},
+	{[]string{"server_stats", "srvr"}, true, false},
+	{[]string{"stats", "stat"}, true, false},
+	{[]string{"stat_reset", "srst"}, true, false},
+	{[]string{"observers", "obsr"}, true, false},
+	{[]string{"system_properties", "sysp"}, false, false},
+	{[]string{"voting_view"}, true, false},
+	{[]string{"watches", "wchc"}, true, false},
+	{[]string{"watches_by_path", "wchp"}, true, false},
+	{[]string{"watch_summary", "wchs"}, true, false},
+	{[]string{"zabstate"}, false, false},
 }
 
 // LookupHTTP finds the command registered under name (primary name or alias).
@@ -157,7 +161,12 @@ func ErrorResponse(command, msg string) Object {
 const (
 	UnknownCommandPrefix = "Unknown command: "
 	NotInitializedMsg    = "server is not initialized"
-	TraceMaskMissingMsg  = "setTraceMask requires long traceMask argument"
+	// The snapshot and restore commands' authentication errors (Commands.runCommand).
+	AuthMissingMsg      = "Auth info is missing for the command"
+	NotAuthenticated    = "Not authenticated"
+	NotAuthorized       = "Not authorized"
+	AuthErrorMsg        = "Error occurred during auth"
+	TraceMaskMissingMsg = "setTraceMask requires long traceMask argument"
 )
 
 // TraceMaskBad is set_trace_mask's error for an argument that is not a long.

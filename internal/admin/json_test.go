@@ -28,11 +28,17 @@ func TestJSONCommandsAndAnswers(t *testing.T) {
 	if c, ok := LookupHTTP("mntr"); !ok || c.Primary() != "monitor" || c.ServerRequired {
 		t.Errorf("mntr -> %+v %v", c, ok)
 	}
-	if _, ok := LookupHTTP("snapshot"); ok {
-		t.Error("snapshot is listed though zkd does not serve it")
+	if c, ok := LookupHTTP("snap"); !ok || c.Primary() != "snapshot" || !c.NeedsAuth || !c.ServerRequired {
+		t.Errorf("snap -> %+v %v", c, ok)
 	}
-	if n := len(HTTPPrimaryNames()); n != 26 {
-		t.Errorf("%d commands, want ZooKeeper 3.8's 26", n)
+	if c, ok := LookupHTTP("rest"); !ok || c.Primary() != "restore" || !c.NeedsAuth {
+		t.Errorf("rest -> %+v %v", c, ok)
+	}
+	if c, _ := LookupHTTP("dump"); c.NeedsAuth {
+		t.Error("dump needs auth")
+	}
+	if n := len(HTTPPrimaryNames()); n != 28 {
+		t.Errorf("%d commands, want ZooKeeper 3.9's 28", n)
 	}
 	at := time.UnixMilli(1_700_000_000_000)
 	d := DumpJSON(DumpInfo{

@@ -108,7 +108,9 @@ func TestAdminServerMatchesZooKeeper(t *testing.T) {
 		"zkd":       "http://" + z.AdminAddr() + "/commands",
 	}
 	refList := adminList(t, client, base["zookeeper"])
-	zkdList := adminList(t, client, base["zkd"])
+	// snapshot and restore are 3.9's (they need authentication; server/adminsnap_test.go
+	// covers them): 3.8 does not list them.
+	zkdList := slices.DeleteFunc(adminList(t, client, base["zkd"]), func(c string) bool { return c == "snapshot" || c == "restore" })
 	if !slices.Equal(refList, zkdList) {
 		t.Errorf("command lists differ:\nzookeeper %v\nzkd       %v", refList, zkdList)
 	}

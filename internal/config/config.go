@@ -129,6 +129,12 @@ type Config struct {
 	AdminServerAddress string // admin.serverAddress; "" = 127.0.0.1
 	AdminServerPort    int    // admin.serverPort; 0 = 8080
 	AdminCommandURL    string // admin.commandURL; "" = /commands
+	// AdminServer snapshot/restore part: 3.9's admin.* keys for the snapshot and restore
+	// commands. Zero values are ZooKeeper's defaults (both enabled, one call per 5 minutes).
+	AdminSnapshotDisabled bool  // admin.snapshot.enabled is not "true"
+	AdminRestoreDisabled  bool  // admin.restore.enabled is not "true"
+	AdminRateLimiterMs    int64 // admin.rateLimiterIntervalInMS; 0 = 300000, -1 = written as <= 0
+	AdminNeedClientAuth   bool  // admin.needClientAuth (x509 needs TLS, which zkd lacks)
 	// Prometheus metrics part: the metricsProvider.* keys (metrics.go).
 	Metrics MetricsConfig
 	// Snapshot compression part: zookeeper.snapshot.compression.method, the format
@@ -350,6 +356,24 @@ func (c *Config) set(key, v string) error {
 	// Snapshot compression part: a system property in ZooKeeper, read once by SnapStream.
 	case "snapshot.compression.method":
 		c.SnapshotCompression = v
+	// AdminServer snapshot/restore part: Boolean.parseBoolean (anything but "true" is
+	// false), Integer.parseInt.
+	case "admin.snapshot.enabled":
+		c.AdminSnapshotDisabled = !strings.EqualFold(v, "true")
+	case "admin.restore.enabled":
+		c.AdminRestoreDisabled = !strings.EqualFold(v, "true")
+	case "admin.rateLimiterIntervalInMS":
+		var ms int
+		if ms, err = strconv.Atoi(v); err == nil {
+			// ZooKeeper's RateLimiter lets a call through whenever the interval has
+			// passed, so an interval <= 0 limits (nearly) nothing.
+			c.AdminRateLimiterMs = max(int64(ms), -1)
+			if ms == 0 {
+				c.AdminRateLimiterMs = -1
+			}
+		}
+	case "admin.needClientAuth":
+		c.AdminNeedClientAuth = strings.EqualFold(v, "true") // Boolean.getBoolean
 	default:
 		return errUnknownKey
 	}
@@ -371,6 +395,9 @@ var sysPropKeys = map[string]bool{
 	"admin.commandURL": true,
 	// Snapshot compression part.
 	"snapshot.compression.method": true,
+	// AdminServer snapshot/restore part.
+	"admin.snapshot.enabled": true, "admin.restore.enabled": true,
+	"admin.rateLimiterIntervalInMS": true, "admin.needClientAuth": true,
 }
 
 func canonicalKey(key string) string {
@@ -626,6 +653,19 @@ func (c *Config) String() string {
 	}
 	if c.AdminCommandURL != "" {
 		kv("admin.commandURL", c.AdminCommandURL)
+	}
+	// AdminServer snapshot/restore part.
+	if c.AdminSnapshotDisabled {
+		kv("admin.snapshot.enabled", false)
+	}
+	if c.AdminRestoreDisabled {
+		kv("admin.restore.enabled", false)
+	}
+	if c.AdminRateLimiterMs != 0 {
+		kv("admin.rateLimiterIntervalInMS", max(c.AdminRateLimiterMs, 0))
+	}
+	if c.AdminNeedClientAuth {
+		kv("admin.needClientAuth", true)
 	}
 	c.Metrics.render(kv)
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {

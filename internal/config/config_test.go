@@ -437,3 +437,29 @@ func TestAdminServerKeys(t *testing.T) {
 		}
 	}
 }
+
+// AdminServer snapshot/restore part: 3.9's keys, read as ZooKeeper reads them
+// (Boolean.parseBoolean, Integer.parseInt), and their round trip.
+func TestAdminSnapshotKeys(t *testing.T) {
+	c := mustParse(t, "dataDir=/d\nclientPort=2181\n")
+	if c.AdminSnapshotDisabled || c.AdminRestoreDisabled || c.AdminRateLimiterMs != 0 || c.AdminNeedClientAuth {
+		t.Errorf("defaults: %v %v %v %v", c.AdminSnapshotDisabled, c.AdminRestoreDisabled, c.AdminRateLimiterMs, c.AdminNeedClientAuth)
+	}
+	c = mustParse(t, "dataDir=/d\nclientPort=2181\nadmin.snapshot.enabled=no\nzookeeper.admin.restore.enabled=FALSE\n"+
+		"admin.rateLimiterIntervalInMS=1000\nadmin.needClientAuth=true\n")
+	if !c.AdminSnapshotDisabled || !c.AdminRestoreDisabled || c.AdminRateLimiterMs != 1000 || !c.AdminNeedClientAuth {
+		t.Errorf("set: %v %v %v %v", c.AdminSnapshotDisabled, c.AdminRestoreDisabled, c.AdminRateLimiterMs, c.AdminNeedClientAuth)
+	}
+	if back := mustParse(t, c.String()); !reflect.DeepEqual(back, c) {
+		t.Errorf("String does not round-trip:\n%s", c.String())
+	}
+	if c = mustParse(t, "dataDir=/d\nclientPort=2181\nadmin.rateLimiterIntervalInMS=0\n"); c.AdminRateLimiterMs != -1 {
+		t.Errorf("interval 0: %d, want -1 (no limit)", c.AdminRateLimiterMs)
+	}
+	if back := mustParse(t, c.String()); !reflect.DeepEqual(back, c) {
+		t.Errorf("String does not round-trip:\n%s", c.String())
+	}
+	if _, err := Parse(strings.NewReader("dataDir=/d\nclientPort=2181\nadmin.rateLimiterIntervalInMS=5m\n")); !errors.Is(err, ErrInvalid) {
+		t.Errorf("interval 5m: err = %v, want ErrInvalid", err)
+	}
+}
