@@ -66,13 +66,13 @@ type Registry struct {
 	reg *prometheus.Registry
 
 	summaries     map[string]prometheus.Summary
-	fsyncTime     prometheus.Summary // ms
-	snapshotTime  prometheus.Summary // ms
-	dbInitTime    prometheus.Summary // ms
-	readLatency   prometheus.Summary // ms
-	updateLatency prometheus.Summary // ms
-	batchSize     prometheus.Summary // txns per fsync
-	sessionQueue  prometheus.Summary // requests_in_session_queue
+	fsyncTime     prometheus.Summary  // ms
+	snapshotTime  prometheus.Summary  // ms
+	dbInitTime    prometheus.Summary  // ms
+	readLatency   prometheus.Observer // ms, a fastSummary
+	updateLatency prometheus.Observer // ms, a fastSummary
+	batchSize     prometheus.Summary  // txns per fsync
+	sessionQueue  prometheus.Observer // requests_in_session_queue, a fastSummary
 
 	fsyncSeconds      prometheus.Histogram
 	groupCommit       prometheus.Histogram
@@ -81,6 +81,14 @@ type Registry struct {
 	ops               [opSlots]atomic.Pointer[prometheus.Observer]
 
 	stats statsCache
+}
+
+// perRequestSummaries are the summaries observed on every request, kept as fastSummary
+// (client_golang's Summary would cost the core a lock and a quantile stream per request),
+// with the scale their values are recorded at: latencies in ms to the microsecond, queue
+// lengths as they are.
+var perRequestSummaries = map[string]float64{
+	"readlatency": 1000, "updatelatency": 1000, "requests_in_session_queue": 1,
 }
 
 // New returns a Registry with every ZooKeeper and zkd metric registered.
@@ -96,7 +104,14 @@ func New(opts Options) *Registry {
 		summaries: make(map[string]prometheus.Summary),
 	}
 	r.stats.maxAge, r.stats.wait = opts.StatsMaxAge, opts.StatsWait
+	fast := map[string]prometheus.Observer{}
 	summary := func(name string, objectives map[float64]float64) {
+		if scale, ok := perRequestSummaries[name]; ok {
+			f := newFastSummary(name, objectives, scale)
+			r.reg.MustRegister(f)
+			fast[name] = f
+			return
+		}
 		s := prometheus.NewSummary(prometheus.SummaryOpts{Name: name, Help: name, Objectives: objectives})
 		r.reg.MustRegister(s)
 		r.summaries[name] = s
@@ -118,10 +133,10 @@ func New(opts Options) *Registry {
 	r.fsyncTime = r.summaries["fsynctime"]
 	r.snapshotTime = r.summaries["snapshottime"]
 	r.dbInitTime = r.summaries["dbinittime"]
-	r.readLatency = r.summaries["readlatency"]
-	r.updateLatency = r.summaries["updatelatency"]
+	r.readLatency = fast["readlatency"]
+	r.updateLatency = fast["updatelatency"]
 	r.batchSize = r.summaries["sync_processor_batch_size"]
-	r.sessionQueue = r.summaries["requests_in_session_queue"]
+	r.sessionQueue = fast["requests_in_session_queue"]
 
 	r.fsyncSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "zkd_fsync_duration_seconds",

@@ -1,0 +1,91 @@
+package metrics
+
+import (
+	"math"
+	"sort"
+	"sync"
+	"time"
+
+	"github.com/HdrHistogram/hdrhistogram-go"
+	"github.com/prometheus/client_golang/prometheus"
+)
+
+// fastSummary is a Prometheus summary for values observed on every request (read and
+// update latency, session queue length), where client_golang's Summary costs too much: its
+// Observe takes a lock and feeds quantile streams. Observe here records into an HDR
+// histogram (a lock nobody else holds but a scrape, and an array increment); the quantiles
+// are computed at scrape time, over the current window and the one before (windows of
+// fastSummaryWindow, turned over by scrapes), while _sum and _count are cumulative, as a
+// summary's are.
+type fastSummary struct {
+	desc       *prometheus.Desc
+	quantiles  []float64
+	scale      float64 // values are recorded as value*scale integers
+	mu         sync.Mutex
+	cur, prev  *hdrhistogram.Histogram
+	windowFrom time.Time
+	window     time.Duration
+	sum        float64
+	count      uint64
+}
+
+// nan is a quantile with no observations, as client_golang's Summary reports it.
+var nan = math.NaN()
+
+// fastSummaryWindow is how long observations count towards the quantiles.
+const fastSummaryWindow = time.Minute
+
+// fastSummaryMax is the largest value recorded, in scaled units; larger ones are clamped.
+const fastSummaryMax = 3_600_000_000
+
+func newFastSummary(name string, objectives map[float64]float64, scale float64) *fastSummary {
+	q := make([]float64, 0, len(objectives))
+	for k := range objectives {
+		q = append(q, k)
+	}
+	sort.Float64s(q)
+	return &fastSummary{
+		desc:       prometheus.NewDesc(name, name, nil, nil),
+		quantiles:  q,
+		scale:      scale,
+		cur:        hdrhistogram.New(0, fastSummaryMax, 2),
+		prev:       hdrhistogram.New(0, fastSummaryMax, 2),
+		windowFrom: time.Now(),
+		window:     fastSummaryWindow,
+	}
+}
+
+// Observe records v (prometheus.Observer).
+func (s *fastSummary) Observe(v float64) {
+	iv := int64(v * s.scale)
+	iv = min(max(iv, 0), fastSummaryMax)
+	s.mu.Lock()
+	s.cur.RecordValue(iv) //nolint:errcheck // clamped into range above
+	s.sum += v
+	s.count++
+	s.mu.Unlock()
+}
+
+func (s *fastSummary) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
+
+func (s *fastSummary) Collect(ch chan<- prometheus.Metric) {
+	s.mu.Lock()
+	if time.Since(s.windowFrom) >= s.window {
+		s.prev, s.cur = s.cur, s.prev
+		s.cur.Reset()
+		s.windowFrom = time.Now()
+	}
+	h := hdrhistogram.Import(s.prev.Export())
+	h.Merge(s.cur)
+	sum, count := s.sum, s.count
+	s.mu.Unlock()
+	qs := make(map[float64]float64, len(s.quantiles))
+	for _, q := range s.quantiles {
+		if h.TotalCount() == 0 {
+			qs[q] = nan
+			continue
+		}
+		qs[q] = float64(h.ValueAtQuantile(q*100)) / s.scale
+	}
+	ch <- prometheus.MustNewConstSummary(s.desc, count, sum, qs)
+}

@@ -1,0 +1,57 @@
+package metrics
+
+import (
+	"math"
+	"testing"
+
+	"github.com/prometheus/client_golang/prometheus"
+	dto "github.com/prometheus/client_model/go"
+)
+
+func collectSummary(t *testing.T, s *fastSummary) *dto.Summary {
+	t.Helper()
+	ch := make(chan prometheus.Metric, 1)
+	s.Collect(ch)
+	var m dto.Metric
+	if err := (<-ch).Write(&m); err != nil {
+		t.Fatal(err)
+	}
+	return m.GetSummary()
+}
+
+func TestFastSummary(t *testing.T) {
+	s := newFastSummary("readlatency", advancedObjectives, 1000)
+	if got := collectSummary(t, s); got.GetSampleCount() != 0 || !math.IsNaN(got.GetQuantile()[0].GetValue()) {
+		t.Fatalf("empty summary: %v", got)
+	}
+	for i := 1; i <= 1000; i++ {
+		s.Observe(float64(i) / 10) // 0.1 .. 100 ms
+	}
+	got := collectSummary(t, s)
+	if got.GetSampleCount() != 1000 || math.Abs(got.GetSampleSum()-50050) > 1e-6 {
+		t.Fatalf("count %d sum %v, want 1000, 50050", got.GetSampleCount(), got.GetSampleSum())
+	}
+	want := map[float64]float64{0.5: 50, 0.9: 90, 0.99: 99}
+	if len(got.GetQuantile()) != len(want) {
+		t.Fatalf("quantiles %v", got.GetQuantile())
+	}
+	for _, q := range got.GetQuantile() {
+		if w := want[q.GetQuantile()]; math.Abs(q.GetValue()-w) > w*0.02 {
+			t.Errorf("quantile %v = %v, want %v within 2%%", q.GetQuantile(), q.GetValue(), w)
+		}
+	}
+	// Two windows later the old observations no longer count towards the quantiles; the
+	// sum and count stay cumulative.
+	s.window = 0
+	collectSummary(t, s)
+	s.Observe(7)
+	got = collectSummary(t, s)
+	if got.GetSampleCount() != 1001 {
+		t.Fatalf("count %d, want 1001", got.GetSampleCount())
+	}
+	for _, q := range got.GetQuantile() {
+		if math.Abs(q.GetValue()-7) > 0.1 {
+			t.Errorf("quantile %v = %v after the windows turned, want 7", q.GetQuantile(), q.GetValue())
+		}
+	}
+}
