@@ -5,6 +5,8 @@ import (
 	"runtime"
 	"strconv"
 	"sync/atomic"
+
+	"github.com/zkd-io/zkd/jute"
 )
 
 // SetZxidCounterStart makes a new leader's zxid counter start at n instead of 0, to reach
@@ -34,4 +36,20 @@ func GoroutineID() int64 {
 	}
 	id, _ := strconv.ParseInt(string(b), 10, 64)
 	return id
+}
+
+// SessionQueue lists the opcodes of the requests waiting in a session's queue on s, in
+// order; ok is false when s has no such session (or does not run).
+func SessionQueue(s *Server, id int64) (ops []jute.OpCode, ok bool) {
+	s.Query(func() {
+		sess := s.sessions[id]
+		if sess == nil {
+			return
+		}
+		ok = true
+		for _, q := range sess.queue {
+			ops = append(ops, q.req.hdr.Type)
+		}
+	})
+	return ops, ok
 }

@@ -3,6 +3,7 @@ package server_test
 import (
 	"encoding/binary"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -101,6 +102,14 @@ func TestEnsembleReconnectDuringHeldCloseIsClosed(t *testing.T) {
 		req(2, jute.OpSync, &jute.PathRequest{Path: "/"}),
 		req(3, jute.OpCloseSession, nil),
 	)
+	// The burst is written before the reconnect is sent, but the two connections reach the
+	// core on their own goroutines: a reconnect handled first closes the old connection and
+	// its requests are never read, so the session rightly stays open. Reconnect only once
+	// the close waits in the session's queue (or the session is gone already).
+	waitFor(t, "the close queued behind the sync", func() bool {
+		ops, ok := server.SessionQueue(e.members[f].srv, a.Session)
+		return !ok || slices.Contains(ops, jute.OpCloseSession)
+	})
 	b := rawzk.Dial(t, addr)
 	resp, err := b.Handshake(&jute.ConnectRequest{TimeOut: a.Timeout, SessionID: a.Session, Passwd: a.Passwd, HasReadOnly: true})
 	if err != nil {
