@@ -53,6 +53,13 @@ var dashboardNames = []string{
 	"jvm_threads_current", "jvm_gc_collection_seconds_count", "jvm_gc_collection_seconds_sum",
 	"process_cpu_seconds_total", "process_open_fds", "process_max_fds",
 	"process_resident_memory_bytes", "process_start_time_seconds",
+	// Grafana's own ZooKeeper library (github.com/grafana/jsonnet-libs, zookeeper-observ-lib:
+	// signals/*.libsonnet and prometheus_rules_out/prometheus_alerts.yaml, read for this
+	// list): its Prometheus queries on a standalone member (quorum_size and leader_uptime
+	// are checked on an ensemble in TestMetricsEnsemble).
+	"outstanding_requests", "num_alive_connections", "watch_count", "znode_count",
+	"min_latency", "max_latency", "avg_latency", "jvm_memory_bytes_used", "jvm_memory_bytes_max",
+	"jvm_threads_deadlocked",
 }
 
 // series is one scrape: every sample by the name PromQL sees (summary and histogram parts
@@ -290,6 +297,11 @@ func TestMetricsEnsemble(t *testing.T) {
 		m := gathered(t, regs[l])
 		return m["learners"] == 2 && m["synced_followers"] == 2 && m["proposal_count"] >= 1 && m["commit_count"] >= 1
 	})
+	// Grafana's zookeeper-observ-lib tells the leader by leader_uptime (> 0 on the leader,
+	// absent elsewhere).
+	if _, ok := gathered(t, regs[l])["leader_uptime"]; !ok {
+		t.Error("the leader exports no leader_uptime")
+	}
 	if m := gathered(t, regs[1]); m["updatelatency"] < 1 {
 		t.Errorf("server 1 answered a create; updatelatency counts %v", m["updatelatency"])
 	}

@@ -276,11 +276,14 @@ var (
 	jvmCommittedDesc = prometheus.NewDesc("jvm_memory_bytes_committed", "Committed (bytes) of a given JVM memory area (Go: mapped and not released).", []string{"area"}, nil)
 	jvmMaxDesc       = prometheus.NewDesc("jvm_memory_bytes_max", "Max (bytes) of a given JVM memory area (Go: the memory limit, -1 when unset).", []string{"area"}, nil)
 	jvmThreadsDesc   = prometheus.NewDesc("jvm_threads_current", "Current thread count of a JVM (Go: goroutines).", nil, nil)
-	jvmGCDesc        = prometheus.NewDesc("jvm_gc_collection_seconds", "Time spent in a given JVM garbage collector in seconds (Go: stop-the-world pauses).", []string{"gc"}, nil)
+	// Dashboards alert on it (grafana/jsonnet-libs zookeeper-observ-lib's JvmThreadsDeadlocked);
+	// a Go process whose goroutines all block is stopped by the runtime instead, so it is 0.
+	jvmDeadlockedDesc = prometheus.NewDesc("jvm_threads_deadlocked", "Threads in a deadlock cycle (Go: always 0; the runtime stops a process whose goroutines all block).", nil, nil)
+	jvmGCDesc         = prometheus.NewDesc("jvm_gc_collection_seconds", "Time spent in a given JVM garbage collector in seconds (Go: stop-the-world pauses).", []string{"gc"}, nil)
 )
 
 func (jvmCollector) Describe(ch chan<- *prometheus.Desc) {
-	for _, d := range []*prometheus.Desc{jvmUsedDesc, jvmCommittedDesc, jvmMaxDesc, jvmThreadsDesc, jvmGCDesc} {
+	for _, d := range []*prometheus.Desc{jvmUsedDesc, jvmCommittedDesc, jvmMaxDesc, jvmThreadsDesc, jvmDeadlockedDesc, jvmGCDesc} {
 		ch <- d
 	}
 }
@@ -315,6 +318,7 @@ func (jvmCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(jvmMaxDesc, prometheus.GaugeValue, heapMax, "heap")
 	ch <- prometheus.MustNewConstMetric(jvmMaxDesc, prometheus.GaugeValue, -1, "nonheap")
 	ch <- prometheus.MustNewConstMetric(jvmThreadsDesc, prometheus.GaugeValue, v(5))
+	ch <- prometheus.MustNewConstMetric(jvmDeadlockedDesc, prometheus.GaugeValue, 0)
 	count, sum, _ := gcPauses()
 	ch <- prometheus.MustNewConstSummary(jvmGCDesc, count, sum, nil, "go")
 }
