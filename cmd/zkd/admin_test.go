@@ -101,4 +101,27 @@ func TestAdminSnapshotFromZooCfg(t *testing.T) {
 	if err := runTool([]string{"snapshot", file}, &out, &errb); err != nil || !strings.Contains(out.String(), "/zookeeper/config") {
 		t.Errorf("zkd tool snapshot of the streamed snapshot: %v %s\n%s", err, errb.String(), out.String())
 	}
+
+	// zkd tool save does the same download, checks it and renames it into place.
+	saved := filepath.Join(dir, "saved.snap")
+	base := fmt.Sprintf("http://127.0.0.1:%d/commands", adminPort)
+	out.Reset()
+	if err := runTool([]string{"save", base, saved, "--auth", "digest someone:pw"}, &out, &errb); err != nil {
+		t.Fatalf("zkd tool save: %v %s", err, errb.String())
+	}
+	if !strings.Contains(out.String(), "saved "+saved) {
+		t.Errorf("zkd tool save printed %q", out.String())
+	}
+	out.Reset()
+	if err := runTool([]string{"snapshot", saved}, &out, &errb); err != nil || !strings.Contains(out.String(), "/zookeeper/config") {
+		t.Errorf("zkd tool snapshot of the saved snapshot: %v %s\n%s", err, errb.String(), out.String())
+	}
+	// A refused download leaves no file.
+	refused := filepath.Join(dir, "refused.snap")
+	if err := runTool([]string{"save", base, refused}, &out, &errb); err == nil {
+		t.Error("zkd tool save without credentials succeeded")
+	}
+	if _, err := os.Stat(refused); !os.IsNotExist(err) {
+		t.Errorf("a refused save left %s: %v", refused, err)
+	}
 }

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"flag"
 	"fmt"
 	"io"
@@ -18,6 +19,8 @@ const toolUsage = `usage: zkd tool COMMAND [flags] ARGS
   repair FILE [--fix-crc]                cut a log's torn or corrupt tail (FILE.bak keeps the original)
   diff SNAP1 SNAP2                       the znodes that differ
   summary SNAP [--depth N] [--top N]     node counts and data bytes by subtree
+  save URL FILE [--auth "digest u:p"]    fetch a consistent snapshot from a running server's
+                                         AdminServer (URL: http://host:8080/commands)
 Dates print in the local time zone (TZ), as the Java tools do.`
 
 // runTool runs `zkd tool ...`.
@@ -38,6 +41,7 @@ func runTool(args []string, stdout, stderr io.Writer) error {
 	fixCRC := fset.Bool("fix-crc", false, "recompute mismatched checksums instead of cutting there")
 	depth := fset.Int("depth", 1, "subtree depth for summary")
 	top := fset.Int("top", 20, "subtrees to list in summary (0: all)")
+	auth := fset.String("auth", "", `save: the Authorization header, e.g. "digest super:secret"`)
 	pos, err := parseInterleaved(fset, args[1:])
 	if err != nil {
 		return err
@@ -83,6 +87,11 @@ func runTool(args []string, stdout, stderr io.Writer) error {
 			return err
 		}
 		return datatool.Summary(stdout, pos[0], *depth, *top)
+	case "save":
+		if err := need(2); err != nil {
+			return err
+		}
+		return datatool.Save(context.Background(), stdout, pos[0], *auth, pos[1])
 	}
 	return fmt.Errorf("tool: unknown command %q\n%s", cmd, toolUsage)
 }
