@@ -411,7 +411,7 @@ func (s *Server) applyTxn(p *pendingTxn) {
 	s.prep.Applied(txn.Header.Zxid)
 	s.txnsSinceSnap++
 	for _, ev := range res.Events {
-		s.notify(ev)
+		s.notify(ev, txn.Header.Zxid)
 	}
 	defer s.maybeSnapshot()
 	if txn.Header.Type == jute.OpCreateSession {
@@ -511,7 +511,10 @@ func (s *Server) sessionClosed(id int64, expired bool, by *conn) {
 // credentials lack READ on the event's node (ev.ACL: the parent's for NodeChildrenChanged)
 // does not get the event, whatever mode of watch fired; its one-shot watches are consumed
 // all the same. The check is the one reads make (super and skipACL pass).
-func (s *Server) notify(ev datatree.Event) {
+//
+// The header carries zxid, the txn's that fired the watch, as ZooKeeper 3.9 sends it
+// (ZOOKEEPER-4655; 3.8 sends -1).
+func (s *Server) notify(ev datatree.Event, zxid int64) {
 	for _, f := range s.watches.Trigger(ev.Path, ev.Type) {
 		c := s.watchConns[f.Watcher]
 		if c == nil {
@@ -522,7 +525,7 @@ func (s *Server) notify(ev datatree.Event) {
 			continue
 		}
 		c.send(outMsg{
-			hdr:  jute.ReplyHeader{Xid: jute.XidNotification, Zxid: -1},
+			hdr:  jute.ReplyHeader{Xid: jute.XidNotification, Zxid: zxid},
 			body: &jute.WatcherEvent{Type: f.Type, State: jute.StateSyncConnected, Path: f.Path},
 		})
 	}

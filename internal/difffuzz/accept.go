@@ -31,6 +31,7 @@ var acceptances = []acceptance{
 	{row: "ZOOKEEPER-4026", match: acceptMultiCreateOpcode},
 	{row: "ZOOKEEPER-4240", match: acceptIPv6ACL},
 	{row: "ZOOKEEPER-4466", match: acceptWatchModes},
+	{row: "ZOOKEEPER-4655", match: acceptEventZxids},
 	{row: "zkd-internal-ops", match: acceptInternalOps},
 }
 
@@ -335,4 +336,46 @@ func acceptInternalOps(c *diffCase) (bool, bool) {
 		return false, false
 	}
 	return c.zkd.Replied && c.zkd.Err == jute.ErrUnimplemented && c.zkd.Closed, true
+}
+
+// ZOOKEEPER-4655: 3.9 and zkd send the zxid of the txn that fired a watch in the
+// notification's header, 3.8.0 sends -1 (Norm.Event shows it only when it is not -1).
+// Accepted where the outcomes are equal without the notifications' zxids, and every zxid
+// zkd sent is that of one of the step's replies (the txn that fired it), or -1.
+func acceptEventZxids(c *diffCase) (bool, bool) {
+	strip := func(lines []string) ([]string, []string) {
+		var out, zxids []string
+		for _, l := range lines {
+			if isEvent(l) {
+				if i := strings.Index(l, " zxid="); i >= 0 {
+					zxids = append(zxids, l[i+len(" zxid="):])
+					l = l[:i]
+				}
+			}
+			out = append(out, l)
+		}
+		return out, zxids
+	}
+	ref, refZ := strip(c.ref.Lines)
+	zkd, zkdZ := strip(c.zkd.Lines)
+	if len(refZ) != 0 || len(zkdZ) == 0 || !slices.Equal(ref, zkd) {
+		return false, false
+	}
+	replies := map[string]bool{}
+	for _, l := range c.zkd.Lines {
+		if i := strings.Index(l, ": reply "); i >= 0 && !isEvent(l) {
+			for _, x := range strings.Fields(l[i:]) {
+				if z, ok := strings.CutPrefix(x, "zxid="); ok {
+					replies[z] = true
+					break
+				}
+			}
+		}
+	}
+	for _, z := range zkdZ {
+		if !replies[z] {
+			return false, false
+		}
+	}
+	return true, false
 }

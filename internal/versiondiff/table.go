@@ -89,9 +89,9 @@ var Table = []Row{
 		ID:    "ZOOKEEPER-4655",
 		What:  "the zxid in a watch notification's reply header",
 		ZK380: "-1",
-		ZK39:  "the zxid of the txn that fired it; -1 for setWatches' immediate events (3.9.0)",
-		Zkd:   "-1",
-		Why:   "not moved yet: clients of both releases ignore it; the differential tests and the fuzzer show the field whenever it is not -1",
+		ZK39:  "the zxid of the txn that fired it (all of a multi's events carry the multi's); -1 for setWatches' immediate events (3.9.0: WatchedEvent.getZxid, ServerCnxn.process)",
+		Zkd:   "as 3.9",
+		Why:   "follows 3.9; clients that ignore it (3.8's, go-zookeeper, zkd's) are unaffected",
 	},
 	{
 		ID:    "zkd-close-order",
