@@ -17,16 +17,9 @@ import (
 // initial_configuration answers the file as written.
 func TestAdminServerFromZooCfg(t *testing.T) {
 	dir := t.TempDir()
-	port, adminPort := freePort(t), freePort(t)
-	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n"+
-		"admin.enableServer=true\nzookeeper.admin.serverPort=%d\nadmin.commandURL=/admin\n",
-		filepath.Join(dir, "data"), port, adminPort)
-	cfgPath := filepath.Join(dir, "zoo.cfg")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p := spawn(t, fmt.Sprintf("127.0.0.1:%d", port), []string{"--config", cfgPath, "--log-level", "warn"})
-	p.waitMode(t, func(m string) bool { return m == "standalone" })
+	adminPort := freePort(t)
+	p, cfg := startFromZooCfg(t, dir, fmt.Sprintf(
+		"admin.enableServer=true\nzookeeper.admin.serverPort=%d\nadmin.commandURL=/admin\n", adminPort))
 
 	client := &http.Client{Timeout: 60 * time.Second}
 	resp, err := client.Get(fmt.Sprintf("http://127.0.0.1:%d/admin/icfg", adminPort))
@@ -52,17 +45,9 @@ func TestAdminServerFromZooCfg(t *testing.T) {
 // `zkd tool snapshot`.
 func TestAdminSnapshotFromZooCfg(t *testing.T) {
 	dir := t.TempDir()
-	port, adminPort := freePort(t), freePort(t)
-	cfg := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n"+
-		"admin.enableServer=true\nadmin.serverPort=%d\nadmin.rateLimiterIntervalInMS=0\n"+
-		"zookeeper.admin.restore.enabled=false\n",
-		filepath.Join(dir, "data"), port, adminPort)
-	cfgPath := filepath.Join(dir, "zoo.cfg")
-	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	p := spawn(t, fmt.Sprintf("127.0.0.1:%d", port), []string{"--config", cfgPath, "--log-level", "warn"})
-	p.waitMode(t, func(m string) bool { return m == "standalone" })
+	adminPort := freePort(t)
+	p, _ := startFromZooCfg(t, dir, fmt.Sprintf("admin.enableServer=true\nadmin.serverPort=%d\n"+
+		"admin.rateLimiterIntervalInMS=0\nzookeeper.admin.restore.enabled=false\n", adminPort))
 
 	get := func(method, cmd string) (*http.Response, []byte) {
 		t.Helper()

@@ -64,6 +64,23 @@ func freePort(t *testing.T) int {
 	return ln.Addr().(*net.TCPAddr).Port
 }
 
+// startFromZooCfg writes dir/zoo.cfg for a standalone zkd on a free loopback port with its
+// data in dir/data, then extra (zoo.cfg lines), starts zkd on it and waits until it serves.
+// It returns the process and the file's text.
+func startFromZooCfg(t *testing.T, dir, extra string) (*proc, string) {
+	t.Helper()
+	port := freePort(t)
+	text := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n%s",
+		filepath.Join(dir, "data"), port, extra)
+	path := filepath.Join(dir, "zoo.cfg")
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	p := spawn(t, fmt.Sprintf("127.0.0.1:%d", port), []string{"--config", path, "--log-level", "warn"})
+	p.waitMode(t, func(m string) bool { return m == "standalone" })
+	return p, text
+}
+
 type proc struct {
 	*child.Proc
 	addr string

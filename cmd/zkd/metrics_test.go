@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"io"
 	"net/http"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -15,23 +13,12 @@ import (
 // /metrics endpoint where they say, with the JVM-info metrics switched as they say.
 func TestPrometheusEndpointFromZooCfg(t *testing.T) {
 	dir := t.TempDir()
-	port, mport := freePort(t), freePort(t)
-	cfg := filepath.Join(dir, "zoo.cfg")
-	text := fmt.Sprintf(`tickTime=2000
-dataDir=%s
-clientPort=%d
-clientPortAddress=127.0.0.1
-metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
+	mport := freePort(t)
+	p, _ := startFromZooCfg(t, dir, fmt.Sprintf(`metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
 metricsProvider.httpHost=127.0.0.1
 metricsProvider.httpPort=%d
 metricsProvider.exportJvmInfo=false
-`, filepath.Join(dir, "data"), port, mport)
-	if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	p := spawn(t, addr, []string{"--config", cfg, "--log-level", "warn"})
-	p.waitMode(t, func(m string) bool { return m == "standalone" })
+`, mport))
 
 	url := fmt.Sprintf("http://127.0.0.1:%d/metrics", mport)
 	var body string

@@ -2,7 +2,6 @@ package main
 
 import (
 	"fmt"
-	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -20,15 +19,7 @@ func TestZooEnvStandalone(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts a process")
 	}
-	var ports []int
-	for range 3 {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		ports = append(ports, ln.Addr().(*net.TCPAddr).Port)
-		ln.Close()
-	}
+	ports := []int{freePort(t), freePort(t), freePort(t)}
 	dir := t.TempDir()
 	addr := fmt.Sprintf("127.0.0.1:%d", ports[0])
 	env := []string{
