@@ -332,9 +332,12 @@ func (s *Server) onRequest(c *conn, r *request) {
 			s.release()
 			return
 		}
-		// SASL is not configured: answer as ZooKeeper without a SASL provider does, with
-		// an empty challenge, and keep the connection.
-		c.send(outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Zxid: 0}, body: &jute.SASLToken{}})
+		// SASL is not configured. ZooKeeper answers an empty challenge and keeps the
+		// connection, which a SASL client retries forever (row zkd-sasl-unconfigured);
+		// zkd ends it as ZooKeeper ends a failed SASL exchange: AUTHFAILED, then close.
+		s.log.Warn("SASL authentication requested but SASL is not configured: closing connection",
+			"session", hex(sess.id), "remote", c.remote)
+		c.sendAndClose(&outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Zxid: 0, Err: jute.ErrAuthFailed}, body: &jute.SASLToken{}})
 		s.release()
 		return
 	}

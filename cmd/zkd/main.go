@@ -69,6 +69,11 @@ func run(args []string) error {
 	logger := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: level}))
 
 	if *pprofAddr != "" {
+		// /debug/pprof has no authentication and can stall the process (a long CPU
+		// profile, a heap dump of a large tree): loopback only.
+		if !loopbackHostPort(*pprofAddr) {
+			return fmt.Errorf("--pprof %s: only a loopback address (127.0.0.1:PORT, [::1]:PORT, localhost:PORT) is allowed", *pprofAddr)
+		}
 		ln, err := net.Listen("tcp", *pprofAddr)
 		if err != nil {
 			return fmt.Errorf("--pprof: %w", err)
@@ -323,4 +328,18 @@ func clientPortFromServers(cfg *config.Config) error {
 		cfg.ClientPortAddress = spec.ClientHost
 	}
 	return nil
+}
+
+// loopbackHostPort reports whether addr names a loopback host (an empty host would mean
+// every interface).
+func loopbackHostPort(addr string) bool {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return false
+	}
+	if host == "localhost" {
+		return true
+	}
+	ip := net.ParseIP(host)
+	return ip != nil && ip.IsLoopback()
 }

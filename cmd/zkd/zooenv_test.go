@@ -96,3 +96,16 @@ func TestClientPortFromServers(t *testing.T) {
 		t.Fatalf("client port %d address %q, want this server's 2182 on 10.0.0.2", cfg.ClientPort, cfg.ClientPortAddress)
 	}
 }
+
+// TestPprofLoopbackOnly: --pprof refuses an address that is not loopback, so the
+// unauthenticated profiler cannot be opened on every interface by mistake.
+func TestPprofLoopbackOnly(t *testing.T) {
+	for addr, want := range map[string]bool{
+		"127.0.0.1:6060": true, "[::1]:6060": true, "localhost:6060": true,
+		":6060": false, "0.0.0.0:6060": false, "10.1.2.3:6060": false, "example.com:6060": false, "6060": false,
+	} {
+		if got := loopbackHostPort(addr); got != want {
+			t.Errorf("loopbackHostPort(%q) = %v, want %v", addr, got, want)
+		}
+	}
+}

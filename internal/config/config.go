@@ -143,6 +143,9 @@ type Config struct {
 	// read whatever it says.
 	SnapshotCompression string
 
+	// Security part (issue 12): TLS, SASL, x509 and enforced authentication keys.
+	Security Security
+
 	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
 	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
 	Unknown []string
@@ -277,6 +280,9 @@ func (c *Config) set(key, v string) error {
 	}
 	if c.Metrics.setMetricsKey(key, v) {
 		return nil
+	}
+	if handled, err := c.Security.setSecurityKey(key, v); handled {
+		return err
 	}
 	var err error
 	switch canonicalKey(key) {
@@ -572,6 +578,7 @@ func (c *Config) validate(file string) error {
 		bad("admin.commandURL", c.AdminCommandURL, `must start with "/"`)
 	}
 	c.Metrics.validate(bad)
+	c.Security.validate(bad)
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[id]
 		key := fmt.Sprintf("server.%d", id)

@@ -32,6 +32,7 @@ var acceptances = []acceptance{
 	{row: "ZOOKEEPER-4240", match: acceptIPv6ACL},
 	{row: "ZOOKEEPER-4466", match: acceptWatchModes},
 	{row: "zkd-internal-ops", match: acceptInternalOps},
+	{row: "zkd-sasl-unconfigured", match: acceptSASLUnconfigured},
 }
 
 // explain returns the row that explains the difference at step i, or "".
@@ -341,6 +342,15 @@ func acceptInternalOps(c *diffCase) (bool, bool) {
 		return false, false
 	}
 	return c.zkd.Replied && c.zkd.Err == jute.ErrUnimplemented && c.zkd.Closed, true
+}
+
+// zkd-sasl-unconfigured: neither server has SASL configured; the reference answers OK with
+// an empty token, zkd AUTHFAILED and closes. The session is gone on zkd: stop.
+func acceptSASLUnconfigured(c *diffCase) (bool, bool) {
+	if c.st.Op != jute.OpSASL || !c.ref.Replied || c.ref.Err != jute.OK {
+		return false, false
+	}
+	return c.zkd.Replied && c.zkd.Err == jute.ErrAuthFailed && c.zkd.Closed, true
 }
 
 // ZOOKEEPER-4655: 3.9 and zkd send the zxid of the txn that fired a watch in the

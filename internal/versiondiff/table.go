@@ -118,6 +118,14 @@ var Table = []Row{
 		Why:   "serving them lets any client delete another's containers without an ACL check and open sessions that skip the handshake's checks; no client library sends them",
 	},
 	{
+		ID:    "zkd-sasl-unconfigured",
+		What:  "a SASL request (102) to a server with no SASL configured",
+		ZK380: "OK with an empty token, connection kept (the connection has no SaslServer: processSasl's NullPointerException is caught); a SASL client answers and is answered again, forever",
+		ZK39:  "the same (3.9.4 ZooKeeperServer.processSasl)",
+		Zkd:   "AUTHFAILED with an empty token, then the connection closed, as ZooKeeper ends a failed SASL exchange",
+		Why:   "issue 12: kazoo's SASL login against a server without SASL spun at thousands of packets a second instead of failing",
+	},
+	{
 		ID:    "zkd-setacl-outstanding",
 		What:  "a request prepared while a setACL of its node (or, for creates and deletes, its parent) is still outstanding, e.g. pipelined behind it",
 		ZK380: "checked against the old ACL: the ChangeRecord setACL adds to the outstanding changes keeps the node's previous ACL, so a pipelined write passes or fails by timing",

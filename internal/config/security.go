@@ -1,0 +1,286 @@
+package config
+
+import (
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// The security part of the settings (issue 12): ZooKeeper's keys for client and quorum TLS,
+// SASL, x509, enforced authentication and quorum SASL, read as ZooKeeper 3.8/3.9 reads them
+// (zoo.cfg keys, or the same names as "zookeeper."-prefixed system properties).
+//
+// zkd fails closed: a key that asks for security zkd does not provide stops start-up with an
+// error naming it, rather than being logged as unknown while the server runs without the
+// protection the operator configured. notImplemented lists those keys; a part that implements
+// a feature takes its keys out of it.
+
+// Security holds the security keys. The zero value asks for nothing.
+type Security struct {
+	SecureClientPort        int    // secureClientPort; 0 = no TLS client port
+	SecureClientPortAddress string // secureClientPortAddress; "" = all interfaces
+	ClientPortUnification   bool   // client.portUnification: TLS and plaintext on clientPort
+	ClientCertReload        bool   // client.certReload
+	// SSL holds the client-side ssl.* keys by the name after "ssl." ("keyStore.location",
+	// "clientAuth", ...); SSLQuorum the ssl.quorum.* keys by the name after "ssl.quorum.".
+	SSL       map[string]string
+	SSLQuorum map[string]string
+
+	QuorumTLS              bool // sslQuorum
+	QuorumPortUnification  bool // portUnification
+	QuorumCertReload       bool // sslQuorumReloadCertFiles
+	ServerCnxnFactoryClass string
+
+	// AuthProviders maps the part after "authProvider." to the provider class
+	// (authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider).
+	AuthProviders                map[string]string
+	EnforceAuth                  bool     // enforce.auth.enabled
+	EnforceAuthSchemes           []string // enforce.auth.schemes, trimmed, in order
+	SessionRequireClientSASLAuth bool     // sessionRequireClientSASLAuth
+	AllowSASLFailedClients       bool     // allowSaslFailedClients
+	KerberosRemoveHost           bool     // kerberos.removeHostFromPrincipal
+	KerberosRemoveRealm          bool     // kerberos.removeRealmFromPrincipal
+	SASLSuperUser                string   // superUser: a SASL id that is also super
+	X509SuperUser                string   // X509AuthenticationProvider.superUser
+	// JAASConfig is the JAAS login configuration file (Java's
+	// java.security.auth.login.config system property); SASLServerSection the section of
+	// it that configures the client-facing SASL server (sasl.serverconfig, "Server").
+	JAASConfig        string
+	SASLServerSection string
+
+	QuorumSASL                bool   // quorum.auth.enableSasl
+	QuorumLearnerRequireSASL  bool   // quorum.auth.learnerRequireSasl
+	QuorumServerRequireSASL   bool   // quorum.auth.serverRequireSasl
+	QuorumLearnerLoginContext string // quorum.auth.learner.saslLoginContext
+	QuorumServerLoginContext  string // quorum.auth.server.saslLoginContext
+	QuorumKerberosPrincipal   string // quorum.auth.kerberos.servicePrincipal
+
+	// asked lists, in file order, the keys given with a value that asks for something.
+	asked []askedKey
+}
+
+type askedKey struct{ key, value string }
+
+// Provider classes ZooKeeper ships, for authProvider.N.
+const (
+	DigestProviderClass = "org.apache.zookeeper.server.auth.DigestAuthenticationProvider"
+	IPProviderClass     = "org.apache.zookeeper.server.auth.IPAuthenticationProvider"
+	SASLProviderClass   = "org.apache.zookeeper.server.auth.SASLAuthenticationProvider"
+	X509ProviderClass   = "org.apache.zookeeper.server.auth.X509AuthenticationProvider"
+)
+
+// notImplemented maps each security key zkd cannot yet honour to the feature it asks for. A
+// key listed here and given with a value that asks for something stops start-up.
+var notImplemented = map[string]string{
+	"secureClientPort":                      "client TLS",
+	"secureClientPortAddress":               "client TLS",
+	"client.portUnification":                "client TLS",
+	"client.certReload":                     "client TLS",
+	"ssl.*":                                 "client TLS",
+	"ssl.quorum.*":                          "quorum TLS",
+	"sslQuorum":                             "quorum TLS",
+	"portUnification":                       "quorum TLS",
+	"sslQuorumReloadCertFiles":              "quorum TLS",
+	"authProvider.*":                        "SASL or x509 authentication",
+	"enforce.auth.enabled":                  "enforced authentication",
+	"enforce.auth.schemes":                  "enforced authentication",
+	"sessionRequireClientSASLAuth":          "SASL authentication",
+	"allowSaslFailedClients":                "SASL authentication",
+	"kerberos.removeHostFromPrincipal":      "SASL authentication",
+	"kerberos.removeRealmFromPrincipal":     "SASL authentication",
+	"superUser":                             "SASL authentication",
+	"X509AuthenticationProvider.superUser":  "x509 authentication",
+	"java.security.auth.login.config":       "SASL authentication",
+	"sasl.serverconfig":                     "SASL authentication",
+	"quorum.auth.enableSasl":                "quorum SASL",
+	"quorum.auth.learnerRequireSasl":        "quorum SASL",
+	"quorum.auth.serverRequireSasl":         "quorum SASL",
+	"quorum.auth.learner.saslLoginContext":  "quorum SASL",
+	"quorum.auth.server.saslLoginContext":   "quorum SASL",
+	"quorum.auth.kerberos.servicePrincipal": "quorum SASL",
+}
+
+// securitySysProps are the security keys ZooKeeper reads as "zookeeper."-prefixed system
+// properties; the others are zoo.cfg keys only (but zkd, like canonicalKey elsewhere, takes
+// the prefixed form of these too).
+var securitySysProps = []string{
+	"client.portUnification", "client.certReload", "sslQuorumReloadCertFiles",
+	"enforce.auth.enabled", "enforce.auth.schemes", "sessionRequireClientSASLAuth",
+	"allowSaslFailedClients", "kerberos.removeHostFromPrincipal",
+	"kerberos.removeRealmFromPrincipal", "superUser", "X509AuthenticationProvider.superUser",
+	"sasl.serverconfig", "serverCnxnFactory",
+}
+
+// setSecurityKey applies key when it is a security key; handled is false otherwise.
+func (s *Security) setSecurityKey(key, v string) (handled bool, err error) {
+	bare := key
+	if b, ok := strings.CutPrefix(key, "zookeeper."); ok {
+		if slices.Contains(securitySysProps, b) || strings.HasPrefix(b, "ssl.") ||
+			strings.HasPrefix(b, "authProvider.") {
+			bare = b
+		}
+	}
+	ask := func(name string) { s.asked = append(s.asked, askedKey{name, v}) }
+	askIf := func(name string, on bool) {
+		if on {
+			ask(name)
+		}
+	}
+	if sub, ok := strings.CutPrefix(bare, "ssl.quorum."); ok {
+		s.SSLQuorum = setMap(s.SSLQuorum, sub, v)
+		ask("ssl.quorum.*")
+		return true, nil
+	}
+	if sub, ok := strings.CutPrefix(bare, "ssl."); ok {
+		s.SSL = setMap(s.SSL, sub, v)
+		ask("ssl.*")
+		return true, nil
+	}
+	if sub, ok := strings.CutPrefix(bare, "authProvider."); ok {
+		s.AuthProviders = setMap(s.AuthProviders, sub, v)
+		// The built-in providers ask for nothing zkd lacks.
+		if v != DigestProviderClass && v != IPProviderClass {
+			ask("authProvider.*")
+		}
+		return true, nil
+	}
+	switch bare {
+	case "secureClientPort":
+		s.SecureClientPort, err = javaParseInt(v)
+		askIf(bare, s.SecureClientPort != 0)
+	case "secureClientPortAddress":
+		s.SecureClientPortAddress = v
+		ask(bare)
+	case "client.portUnification":
+		s.ClientPortUnification = javaGetBoolean(v)
+		askIf(bare, s.ClientPortUnification)
+	case "client.certReload":
+		s.ClientCertReload = javaGetBoolean(v)
+		askIf(bare, s.ClientCertReload)
+	case "sslQuorum":
+		s.QuorumTLS, err = parseBool(v)
+		askIf(bare, s.QuorumTLS)
+	case "portUnification":
+		s.QuorumPortUnification, err = parseBool(v)
+		askIf(bare, s.QuorumPortUnification)
+	case "sslQuorumReloadCertFiles":
+		s.QuorumCertReload = javaGetBoolean(v)
+		askIf(bare, s.QuorumCertReload)
+	case "serverCnxnFactory":
+		// ZooKeeper's choice between NIO and Netty; zkd has one network layer, which does
+		// what either does.
+		s.ServerCnxnFactoryClass = v
+	case "enforce.auth.enabled":
+		s.EnforceAuth = javaGetBoolean(v)
+		askIf(bare, s.EnforceAuth)
+	case "enforce.auth.schemes":
+		s.EnforceAuthSchemes = nil
+		for scheme := range strings.SplitSeq(v, ",") {
+			if scheme = javaTrim(scheme); scheme != "" {
+				s.EnforceAuthSchemes = append(s.EnforceAuthSchemes, scheme)
+			}
+		}
+		askIf(bare, len(s.EnforceAuthSchemes) > 0)
+	case "sessionRequireClientSASLAuth":
+		s.SessionRequireClientSASLAuth = javaGetBoolean(v)
+		askIf(bare, s.SessionRequireClientSASLAuth)
+	case "allowSaslFailedClients":
+		s.AllowSASLFailedClients = javaGetBoolean(v)
+		askIf(bare, s.AllowSASLFailedClients)
+	case "kerberos.removeHostFromPrincipal":
+		s.KerberosRemoveHost = javaGetBoolean(v)
+		askIf(bare, s.KerberosRemoveHost)
+	case "kerberos.removeRealmFromPrincipal":
+		s.KerberosRemoveRealm = javaGetBoolean(v)
+		askIf(bare, s.KerberosRemoveRealm)
+	case "superUser":
+		s.SASLSuperUser = v
+		askIf(bare, v != "")
+	case "X509AuthenticationProvider.superUser":
+		s.X509SuperUser = v
+		askIf(bare, v != "")
+	case "java.security.auth.login.config":
+		s.JAASConfig = v
+		askIf(bare, v != "")
+	case "sasl.serverconfig":
+		s.SASLServerSection = v
+		askIf(bare, v != "")
+	case "quorum.auth.enableSasl":
+		s.QuorumSASL, err = parseBool(v)
+		askIf(bare, s.QuorumSASL)
+	case "quorum.auth.learnerRequireSasl":
+		s.QuorumLearnerRequireSASL, err = parseBool(v)
+		askIf(bare, s.QuorumLearnerRequireSASL)
+	case "quorum.auth.serverRequireSasl":
+		s.QuorumServerRequireSASL, err = parseBool(v)
+		askIf(bare, s.QuorumServerRequireSASL)
+	case "quorum.auth.learner.saslLoginContext":
+		s.QuorumLearnerLoginContext = v
+		ask(bare)
+	case "quorum.auth.server.saslLoginContext":
+		s.QuorumServerLoginContext = v
+		ask(bare)
+	case "quorum.auth.kerberos.servicePrincipal":
+		s.QuorumKerberosPrincipal = v
+		ask(bare)
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+func setMap(m map[string]string, k, v string) map[string]string {
+	if m == nil {
+		m = make(map[string]string)
+	}
+	m[k] = v
+	return m
+}
+
+// javaGetBoolean is Boolean.getBoolean / parseBoolean: "true" in any case is true, anything
+// else false.
+func javaGetBoolean(v string) bool { return strings.EqualFold(v, "true") }
+
+// ErrNotImplemented matches (with errors.Is) the error for a security key zkd cannot honour.
+var ErrNotImplemented = errors.New("not implemented by zkd")
+
+// validate reports each key that asks for security zkd does not provide.
+func (s *Security) validate(bad func(key string, value any, format string, args ...any)) {
+	seen := map[string]bool{}
+	for _, a := range s.asked {
+		feature, missing := notImplemented[a.key]
+		if !missing || seen[a.key] {
+			continue
+		}
+		seen[a.key] = true
+		bad(a.key, s.value(a), "%w: zkd does not implement %s yet and will not start without the "+
+			"security this key asks for (fail closed); remove the key to run without it", ErrNotImplemented, feature)
+	}
+}
+
+// value renders a key's setting for an error message; passwords are not shown.
+func (s *Security) value(a askedKey) string {
+	switch a.key {
+	case "ssl.*":
+		return strings.Join(redactedKeys("ssl.", s.SSL), ",")
+	case "ssl.quorum.*":
+		return strings.Join(redactedKeys("ssl.quorum.", s.SSLQuorum), ",")
+	case "authProvider.*":
+		var out []string
+		for _, n := range slices.Sorted(maps.Keys(s.AuthProviders)) {
+			out = append(out, fmt.Sprintf("authProvider.%s=%s", n, s.AuthProviders[n]))
+		}
+		return strings.Join(out, ",")
+	}
+	return a.value
+}
+
+func redactedKeys(prefix string, m map[string]string) []string {
+	var out []string
+	for _, k := range slices.Sorted(maps.Keys(m)) {
+		out = append(out, prefix+k)
+	}
+	return out
+}
