@@ -3,6 +3,7 @@ package server
 import (
 	"bytes"
 	"net"
+	"slices"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/auth"
@@ -341,6 +342,14 @@ func (s *Server) onRequest(c *conn, r *request) {
 		s.release()
 		return
 	}
+	if len(s.cfg.EnforceAuthSchemes) > 0 && !authenticatedWith(c.authIDs, s.cfg.EnforceAuthSchemes) {
+		// AuthenticationHelper.enforceAuthentication: pings and closeSession included.
+		s.log.Error("client has not authenticated with a required scheme: closing connection",
+			"session", hex(sess.id), "remote", c.remote, "required", s.cfg.EnforceAuthSchemes)
+		c.sendAndClose(&outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Zxid: 0, Err: jute.ErrSessionClosedRequireSASL}})
+		s.release()
+		return
+	}
 	q := &queued{c: c, req: r}
 	switch {
 	case sess.closing:
@@ -583,4 +592,14 @@ func (s *Server) onContainerCheck(now time.Time) {
 			s.role.propose(&pendingTxn{kind: pkInternal, txn: txn})
 		}
 	}
+}
+
+// authenticatedWith reports whether ids hold an id of one of schemes.
+func authenticatedWith(ids []jute.ID, schemes []string) bool {
+	for _, id := range ids {
+		if slices.Contains(schemes, id.Scheme) {
+			return true
+		}
+	}
+	return false
 }

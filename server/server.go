@@ -50,6 +50,11 @@ type Config struct {
 	ExtendedTypes bool
 	SuperDigest   string
 	SkipACL       bool
+	// EnforceAuthSchemes, when not empty, refuses every request but auth and sasl from a
+	// connection that has not authenticated with one of these schemes: the reply is
+	// SESSIONCLOSEDREQUIRESASLAUTH and the connection is closed (ZooKeeper's
+	// enforce.auth.enabled and enforce.auth.schemes, or sessionRequireClientSASLAuth).
+	EnforceAuthSchemes []string
 	// EnforceQuota refuses creates and setData past a hard quota with QUOTAEXCEEDED and
 	// logs passed soft ones (zookeeper.enforceQuota).
 	EnforceQuota bool

@@ -236,6 +236,7 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 		ExtendedTypes:          cfg.ExtendedTypesEnabled,
 		EnforceQuota:           cfg.EnforceQuota,
 		SuperDigest:            cfg.SuperDigest,
+		EnforceAuthSchemes:     cfg.Security.EnforcedSchemes(),
 		GlobalOutstandingLimit: cfg.GlobalOutstandingLimit,
 		ContainerCheckInterval: time.Duration(cfg.ContainerCheckIntervalMs) * time.Millisecond,
 		SnapRetainCount:        cfg.SnapRetainCount,

@@ -84,9 +84,6 @@ var notImplemented = map[string]string{
 	"portUnification":                       "quorum TLS",
 	"sslQuorumReloadCertFiles":              "quorum TLS",
 	"authProvider.*":                        "SASL or x509 authentication",
-	"enforce.auth.enabled":                  "enforced authentication",
-	"enforce.auth.schemes":                  "enforced authentication",
-	"sessionRequireClientSASLAuth":          "SASL authentication",
 	"allowSaslFailedClients":                "SASL authentication",
 	"kerberos.removeHostFromPrincipal":      "SASL authentication",
 	"kerberos.removeRealmFromPrincipal":     "SASL authentication",
@@ -246,8 +243,53 @@ func javaGetBoolean(v string) bool { return strings.EqualFold(v, "true") }
 // ErrNotImplemented matches (with errors.Is) the error for a security key zkd cannot honour.
 var ErrNotImplemented = errors.New("not implemented by zkd")
 
+// AuthSchemes reports the authentication schemes with a provider, as ZooKeeper's
+// ProviderRegistry has them: ip and digest always, sasl and x509 when an authProvider.N key
+// names their provider class.
+func (s *Security) AuthSchemes() []string {
+	out := []string{"ip", "digest"}
+	for _, class := range slices.Sorted(maps.Values(s.AuthProviders)) {
+		switch class {
+		case SASLProviderClass:
+			out = append(out, "sasl")
+		case X509ProviderClass:
+			out = append(out, "x509")
+		}
+	}
+	return slices.Compact(out)
+}
+
+// EnforcedSchemes is the schemes a connection must have authenticated with before any request
+// other than auth and sasl is served, as ZooKeeper's AuthenticationHelper decides:
+// sessionRequireClientSASLAuth means sasl alone, whatever enforce.auth.* say; otherwise
+// enforce.auth.schemes when enforce.auth.enabled. nil means no enforcement.
+func (s *Security) EnforcedSchemes() []string {
+	switch {
+	case s.SessionRequireClientSASLAuth:
+		return []string{"sasl"}
+	case s.EnforceAuth:
+		return s.EnforceAuthSchemes
+	}
+	return nil
+}
+
 // validate reports each key that asks for security zkd does not provide.
 func (s *Security) validate(bad func(key string, value any, format string, args ...any)) {
+	if s.EnforceAuth && !s.SessionRequireClientSASLAuth {
+		if len(s.EnforceAuthSchemes) == 0 {
+			bad("enforce.auth.schemes", "", "enforce.auth.enabled is true: enforce.auth.schemes must be configured")
+		}
+	}
+	have := s.AuthSchemes()
+	for _, scheme := range s.EnforcedSchemes() {
+		if !slices.Contains(have, scheme) {
+			key := "enforce.auth.schemes"
+			if s.SessionRequireClientSASLAuth {
+				key = "sessionRequireClientSASLAuth"
+			}
+			bad(key, scheme, "authentication scheme %s is not available (no authProvider.N names its provider)", scheme)
+		}
+	}
 	seen := map[string]bool{}
 	for _, a := range s.asked {
 		feature, missing := notImplemented[a.key]

@@ -94,3 +94,33 @@ func TestSecurityKeysParsed(t *testing.T) {
 		t.Fatalf("parsed %+v", s)
 	}
 }
+
+// TestEnforceAuthConfig: enforcement as ZooKeeper's AuthenticationHelper configures it.
+func TestEnforceAuthConfig(t *testing.T) {
+	for _, tc := range []struct {
+		lines string
+		want  string // EnforcedSchemes joined, or "error:<text>"
+	}{
+		{"enforce.auth.enabled=true\nenforce.auth.schemes=digest", "digest"},
+		{"enforce.auth.enabled=false\nenforce.auth.schemes=digest", ""},
+		{"enforce.auth.enabled=true", "error:enforce.auth.schemes must be configured"},
+		{"zookeeper.enforce.auth.enabled=true\nzookeeper.enforce.auth.schemes= ip , digest", "ip,digest"},
+		{"enforce.auth.enabled=true\nenforce.auth.schemes=kerberos", "error:authentication scheme kerberos is not available"},
+		{"sessionRequireClientSASLAuth=true", "error:authentication scheme sasl is not available"},
+	} {
+		c, err := Parse(strings.NewReader(baseCfg + tc.lines + "\n"))
+		if want, ok := strings.CutPrefix(tc.want, "error:"); ok {
+			if err == nil || !strings.Contains(err.Error(), want) {
+				t.Errorf("%q: err %v, want one containing %q", tc.lines, err, want)
+			}
+			continue
+		}
+		if err != nil {
+			t.Errorf("%q: %v", tc.lines, err)
+			continue
+		}
+		if got := strings.Join(c.Security.EnforcedSchemes(), ","); got != tc.want {
+			t.Errorf("%q: enforced %q, want %q", tc.lines, got, tc.want)
+		}
+	}
+}
