@@ -202,7 +202,7 @@ func (s *Server) adminAuthorized(ids []jute.ID) (allowed, ok bool) {
 		return true, true
 	}
 	for bit := int32(1); bit <= jute.PermAll; bit <<= 1 {
-		if jute.PermAll&bit != 0 && !auth.Check(acls, bit, ids) {
+		if jute.PermAll&bit != 0 && !s.cfg.AuthProviders.Check(acls, bit, ids) {
 			return false, true
 		}
 	}

@@ -63,6 +63,9 @@ type conn struct {
 	connected time.Time
 	accepted  time.Time
 
+	// reader-owned: the SASL exchange, when SASL is configured and the client started one
+	saslx SASLServer
+
 	// established carries the core's answer to the ConnectRequest: true to go on reading.
 	established chan bool
 
@@ -292,6 +295,11 @@ func (c *conn) readLoop() {
 			c.srv.log.Warn("closing connection", "remote", c.remote, "err", err)
 			c.close()
 			return
+		}
+		if r.hdr.Type == jute.OpSASL && c.srv.cfg.NewSASLServer != nil {
+			if b, ok := r.body.(*jute.SASLToken); ok && r.bodyErr == nil && b.Token != nil {
+				r.sasl = c.saslStep(b.Token)
+			}
 		}
 		r.recv = time.Now()
 		if !c.srv.acquire(c) {

@@ -6,7 +6,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/session"
@@ -333,6 +332,11 @@ func (s *Server) onRequest(c *conn, r *request) {
 			s.release()
 			return
 		}
+		if r.sasl != nil {
+			s.doSASL(c, r)
+			s.release()
+			return
+		}
 		// SASL is not configured. ZooKeeper answers an empty challenge and keeps the
 		// connection, which a SASL client retries forever (row zkd-sasl-unconfigured);
 		// zkd ends it as ZooKeeper ends a failed SASL exchange: AUTHFAILED, then close.
@@ -532,7 +536,7 @@ func (s *Server) notify(ev datatree.Event, zxid int64) {
 		if c == nil {
 			continue
 		}
-		if !s.cfg.SkipACL && !auth.Check(ev.ACL, jute.PermRead, c.authIDs) {
+		if !s.cfg.SkipACL && !s.cfg.AuthProviders.Check(ev.ACL, jute.PermRead, c.authIDs) {
 			s.log.Debug("watch event not delivered: no READ on the node", "remote", c.remote, "type", ev.Type, "path", ev.Path)
 			continue
 		}

@@ -164,6 +164,7 @@ func (s *Server) install(ld *loaded) {
 	s.prep = prep.New(s.tree)
 	s.prep.ExtendedTypes = s.cfg.ExtendedTypes
 	s.prep.SkipACL = s.cfg.SkipACL
+	s.prep.Providers = s.cfg.AuthProviders
 	s.prep.EnforceQuota = s.cfg.EnforceQuota
 	s.prep.OnQuotaExceeded = s.quotaExceeded
 	s.sessions = map[int64]*clientSession{}

@@ -28,7 +28,7 @@ func (s *Server) watcherOf(c *conn) watch.WatcherID {
 }
 
 func (s *Server) canRead(c *conn, aclKey int64, perm int32) bool {
-	return s.cfg.SkipACL || auth.Check(s.tree.ACL(aclKey), perm, c.authIDs)
+	return s.cfg.SkipACL || s.cfg.AuthProviders.Check(s.tree.ACL(aclKey), perm, c.authIDs)
 }
 
 // node looks up a path for a read. ZooKeeper's tree holds the root under both "" and "/",
@@ -326,16 +326,7 @@ func (s *Server) doAuth(c *conn, r *request) {
 		return
 	}
 	for _, id := range ids {
-		dup := false
-		for _, have := range c.authIDs {
-			if have == id {
-				dup = true
-				break
-			}
-		}
-		if !dup {
-			c.authIDs = append(c.authIDs, id)
-		}
+		c.addAuthID(id)
 	}
 	c.send(outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Zxid: 0, Err: jute.OK}})
 }

@@ -21,6 +21,7 @@ type request struct {
 	size    int
 	raw     []byte // the body as received, forwarded as is to a leader
 	recv    time.Time
+	sasl    *saslResult // a sasl request's step, taken by the reader when SASL is configured
 }
 
 // newBody returns an empty record for a client opcode's request body. ok is false for

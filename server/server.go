@@ -21,6 +21,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/clock"
 	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/metrics"
@@ -55,6 +56,17 @@ type Config struct {
 	// SESSIONCLOSEDREQUIRESASLAUTH and the connection is closed (ZooKeeper's
 	// enforce.auth.enabled and enforce.auth.schemes, or sessionRequireClientSASLAuth).
 	EnforceAuthSchemes []string
+	// AuthProviders is the optional authentication providers configured (authProvider.N):
+	// sasl and x509 ACL entries are valid only with theirs.
+	AuthProviders auth.Providers
+	// NewSASLServer, when set, serves sasl requests: it starts a connection's exchange
+	// (the JAAS Server section's mechanism). nil answers them AUTHFAILED and closes.
+	NewSASLServer func() (SASLServer, error)
+	// SASLSuperUsers are SASL authorization ids that are also super (zookeeper.superUser).
+	SASLSuperUsers []string
+	// AllowSASLFailedClients keeps a connection whose SASL exchange failed, unless sasl is
+	// an enforced scheme (allowSaslFailedClients).
+	AllowSASLFailedClients bool
 	// EnforceQuota refuses creates and setData past a hard quota with QUOTAEXCEEDED and
 	// logs passed soft ones (zookeeper.enforceQuota).
 	EnforceQuota bool

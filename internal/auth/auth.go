@@ -131,6 +131,12 @@ func ValidID(id jute.ID) bool {
 //
 // The error is jute.ErrInvalidACL. The input slice is not modified.
 func FixupACL(acls []jute.ACL, authIDs []jute.ID) ([]jute.ACL, error) {
+	return Providers{}.FixupACL(acls, authIDs)
+}
+
+// FixupACL is FixupACL with p's providers: sasl and x509 entries are valid when their
+// provider is configured.
+func (p Providers) FixupACL(acls []jute.ACL, authIDs []jute.ID) ([]jute.ACL, error) {
 	uniq := make([]jute.ACL, 0, len(acls))
 	for _, a := range acls {
 		if !containsACL(uniq, a) {
@@ -157,7 +163,7 @@ func FixupACL(acls []jute.ACL, authIDs []jute.ID) ([]jute.ACL, error) {
 				return nil, jute.ErrInvalidACL
 			}
 		default:
-			if !ValidID(a.ID) {
+			if !p.ValidID(a.ID) {
 				return nil, jute.ErrInvalidACL
 			}
 			out = append(out, a)
@@ -181,6 +187,12 @@ func containsACL(list []jute.ACL, a jute.ACL) bool {
 // world:anyone or match one of the caller's ids of the same scheme (ip by prefix under its
 // mask, every other scheme by exact id). getACL passes READ|ADMIN: any one bit suffices.
 func Check(acls []jute.ACL, perm int32, ids []jute.ID) bool {
+	return Providers{}.Check(acls, perm, ids)
+}
+
+// Check is Check with p's providers' matching rules: a sasl id "super" matches every sasl
+// entry (SASLAuthenticationProvider.matches), and X509SuperUser every x509 entry.
+func (p Providers) Check(acls []jute.ACL, perm int32, ids []jute.ID) bool {
 	if len(acls) == 0 {
 		return true
 	}
@@ -207,6 +219,14 @@ func Check(acls []jute.ACL, perm int32, ids []jute.ID) bool {
 				}
 			case SchemeWorld:
 				// Only world:anyone means anything; no session holds a world id.
+			case SchemeSASL:
+				if id.ID == a.ID.ID || id.ID == "super" {
+					return true
+				}
+			case SchemeX509:
+				if id.ID == a.ID.ID || (p.X509SuperUser != "" && id.ID == p.X509SuperUser) {
+					return true
+				}
 			default:
 				if id.ID == a.ID.ID {
 					return true

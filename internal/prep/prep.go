@@ -38,6 +38,8 @@ type Preparer struct {
 	ExtendedTypes bool
 	// SkipACL disables ACL checks (zookeeper.skipACL).
 	SkipACL bool
+	// Providers is the configured authentication providers (sasl, x509).
+	Providers auth.Providers
 	// EnforceQuota checks creates and setData against the quotas under /zookeeper/quota
 	// (zookeeper.enforceQuota): a hard limit refuses the write with QUOTAEXCEEDED.
 	EnforceQuota bool
@@ -325,7 +327,7 @@ func multiCreateType(typ jute.OpCode, body jute.Record) (jute.OpCode, jute.Recor
 }
 
 func (p *Preparer) checkACL(r *Request, acl []jute.ACL, perm int32) error {
-	if p.SkipACL || auth.Check(acl, perm, r.AuthIDs) {
+	if p.SkipACL || p.Providers.Check(acl, perm, r.AuthIDs) {
 		return nil
 	}
 	return jute.ErrNoAuth
@@ -504,7 +506,7 @@ func (p *Preparer) create(r *Request, typ jute.OpCode, path string, data []byte,
 	if err != nil {
 		return nil, err
 	}
-	fixed, err := auth.FixupACL(acl, r.AuthIDs)
+	fixed, err := p.Providers.FixupACL(acl, r.AuthIDs)
 	if err != nil {
 		return nil, jute.ErrInvalidACL
 	}
@@ -637,7 +639,7 @@ func (p *Preparer) setACL(r *Request, b *jute.SetACLRequest, s *txnState) (jute.
 	if !datatree.ValidatePath(b.Path) {
 		return nil, jute.ErrBadArguments
 	}
-	fixed, err := auth.FixupACL(b.ACL, r.AuthIDs)
+	fixed, err := p.Providers.FixupACL(b.ACL, r.AuthIDs)
 	if err != nil {
 		return nil, jute.ErrInvalidACL
 	}
