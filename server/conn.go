@@ -2,6 +2,7 @@ package server
 
 import (
 	"bufio"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -62,6 +63,10 @@ type conn struct {
 	lastZxid  int64
 	connected time.Time
 	accepted  time.Time
+
+	// certIDs are the x509 ids of a TLS client's certificate, set by the reader before
+	// the ConnectRequest is handed to the core, which adds them to authIDs.
+	certIDs []jute.ID
 
 	// reader-owned: the SASL exchange, when SASL is configured and the client started one
 	saslx SASLServer
@@ -234,6 +239,12 @@ func (c *conn) readLoop() {
 	var lenBuf [4]byte
 	first := true
 	maxLen := c.srv.cfg.JuteMaxBuffer
+	if tc, ok := c.nc.(*tls.Conn); ok {
+		if !c.tlsHandshake(tc) {
+			c.close()
+			return
+		}
+	}
 	for {
 		if first {
 			c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.ConnectTimeout))

@@ -208,7 +208,7 @@ func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 	}
 	timeout := session.Negotiate(req.TimeOut, int32(s.cfg.MinSessionTimeout), int32(s.cfg.MaxSessionTimeout))
 	req.TimeOut = timeout
-	c.authIDs = []jute.ID{{Scheme: "ip", ID: c.ip}}
+	c.authIDs = append([]jute.ID{{Scheme: "ip", ID: c.ip}}, c.certIDs...)
 	if req.SessionID == 0 {
 		id := s.ids.Next()
 		sess := &clientSession{id: id, timeout: timeout, conn: c, connReq: req}

@@ -30,6 +30,7 @@ const (
 	cntSessionlessConnectionsExpired                // NIOServerCnxnFactory: no ConnectRequest in time
 	cntConnectionDrop                               // NIOServerCnxn.handleFailedRead: client hung up
 	cntRequestCommitQueued                          // CommitProcessor.commit: a txn committed (ensemble)
+	cntUnsuccessfulHandshake                        // NettyServerCnxnFactory.CertificateVerifier: a failed TLS handshake
 	numCounters
 )
 
@@ -51,6 +52,7 @@ var counterNames = [numCounters]string{
 	cntSessionlessConnectionsExpired: "sessionless_connections_expired",
 	cntConnectionDrop:                "connection_drop_count",
 	cntRequestCommitQueued:           "request_commit_queued",
+	cntUnsuccessfulHandshake:         "unsuccessful_handshake",
 }
 
 // counters are atomics: most are counted on the core, some by the connections' reader

@@ -414,6 +414,9 @@ func (s *Server) failStop(err error) {
 		if s.ln != nil {
 			s.ln.Close()
 		}
+		if s.secureLn != nil {
+			s.secureLn.Close()
+		}
 	})
 }
 

@@ -9,6 +9,7 @@
 package server
 
 import (
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -56,6 +57,10 @@ type Config struct {
 	// SESSIONCLOSEDREQUIRESASLAUTH and the connection is closed (ZooKeeper's
 	// enforce.auth.enabled and enforce.auth.schemes, or sessionRequireClientSASLAuth).
 	EnforceAuthSchemes []string
+	// SecureListenAddr is the secure client port's host:port (secureClientPortAddress,
+	// secureClientPort), served with TLS; "" for none. TLS is its configuration.
+	SecureListenAddr string
+	TLS              *tls.Config
 	// AuthProviders is the optional authentication providers configured (authProvider.N):
 	// sasl and x509 ACL entries are valid only with theirs.
 	AuthProviders auth.Providers
@@ -197,11 +202,13 @@ func (c *Config) setDefaults() {
 
 // Server is a standalone zkd server.
 type Server struct {
-	cfg   Config
-	log   *slog.Logger
-	clk   clock.Clock
-	ln    net.Listener
-	start time.Time
+	cfg Config
+	log *slog.Logger
+	clk clock.Clock
+	ln  net.Listener
+	// secureLn is the secure client port's listener (TLS), nil when there is none.
+	secureLn net.Listener
+	start    time.Time
 
 	events   chan event
 	stopping chan struct{}
@@ -319,6 +326,11 @@ func (s *Server) Listen() error {
 		return fmt.Errorf("server: listen on %s: %w", s.cfg.ListenAddr, err)
 	}
 	s.ln = ln
+	if err := s.listenSecure(); err != nil {
+		ln.Close()
+		s.ln = nil
+		return err
+	}
 	return nil
 }
 
@@ -353,7 +365,11 @@ func (s *Server) Start() error {
 	}
 	s.wg.Add(2)
 	go s.run()
-	go s.acceptLoop()
+	go s.acceptLoop(s.ln)
+	if s.secureLn != nil {
+		s.wg.Add(1)
+		go s.acceptLoop(s.secureLn)
+	}
 	// Only now: a scrape's gathering is a step on the core, which runs from here on.
 	s.cfg.Metrics.SetSource(metricsSource{s})
 	// Last, so that a failure leaves a started server that Close stops as usual.
@@ -368,10 +384,10 @@ func (s *Server) Start() error {
 // stopped serving when it fires.
 func (s *Server) Fatal() <-chan error { return s.fatal }
 
-func (s *Server) acceptLoop() {
+func (s *Server) acceptLoop(ln net.Listener) {
 	defer s.wg.Done()
 	for {
-		nc, err := s.ln.Accept()
+		nc, err := ln.Accept()
 		if err != nil {
 			select {
 			case <-s.stopping:
@@ -391,7 +407,11 @@ func (s *Server) acceptLoop() {
 }
 
 func (s *Server) newConn(nc net.Conn) {
-	if tc, ok := nc.(*net.TCPConn); ok {
+	raw := nc
+	if tc, ok := nc.(*tls.Conn); ok {
+		raw = tc.NetConn()
+	}
+	if tc, ok := raw.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
 	remote := nc.RemoteAddr().String()
@@ -472,6 +492,9 @@ func (s *Server) Close() error {
 		close(s.stopping)
 		if s.ln != nil {
 			s.ln.Close()
+		}
+		if s.secureLn != nil {
+			s.secureLn.Close()
 		}
 		s.stopAdmin()
 	})

@@ -3,6 +3,7 @@
 package zktest
 
 import (
+	"crypto/tls"
 	"io"
 	"log/slog"
 	"testing"
@@ -57,8 +58,11 @@ func (s *Server) start() {
 		s.tb.Fatalf("zktest: start server: %v", err)
 	}
 	s.Server = srv
-	// Restarts keep the port, so clients can reconnect to the same address.
+	// Restarts keep the ports, so clients can reconnect to the same address.
 	s.cfg.ListenAddr = srv.Addr()
+	if a := srv.SecureAddr(); a != "" {
+		s.cfg.SecureListenAddr = a
+	}
 }
 
 // Stop shuts the server down cleanly; it may be called more than once.
@@ -76,6 +80,15 @@ func (s *Server) Restart() {
 	s.tb.Helper()
 	s.Stop()
 	s.start()
+}
+
+// WithTLS serves a secure client port (on a free loopback port, see SecureAddr) with cfg,
+// next to the plaintext one.
+func WithTLS(cfg *tls.Config) Option {
+	return func(c *server.Config) {
+		c.SecureListenAddr = "127.0.0.1:0"
+		c.TLS = cfg
+	}
 }
 
 // Config returns the server's configuration (with the bound address).

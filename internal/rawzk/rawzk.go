@@ -36,9 +36,24 @@ func Dial(t testing.TB, addr string) *Client {
 	return &Client{t: t, NC: nc}
 }
 
+// Over makes a client of an established connection (a TLS one, say); it is closed when the
+// test ends.
+func Over(t testing.TB, nc net.Conn) *Client {
+	t.Cleanup(func() { nc.Close() })
+	return &Client{t: t, NC: nc}
+}
+
 // Connect opens a new session.
 func Connect(t testing.TB, addr string) *Client {
-	c := Dial(t, addr)
+	return Dial(t, addr).connect()
+}
+
+// ConnectOver is Connect on an established connection.
+func ConnectOver(t testing.TB, nc net.Conn) *Client { return Over(t, nc).connect() }
+
+func (c *Client) connect() *Client {
+	t := c.t
+	t.Helper()
 	resp, err := c.Handshake(&jute.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16), HasReadOnly: true})
 	if err != nil {
 		t.Fatalf("handshake: %v", err)
