@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -35,6 +36,7 @@ type config struct {
 	sessionTimeout time.Duration
 	seed           uint64
 	cleanup        bool
+	tls            *tls.Config // nil: plaintext
 }
 
 const (
@@ -98,7 +100,7 @@ func (b *bench) mayIssue() (ok, measured bool) {
 func (b *bench) measuring() bool { return b.phase.Load() == phaseMeasure }
 
 func (b *bench) dialOpts() dialOptions {
-	return dialOptions{sessionTimeout: b.cfg.sessionTimeout, dialTimeout: 10 * time.Second}
+	return dialOptions{sessionTimeout: b.cfg.sessionTimeout, dialTimeout: 10 * time.Second, tls: b.cfg.tls}
 }
 
 // server picks the server of session i: sessions are spread round-robin.

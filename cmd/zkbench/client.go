@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"crypto/tls"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -85,6 +86,7 @@ type dialOptions struct {
 	sessionTimeout time.Duration
 	dialTimeout    time.Duration
 	onEvent        func(jute.WatcherEvent, time.Time)
+	tls            *tls.Config // nil: plaintext
 }
 
 // dial connects to addr and opens a new session.
@@ -99,6 +101,22 @@ func dial(ctx context.Context, addr string, o dialOptions) (*conn, error) {
 	nc, err := d.DialContext(ctx, "tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	if o.tls != nil {
+		cfg := o.tls
+		if cfg.ServerName == "" {
+			cfg = cfg.Clone()
+			cfg.ServerName, _, _ = net.SplitHostPort(addr)
+		}
+		tc := tls.Client(nc, cfg)
+		hctx, cancel := context.WithTimeout(ctx, o.dialTimeout)
+		err := tc.HandshakeContext(hctx)
+		cancel()
+		if err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+		}
+		nc = tc
 	}
 	c := &conn{nc: nc, onEvent: o.onEvent, wake: make(chan struct{}, 1), closing: make(chan struct{})}
 	if err := c.handshake(o); err != nil {

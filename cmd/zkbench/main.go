@@ -15,6 +15,7 @@ package main
 
 import (
 	"context"
+	"crypto/tls"
 	"errors"
 	"flag"
 	"fmt"
@@ -121,6 +122,7 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.StringVar(&o.plotPath, "plot", "", "write an SVG of the latency percentiles of this invocation's runs")
 	fs.IntVar(&o.contentionRetries, "contention-retries", 0, "run a workload again, up to this many times, while other processes take more than --contention-limit of the CPU")
 	fs.Float64Var(&o.contentionLimit, "contention-limit", 10, "percent of the machine's CPU others may take during a run (see --contention-retries)")
+	tf := addTLSFlags(fs)
 	wl := fs.String("w", "", "comma-separated workloads (also accepted as arguments)")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: zkbench run [flags] WORKLOAD...\n\nworkloads:\n")
@@ -134,6 +136,10 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 		return nil, err
 	}
 	c.servers = splitList(*servers)
+	var err error
+	if c.tls, err = tf.config(); err != nil {
+		return nil, err
+	}
 	o.workloads = append(splitList(*wl), fs.Args()...)
 	switch {
 	case len(c.servers) == 0:
@@ -293,7 +299,12 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	name := fs.String("name", "wait", "workload name written into the result")
 	label := fs.String("label", "", "name of the server under test")
 	jsonPath := fs.String("json", "", "append the result as a JSON line to this file (- for stdout)")
+	tf := addTLSFlags(fs)
 	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	tlsCfg, err := tf.config()
+	if err != nil {
 		return err
 	}
 	start := time.Now()
@@ -303,7 +314,7 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 	if *op != "get" && *op != "write" {
 		return fmt.Errorf("--op %q: want get or write", *op)
 	}
-	res, err := waitFirst(ctx, splitList(*servers), *op, *p, start, *timeout, *attempt)
+	res, err := waitFirst(ctx, splitList(*servers), *op, *p, start, *timeout, *attempt, tlsCfg)
 	res.Label, res.Workload = *label, *name
 	if jerr := emit(res, *jsonPath, stdout); jerr != nil {
 		return jerr
@@ -312,7 +323,7 @@ func cmdWait(ctx context.Context, args []string, stdout, stderr io.Writer) error
 }
 
 // waitFirst retries until one request succeeds and reports the time from start.
-func waitFirst(ctx context.Context, servers []string, op, p string, start time.Time, timeout, attempt time.Duration) (*Result, error) {
+func waitFirst(ctx context.Context, servers []string, op, p string, start time.Time, timeout, attempt time.Duration, tlsCfg *tls.Config) (*Result, error) {
 	res := &Result{Kind: kindWait, Servers: joinComma(servers)}
 	if len(servers) == 0 {
 		return res, errors.New("no server given")
@@ -321,7 +332,7 @@ func waitFirst(ctx context.Context, servers []string, op, p string, start time.T
 	var last error
 	for i := 0; ; i++ {
 		actx, cancel := context.WithTimeout(ctx, attempt)
-		last = tryOnce(actx, servers[i%len(servers)], op, p, attempt)
+		last = tryOnce(actx, servers[i%len(servers)], op, p, attempt, tlsCfg)
 		cancel()
 		if last == nil {
 			res.ElapsedSeconds = round3(time.Since(start).Seconds())
@@ -341,8 +352,8 @@ func waitFirst(ctx context.Context, servers []string, op, p string, start time.T
 	}
 }
 
-func tryOnce(ctx context.Context, addr, op, p string, attempt time.Duration) error {
-	c, err := dial(ctx, addr, dialOptions{dialTimeout: attempt, sessionTimeout: 10 * time.Second})
+func tryOnce(ctx context.Context, addr, op, p string, attempt time.Duration, tlsCfg *tls.Config) error {
+	c, err := dial(ctx, addr, dialOptions{dialTimeout: attempt, sessionTimeout: 10 * time.Second, tls: tlsCfg})
 	if err != nil {
 		return err
 	}
