@@ -24,6 +24,11 @@ type Peer struct {
 	QuorumPort   int
 	ElectionPort int
 	Observer     bool
+	// ClientHost and ClientPort are the line's client part (after ';'), which
+	// /zookeeper/config lists: ClientPort is 0 when there was none, ClientHost "" when it
+	// was a lone port.
+	ClientHost string
+	ClientPort int
 }
 
 func (p Peer) quorumAddr() string   { return net.JoinHostPort(p.Host, strconv.Itoa(p.QuorumPort)) }

@@ -264,6 +264,7 @@ func (r *learnerRole) Notify(n *zab.Ready) {
 	s := r.s
 	if n.Serving {
 		r.synced = true
+		s.fillConfigNode()
 		s.ens.elect.UpdateElectionVote(r.zl.NewEpoch())
 		s.lastProposed = s.tree.LastZxid()
 		s.log.Info("synced with the leader", "leader", r.leaderSid, "zxid", hex(s.tree.LastZxid()))

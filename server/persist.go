@@ -175,6 +175,7 @@ func (s *Server) install(ld *loaded) {
 	}
 	s.lastProposed = s.tree.LastZxid()
 	s.lastQueued = s.tree.LastZxid()
+	s.fillConfigNode()
 }
 
 // newestSnapshotSize is the size of the newest snapshot file (as uncompressed, roughly),

@@ -611,6 +611,9 @@ func (c *Conn) finish(state State, err error) {
 // notify dispatches a server notification to the watch registry.
 func (c *Conn) notify(ev jute.WatcherEvent) {
 	c.log.Debug("zk: notification", "type", EventType(ev.Type), "path", ev.Path)
+	if ev.Path == ConfigNode {
+		c.watches.dispatchConfig(Event{Type: EventType(ev.Type), State: StateConnected, Path: ConfigNode})
+	}
 	p, ok := c.chroot.toClient(ev.Path)
 	if !ok {
 		c.log.Debug("zk: notification outside the chroot", "path", ev.Path)

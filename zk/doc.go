@@ -24,7 +24,7 @@
 // form taking a callback with the same results: Create, Create2, CreateContainer, CreateTTL,
 // Delete, Exists, Get, Set, GetACL, SetACL, Children, AllChildrenNumber, Ephemerals, Sync,
 // Multi (and the Txn builder), MultiRead, AddWatch, CheckWatches, RemoveWatches, WhoAmI,
-// AddAuth and Reconfig. Requests from any number of goroutines are pipelined on one connection
+// AddAuth, Reconfig and GetConfig (GetConfigW watches the configuration). Requests from any number of goroutines are pipelined on one connection
 // and answered in the order they were issued; async callbacks run one at a time, in that
 // order, on a goroutine of the client.
 //

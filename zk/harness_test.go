@@ -56,6 +56,7 @@ var suite = []suiteTest{
 	{"ClientSideValidation", testClientSideValidation},
 	{"ChildrenAndCounts", testChildrenAndCounts},
 	{"SyncWhoAmIReconfig", testSyncWhoAmIReconfig},
+	{"GetConfig", testGetConfig},
 	{"ACLAndAuth", testACLAndAuth},
 	{"Multi", testMulti},
 	{"MultiRead", testMultiRead},

@@ -730,7 +730,7 @@ func (c *Conn) RemoveWatches(ctx context.Context, path string, t WatcherType) er
 	if err := c.call(ctx, r); err != nil {
 		return err
 	}
-	c.watches.removeType(path, t)
+	c.removedWatches(path, t)
 	return nil
 }
 
@@ -743,7 +743,7 @@ func (c *Conn) RemoveWatchesAsync(path string, t WatcherType, cb func(error)) {
 	}
 	c.callAsync(r, func(err error) {
 		if err == nil {
-			c.watches.removeType(path, t)
+			c.removedWatches(path, t)
 		}
 		cb(err)
 	})

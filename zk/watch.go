@@ -19,6 +19,9 @@ const (
 	kindChild                       // getChildren
 	kindPersistent                  // addWatch PERSISTENT
 	kindRecursive                   // addWatch PERSISTENT_RECURSIVE
+	// kindConfig is getConfig's data watch on the server's ConfigNode, which no chroot
+	// applies to: its path is a server path, so the other kinds' dispatch never sees it.
+	kindConfig
 	numKinds
 )
 
@@ -96,6 +99,30 @@ func (r *registry) dispatch(ev Event) {
 	}
 }
 
+// dispatchConfig delivers a notification on the server's ConfigNode to getConfig's watches.
+func (r *registry) dispatchConfig(ev Event) {
+	switch ev.Type {
+	case EventNodeCreated, EventNodeDataChanged, EventNodeDeleted:
+	default:
+		return
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.takeLocked(kindConfig, ConfigNode) {
+		e.q.push(ev, true)
+	}
+}
+
+// removeConfig ends getConfig's watches after a removeWatches of the server's ConfigNode
+// removed them on the server.
+func (r *registry) removeConfig() {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	for _, e := range r.takeLocked(kindConfig, ConfigNode) {
+		e.q.push(Event{Type: EventDataWatchRemoved, State: StateConnected, Path: ConfigNode}, true)
+	}
+}
+
 // remove drops one entry (a Watcher being removed) and reports whether other entries of
 // the same kind remain on its path.
 func (r *registry) remove(e *watchEntry) (found, others bool) {
@@ -155,7 +182,7 @@ func (r *registry) has(path string, t WatcherType) bool {
 	case WatcherPersistentRecursive:
 		return n(kindRecursive)
 	case WatcherAny:
-		for k := range numKinds {
+		for k := range kindConfig {
 			if n(k) {
 				return true
 			}
@@ -205,11 +232,14 @@ func setWatchesPackets(lists [numKinds][]string, relZxid int64, root chroot) []*
 	size := 0
 	fields := func(sw *jute.SetWatches) [numKinds]*[]string {
 		return [numKinds]*[]string{&sw.DataWatches, &sw.ExistWatches, &sw.ChildWatches,
-			&sw.PersistentWatches, &sw.PersistentRecursiveWatches}
+			&sw.PersistentWatches, &sw.PersistentRecursiveWatches, &sw.DataWatches}
 	}
 	for k := range numKinds {
 		for _, p := range lists[k] {
-			sp := root.join(p)
+			sp := p
+			if k != kindConfig {
+				sp = root.join(p)
+			}
 			if size > 0 && size+len(sp) > setWatchesLimit {
 				out = append(out, cur)
 				cur = &jute.SetWatches{RelativeZxid: relZxid, V2: v2}

@@ -172,6 +172,7 @@ func run(args []string) error {
 			sc.Peers = append(sc.Peers, server.Peer{
 				ID: int64(spec.ID), Host: spec.Host, QuorumPort: spec.QuorumPort,
 				ElectionPort: spec.ElectionPort, Observer: spec.Observer,
+				ClientHost: spec.ClientHost, ClientPort: spec.ClientPort,
 			})
 		}
 	}

@@ -184,6 +184,20 @@ func (t *Tree) addSystemNodes() {
 	}
 }
 
+// SetConfig stores a quorum configuration in /zookeeper/config as ZooKeeper's
+// ZKDatabase.initConfigInZKDatabase does when a member starts or syncs with its leader: no
+// txn, the data replaced, Mzxid set to the configuration's version, Version to -1 and
+// Mtime to now. It returns the NodeDataChanged event for the node's watches.
+func (t *Tree) SetConfig(data []byte, configVersion, now int64) []Event {
+	if t.nodes[ConfigPath] == nil {
+		t.addSystemNodes()
+	}
+	var ev []Event
+	// The node's only writers are this and reconfig, which sets version -1 as well.
+	t.setData(ConfigPath, data, -1, configVersion, now, &ev)
+	return ev
+}
+
 func (t *Tree) ensureNode(parent, path string, n *Node) bool {
 	if _, ok := t.nodes[path]; ok {
 		return false
