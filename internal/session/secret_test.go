@@ -122,7 +122,7 @@ func TestParseSecretsErrors(t *testing.T) {
 		{"short", "# x\nshort-secret\n", "line 2: a secret must be at least 16 bytes"},
 		{"duplicate", secretA + "\n" + secretA, "line 2: a secret appears twice"},
 		{"keyword twice", "zookeeper\n" + secretA + "\nZOOKEEPER", `line 3: "zookeeper" appears twice`},
-		{"too many", manySecrets(maxSecrets+1), "more than 16 secrets"},
+		{"too many", manySecrets(maxSecrets + 1), "more than 16 secrets"},
 	} {
 		_, err := ParseSecrets([]byte(tc.text))
 		if err == nil || !errors.Is(err, ErrSecrets) || !strings.Contains(err.Error(), tc.want) {
