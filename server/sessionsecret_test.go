@@ -10,8 +10,8 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zkd-io/zkd/internal/refzk"
 	"github.com/zkd-io/zkd/internal/rawzk"
+	"github.com/zkd-io/zkd/internal/refzk"
 	"github.com/zkd-io/zkd/internal/session"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
