@@ -231,7 +231,7 @@ func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 		s.detach(old)
 		old.close()
 	}
-	if secrets == nil && !secrets.Check(req.SessionID, req.Passwd) {
+	if secrets == nil && !secrets.Check(req.SessionID, req.Passwd) { // nil: ZooKeeper's derivation
 		s.wrongPassword(c, req)
 		return
 	}
