@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bytes"
 	"net"
 	"slices"
 	"time"
@@ -217,16 +216,23 @@ func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 		s.role.createSession(sess)
 		return
 	}
+	secrets := s.secrets()
+	if secrets != nil && !secrets.Check(req.SessionID, req.Passwd) {
+		// With a session secret, a wrong password is refused before the session's current
+		// connection is touched: a client that read the session id from an ephemeral's
+		// Stat can neither take the session over nor keep knocking its owner off.
+		s.wrongPassword(c, req)
+		return
+	}
 	// Like ZooKeeper, a reconnect closes the session's current connection on this server
-	// before anything is checked.
+	// before the password is checked (when no secret checked it above).
 	if sess := s.sessions[req.SessionID]; sess != nil && sess.conn != nil && sess.conn != c {
 		old := sess.conn
 		s.detach(old)
 		old.close()
 	}
-	pw := session.Password(req.SessionID)
-	if !bytes.Equal(req.Passwd, pw[:]) {
-		s.refuseSession(c, req)
+	if secrets == nil && !secrets.Check(req.SessionID, req.Passwd) { // nil: ZooKeeper's derivation
+		s.wrongPassword(c, req)
 		return
 	}
 	s.role.reconnect(c, req)
@@ -256,6 +262,13 @@ func (s *Server) reconnectLocal(c *conn, req *jute.ConnectRequest) bool {
 	return true
 }
 
+// wrongPassword refuses a reconnect whose password is not the session's, as ZooKeeper does
+// (reopenSession): the answer of an expired session, and a warning.
+func (s *Server) wrongPassword(c *conn, req *jute.ConnectRequest) {
+	s.log.Warn("incorrect password for session", "session", hex(req.SessionID), "remote", c.remote)
+	s.refuseSession(c, req)
+}
+
 // refuseSession answers a reconnect to a session that is gone: a zero session id tells the
 // client its session expired.
 func (s *Server) refuseSession(c *conn, req *jute.ConnectRequest) {
@@ -274,7 +287,9 @@ func (s *Server) attach(c *conn, sess *clientSession, req *jute.ConnectRequest) 
 	sess.conn = c
 	sess.timeout = req.TimeOut
 	c.sess = sess
-	pw := session.Password(sess.id)
+	// The first secret's password, which the client keeps: after a rotation, clients move
+	// to the new secret as they reconnect.
+	pw := s.secrets().Password(sess.id)
 	s.log.Info("session reconnected", "session", hex(sess.id), "remote", c.remote, "timeout", req.TimeOut)
 	c.send(outMsg{raw: jute.Marshal(&jute.ConnectResponse{
 		TimeOut: req.TimeOut, SessionID: sess.id, Passwd: pw[:], HasReadOnly: req.HasReadOnly,
@@ -482,7 +497,7 @@ func (s *Server) sessionCreated(txn *jute.LoggedTxn) {
 	if req == nil || c == nil || c.gone {
 		return
 	}
-	pw := session.Password(id)
+	pw := s.secrets().Password(id)
 	s.log.Info("session established", "session", hex(id), "remote", c.remote, "timeout", sess.timeout)
 	c.send(outMsg{raw: jute.Marshal(&jute.ConnectResponse{
 		TimeOut: sess.timeout, SessionID: id, Passwd: pw[:], HasReadOnly: req.HasReadOnly,

@@ -109,7 +109,10 @@ type Config struct {
 	// InitialConfig is the text of the zoo.cfg the server was started from, which the
 	// AdminServer's initial_configuration command answers.
 	InitialConfig string
-	Logger        *slog.Logger
+	// SessionSecretFile names the ensemble's session secret file (zkd.sessionSecretFile,
+	// sessionsecret.go); "" keeps ZooKeeper's session passwords.
+	SessionSecretFile string
+	Logger            *slog.Logger
 	// FS is the file system; nil means the real one.
 	FS storage.FS
 	// Clock is the time sessions, ticks and timers run on; nil means the wall clock.
@@ -266,6 +269,8 @@ type Server struct {
 	persist
 	ens   ensemble
 	quota quotaState
+	// secret holds the session secrets; read by the core, reloaded off it.
+	secret sessionSecret
 }
 
 // New recovers the data directory and returns a server ready to Serve.
@@ -298,6 +303,9 @@ func New(cfg Config) (*Server, error) {
 	s.responseSizes.reset()
 	s.traceMask.Store(admin.DefaultTraceMask)
 	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())
+	if err := s.loadSessionSecret(); err != nil {
+		return nil, err
+	}
 	loadStart := time.Now()
 	if err := s.recover(); err != nil {
 		return nil, err
@@ -369,6 +377,10 @@ func (s *Server) Start() error {
 	if s.secureLn != nil {
 		s.wg.Add(1)
 		go s.acceptLoop(s.secureLn)
+	}
+	if s.secret.path != "" {
+		s.wg.Add(1)
+		go s.watchSessionSecret()
 	}
 	// Only now: a scrape's gathering is a step on the core, which runs from here on.
 	s.cfg.Metrics.SetSource(metricsSource{s})

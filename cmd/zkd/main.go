@@ -243,6 +243,7 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 		SnapRetainCount:        cfg.SnapRetainCount,
 		PurgeInterval:          time.Duration(cfg.PurgeInterval) * time.Hour,
 		FourLetterWhitelist:    cfg.FourLetterWhitelist,
+		SessionSecretFile:      cfg.SessionSecretFile,
 		Logger:                 logger,
 	}
 	comp, known := storage.ParseSnapCompression(cfg.SnapshotCompression)

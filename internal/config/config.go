@@ -145,6 +145,9 @@ type Config struct {
 
 	// Security part (issue 12): TLS, SASL, x509 and enforced authentication keys.
 	Security Security
+	// SessionSecretFile is zkd.sessionSecretFile (sessionsecret.go); "" = ZooKeeper's
+	// session passwords.
+	SessionSecretFile string
 
 	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
 	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
@@ -380,6 +383,8 @@ func (c *Config) set(key, v string) error {
 		}
 	case "admin.needClientAuth":
 		c.AdminNeedClientAuth = strings.EqualFold(v, "true") // Boolean.getBoolean
+	case SessionSecretKey:
+		err = c.setSessionSecretFile(v)
 	default:
 		return errUnknownKey
 	}

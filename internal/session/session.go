@@ -1,9 +1,3 @@
-// Package session owns session identity and liveness bookkeeping: ZooKeeper-compatible
-// session ids and passwords, timeout negotiation, and the expiry tracker that decides when
-// a silent session must be closed (SessionTrackerImpl and ExpiryQueue in ZooKeeper).
-//
-// It is pure: time is always an argument (milliseconds of a monotonic clock chosen by the
-// caller), nothing here reads a clock, starts a goroutine or locks. Callers serialise access.
 package session
 
 // IDGenerator hands out session ids the way ZooKeeper's SessionTrackerImpl does:
