@@ -66,9 +66,9 @@ type Server struct {
 type serverStage int
 
 const (
-	serverAccept   serverStage = iota // waiting for the AP-REQ
-	serverSentRep                     // sent the AP-REP, waiting for an empty response
-	serverSentOffer                   // sent the layer offer, waiting for the client's choice
+	serverAccept    serverStage = iota // waiting for the AP-REQ
+	serverSentRep                      // sent the AP-REP, waiting for an empty response
+	serverSentOffer                    // sent the layer offer, waiting for the client's choice
 	serverComplete
 	serverFailed
 )
