@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jcmturner/gokrb5/v8/client"
 	"github.com/jcmturner/gokrb5/v8/crypto"
@@ -33,13 +34,12 @@ type ClientConfig struct {
 // Client is the client side of one SASL GSSAPI exchange; the first Step takes an empty
 // challenge and returns the initial response.
 type Client struct {
-	cfg      ClientConfig
-	stage    clientStage
-	auth     types.Authenticator
-	session  types.EncryptionKey
-	key      wrapKey
-	sendSeq  uint64
-	complete bool
+	cfg     ClientConfig
+	stage   clientStage
+	auth    types.Authenticator
+	session types.EncryptionKey
+	key     wrapKey
+	sendSeq uint64
 }
 
 type clientStage int
@@ -183,7 +183,7 @@ func (c *Client) checkRep(token []byte) ([]byte, error) {
 	if err := part.Unmarshal(plain); err != nil {
 		return nil, fmt.Errorf("gssapi: AP-REP: %w", err)
 	}
-	if !part.CTime.Equal(c.auth.CTime.Truncate(1e9)) || part.Cusec != c.auth.Cusec {
+	if !part.CTime.Equal(c.auth.CTime.Truncate(time.Second)) || part.Cusec != c.auth.Cusec {
 		return nil, errors.New("gssapi: AP-REP does not echo the authenticator's time")
 	}
 	if len(part.Subkey.KeyValue) > 0 {
