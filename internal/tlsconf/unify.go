@@ -229,7 +229,7 @@ func PeerCertificates(c net.Conn) []*x509.Certificate {
 		return nil
 	}
 	cs := tc.ConnectionState()
-	if !cs.HandshakeComplete {
+	if !cs.HandshakeComplete || len(cs.PeerCertificates) == 0 {
 		return nil
 	}
 	return cs.PeerCertificates
