@@ -17,8 +17,8 @@ const reloadEvery = time.Second
 
 // material is what the store files give: our certificate and the CAs we trust.
 type material struct {
-	cert *tls.Certificate   // nil without a keystore
-	pool *x509.CertPool     // nil = the system roots
+	cert *tls.Certificate    // nil without a keystore
+	pool *x509.CertPool      // nil = the system roots
 	cas  []*x509.Certificate // the pool's certificates
 }
 
