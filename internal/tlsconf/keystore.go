@@ -78,9 +78,9 @@ func LoadTrust(st Store) ([]*x509.Certificate, error) {
 	case StorePKCS12:
 		certs, err = pkcs12.DecodeTrustStore(data, pw)
 		if err != nil && !errors.Is(err, pkcs12.ErrIncorrectPassword) {
-			// Not a Java truststore: a keystore whose certificate is the one trusted.
-			_, leaf, _, err2 := pkcs12.DecodeChain(data, pw)
-			if err2 == nil {
+			// Not a Java truststore but a keystore: as Java's trust managers do, trust the
+			// certificate of its key.
+			if _, leaf, _, err2 := pkcs12.DecodeChain(data, pw); err2 == nil {
 				certs, err = []*x509.Certificate{leaf}, nil
 			}
 		}
