@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"os"
+	"strings"
 	"testing"
 	"time"
 
@@ -259,4 +260,78 @@ func FuzzPEM(f *testing.F) {
 			t.Fatal("nil key without an error")
 		}
 	})
+}
+
+// Deadlines set before detection do not cut it short, and apply once it is done.
+func TestUnifyKeepsCallerDeadlines(t *testing.T) {
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	ln := Unify(raw, &tls.Config{}, 30*time.Second)
+	defer ln.Close()
+	cli, err := net.Dial("tcp", raw.Addr().String())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer cli.Close()
+	c, err := ln.Accept()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if err := c.SetReadDeadline(time.Unix(1, 0)); err != nil { // long past
+		t.Fatal(err)
+	}
+	if _, err := cli.Write([]byte("srvr")); err != nil {
+		t.Fatal(err)
+	}
+	buf := make([]byte, 3)
+	if _, err := io.ReadFull(c, buf); err != nil || string(buf) != "srv" {
+		t.Fatalf("detection under a past deadline: %q, %v", buf, err)
+	}
+	// The replayed bytes are gone; the next read meets the caller's deadline.
+	var ne net.Error
+	if _, err := c.Read(buf); !errors.As(err, &ne) || !ne.Timeout() {
+		t.Fatalf("read after detection: %v, want the caller's deadline", err)
+	}
+}
+
+// A TLS client the server refuses (no certificate, clientAuth need) gets its connection
+// closed; the server's Read reports the handshake failure.
+func TestUnifyRefusedHandshake(t *testing.T) {
+	p := tlstest.New(t, t.TempDir())
+	srv, err := storeSettings(t, Store{Location: p.Server.PEM}, Store{Location: p.TrustPEM}, nil).ServerConfig(quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	errs := make(chan error, 10)
+	echoServer(t, Unify(raw, srv, 30*time.Second), errs)
+	cli, err := (Settings{TrustStore: Store{Location: p.TrustPEM, Type: StorePEM}, HostnameVerification: true,
+		MinVersion: tls.VersionTLS12, MaxVersion: tls.VersionTLS13}).ClientConfig("127.0.0.1", quiet())
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := tls.Dial("tcp", raw.Addr().String(), cli)
+	if err == nil {
+		defer c.Close()
+		c.SetDeadline(time.Now().Add(30 * time.Second))
+		c.Write([]byte("ruok"))
+		_, err = c.Read(make([]byte, 1))
+	}
+	if err == nil {
+		t.Fatal("a client without a certificate was served")
+	}
+	select {
+	case err := <-errs:
+		if !strings.Contains(err.Error(), "TLS handshake") {
+			t.Fatalf("server error %v, want the handshake failure", err)
+		}
+	case <-time.After(60 * time.Second):
+		t.Fatal("server reported nothing")
+	}
 }
