@@ -2,11 +2,16 @@ package tlsconf
 
 import (
 	"bytes"
+	"crypto/ecdsa"
+	"crypto/elliptic"
+	"crypto/rand"
 	"crypto/tls"
+	"crypto/x509"
+	"encoding/pem"
 	"errors"
 	"io"
+	"math/big"
 	"net"
-	"os"
 	"strings"
 	"testing"
 	"time"
@@ -235,12 +240,30 @@ func FuzzIsTLSHandshake(f *testing.F) {
 }
 
 func FuzzPEM(f *testing.F) {
-	p := tlstest.New(f, f.TempDir())
-	for _, path := range []string{p.Server.PEM, p.Server.EncryptedPEM, p.TrustPEM} {
-		b, err := os.ReadFile(path)
-		if err != nil {
-			f.Fatal(err)
-		}
+	// One small identity: a whole tlstest PKI is slow under the fuzzer's instrumentation.
+	key, err := ecdsa.GenerateKey(elliptic.P256(), rand.Reader)
+	if err != nil {
+		f.Fatal(err)
+	}
+	tmpl := &x509.Certificate{SerialNumber: big.NewInt(1), NotAfter: time.Now().Add(time.Hour)}
+	der, err := x509.CreateCertificate(rand.Reader, tmpl, tmpl, &key.PublicKey, key)
+	if err != nil {
+		f.Fatal(err)
+	}
+	p8, err := x509.MarshalPKCS8PrivateKey(key)
+	if err != nil {
+		f.Fatal(err)
+	}
+	enc, err := tlstest.EncryptPKCS8(p8, tlstest.Password)
+	if err != nil {
+		f.Fatal(err)
+	}
+	certPEM := pem.EncodeToMemory(&pem.Block{Type: "CERTIFICATE", Bytes: der})
+	for _, b := range [][]byte{
+		append(pem.EncodeToMemory(&pem.Block{Type: "PRIVATE KEY", Bytes: p8}), certPEM...),
+		append(pem.EncodeToMemory(&pem.Block{Type: "ENCRYPTED PRIVATE KEY", Bytes: enc}), certPEM...),
+		certPEM,
+	} {
 		f.Add(b, "")
 		f.Add(b, tlstest.Password)
 	}
