@@ -3,6 +3,7 @@ package zk
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -31,6 +32,7 @@ type config struct {
 	backoffMin     time.Duration
 	backoffMax     time.Duration
 	rng            *rand.Rand
+	tls            *tls.Config
 }
 
 // WithSessionTimeout sets the session timeout to request; the server clamps it to its
@@ -47,6 +49,11 @@ func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l }
 func WithDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error)) Option {
 	return func(c *config) { c.dial = dial }
 }
+
+// WithTLS connects over TLS with cfg, around the dialer (WithDialer's or the default). When
+// cfg.ServerName is empty, each connection verifies the host of its "host:port" as the
+// server's name. cfg is not modified.
+func WithTLS(cfg *tls.Config) Option { return func(c *config) { c.tls = cfg } }
 
 // WithSession resumes an existing session (see SessionID and SessionPassword) instead of
 // creating one. If the server has expired it, Connect fails with ErrSessionExpired.
@@ -133,6 +140,9 @@ func Connect(ctx context.Context, connString string, opts ...Option) (*Conn, err
 	if cfg.dial == nil {
 		d := &net.Dialer{}
 		cfg.dial = d.DialContext
+	}
+	if cfg.tls != nil {
+		cfg.dial = tlsDialer(cfg.dial, cfg.tls)
 	}
 	if cfg.rng == nil {
 		cfg.rng = rand.New(rand.NewPCG(rand.Uint64(), rand.Uint64()))
@@ -733,4 +743,30 @@ func (c *Conn) addAuth(scheme string, auth []byte, r *request) {
 		}
 	}
 	a.waiters = append(a.waiters, r)
+}
+
+// tlsDialer wraps dial with a TLS client handshake, bounded by the dial's context.
+func tlsDialer(dial func(ctx context.Context, network, addr string) (net.Conn, error), cfg *tls.Config) func(ctx context.Context, network, addr string) (net.Conn, error) {
+	return func(ctx context.Context, network, addr string) (net.Conn, error) {
+		nc, err := dial(ctx, network, addr)
+		if err != nil {
+			return nil, err
+		}
+		c := cfg
+		if c.ServerName == "" {
+			host, _, err := net.SplitHostPort(addr)
+			if err != nil {
+				nc.Close()
+				return nil, fmt.Errorf("tls: server address %q: %w", addr, err)
+			}
+			c = cfg.Clone()
+			c.ServerName = host
+		}
+		tc := tls.Client(nc, c)
+		if err := tc.HandshakeContext(ctx); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("tls handshake with %s: %w", addr, err)
+		}
+		return tc, nil
+	}
 }
