@@ -13,6 +13,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/tlsconf"
 	"github.com/zkd-io/zkd/internal/watch"
 	"github.com/zkd-io/zkd/jute"
 )
@@ -239,8 +240,20 @@ func (c *conn) readLoop() {
 	var lenBuf [4]byte
 	first := true
 	maxLen := c.srv.cfg.JuteMaxBuffer
-	if tc, ok := c.nc.(*tls.Conn); ok {
+	switch tc := c.nc.(type) {
+	case *tls.Conn:
 		if !c.tlsHandshake(tc) {
+			c.close()
+			return
+		}
+	case *tlsconf.UnifiedConn:
+		// Detection and the handshake are bounded by the listener's detect timeout.
+		if err := tc.Detect(); err != nil {
+			c.srv.log.Info("closing connection before its protocol was known", "remote", c.remote, "err", err)
+			c.close()
+			return
+		}
+		if t := tc.TLS(); t != nil && !c.tlsHandshake(t) {
 			c.close()
 			return
 		}

@@ -29,6 +29,7 @@ import (
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/session"
 	"github.com/zkd-io/zkd/internal/storage"
+	"github.com/zkd-io/zkd/internal/tlsconf"
 	"github.com/zkd-io/zkd/internal/watch"
 )
 
@@ -61,6 +62,10 @@ type Config struct {
 	// secureClientPort), served with TLS; "" for none. TLS is its configuration.
 	SecureListenAddr string
 	TLS              *tls.Config
+	// ClientPortUnification serves TLS (with TLS) and plaintext clients on ListenAddr, told
+	// apart by their first bytes within TLSDetectTimeout (client.portUnification).
+	ClientPortUnification bool
+	TLSDetectTimeout      time.Duration
 	// AuthProviders is the optional authentication providers configured (authProvider.N):
 	// sasl and x509 ACL entries are valid only with theirs.
 	AuthProviders auth.Providers
@@ -333,6 +338,13 @@ func (s *Server) Listen() error {
 	if err != nil {
 		return fmt.Errorf("server: listen on %s: %w", s.cfg.ListenAddr, err)
 	}
+	if s.cfg.ClientPortUnification {
+		if s.cfg.TLS == nil {
+			ln.Close()
+			return fmt.Errorf("server: client port unification configured without TLS settings")
+		}
+		ln = tlsconf.Unify(ln, s.cfg.TLS, s.cfg.TLSDetectTimeout)
+	}
 	s.ln = ln
 	if err := s.listenSecure(); err != nil {
 		ln.Close()
@@ -420,7 +432,10 @@ func (s *Server) acceptLoop(ln net.Listener) {
 
 func (s *Server) newConn(nc net.Conn) {
 	raw := nc
-	if tc, ok := nc.(*tls.Conn); ok {
+	switch tc := nc.(type) {
+	case *tls.Conn:
+		raw = tc.NetConn()
+	case *tlsconf.UnifiedConn:
 		raw = tc.NetConn()
 	}
 	if tc, ok := raw.(*net.TCPConn); ok {

@@ -151,6 +151,9 @@ func run(args []string) error {
 		return err
 	}
 	sc := serverConfig(cfg, logger)
+	if err := applySecurity(cfg, &sc, logger); err != nil {
+		return err
+	}
 	if *cfgPath != "" {
 		// The AdminServer's initial_configuration answers the file as written.
 		text, err := os.ReadFile(*cfgPath)

@@ -234,3 +234,6 @@ func PeerCertificates(c net.Conn) []*x509.Certificate {
 	}
 	return cs.PeerCertificates
 }
+
+// NetConn returns the underlying connection (for socket options such as TCP_NODELAY).
+func (c *UnifiedConn) NetConn() net.Conn { return c.raw }

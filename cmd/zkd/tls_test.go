@@ -1,0 +1,113 @@
+package main
+
+import (
+	"crypto/tls"
+	"crypto/x509"
+	"fmt"
+	"net"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/rawzk"
+	"github.com/zkd-io/zkd/internal/tlsconf/tlstest"
+	"github.com/zkd-io/zkd/jute"
+)
+
+// TestTLSFromZooCfg: zkd started from a zoo.cfg with ZooKeeper's TLS keys (PKCS12 stores,
+// clientAuth need, the x509 provider) serves TLS on secureClientPort with the client's x509
+// id, plaintext on clientPort, and both on clientPort with client.portUnification.
+func TestTLSFromZooCfg(t *testing.T) {
+	dir := t.TempDir()
+	pki := tlstest.New(t, filepath.Join(dir, "pki"))
+	for _, unify := range []bool{false, true} {
+		t.Run(fmt.Sprintf("portUnification=%v", unify), func(t *testing.T) {
+			dir := t.TempDir()
+			secure := freePort(t)
+			extra := fmt.Sprintf("secureClientPort=%d\nsecureClientPortAddress=127.0.0.1\n"+
+				"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n"+
+				"ssl.keyStore.location=%s\nssl.keyStore.password=%s\nssl.trustStore.location=%s\nssl.trustStore.password=%s\n"+
+				"ssl.clientAuth=need\nauthProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider\n"+
+				"client.portUnification=%v\n",
+				secure, pki.Server.PKCS12, tlstest.Password, pki.TrustPKCS12, tlstest.Password, unify)
+			p, _ := startFromZooCfg(t, dir, extra)
+			roots := x509.NewCertPool()
+			roots.AddCert(pki.CA.Cert)
+			cfg := &tls.Config{RootCAs: roots, ServerName: "127.0.0.1", Certificates: []tls.Certificate{pki.Client.TLS}}
+			addrs := []string{fmt.Sprintf("127.0.0.1:%d", secure)}
+			if unify {
+				addrs = append(addrs, p.addr)
+			}
+			for _, addr := range addrs {
+				nc, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", addr, cfg)
+				if err != nil {
+					t.Fatalf("TLS to %s: %v", addr, err)
+				}
+				nc.SetDeadline(time.Now().Add(30 * time.Second))
+				c := rawzk.ConnectOver(t, nc)
+				var r jute.WhoAmIResponse
+				if h := c.Call(jute.OpWhoAmI, nil, &r); h.Err != jute.OK {
+					t.Fatalf("whoAmI over TLS on %s: %v", addr, h.Err)
+				}
+				found := false
+				for _, ci := range r.ClientInfo {
+					found = found || (ci.AuthScheme == "x509" && ci.User == "CN=client,OU=clients,O=zkd-test")
+				}
+				if !found {
+					t.Errorf("whoAmI over TLS on %s: %+v, want x509 CN=client,OU=clients,O=zkd-test", addr, r.ClientInfo)
+				}
+			}
+			// Plaintext keeps working on clientPort.
+			c := rawzk.Connect(t, p.addr)
+			if h := c.Call(jute.OpExists, &jute.ExistsRequest{Path: "/"}, &jute.ExistsResponse{}); h.Err != jute.OK {
+				t.Fatalf("plaintext exists: %v", h.Err)
+			}
+		})
+	}
+}
+
+// TestSecurityConfigFailsClosed: a zoo.cfg asking for what zkd cannot honour (a bad keystore
+// password, a quorum TLS key) stops zkd at start with an error naming it, without the
+// password in it.
+func TestSecurityConfigFailsClosed(t *testing.T) {
+	dir := t.TempDir()
+	pki := tlstest.New(t, filepath.Join(dir, "pki"))
+	for name, extra := range map[string]string{
+		"ssl.keyStore":           fmt.Sprintf("secureClientPort=%d\nssl.keyStore.location=%s\nssl.keyStore.password=not-the-pw-123\n", freePort(t), pki.Server.PKCS12),
+		"ssl.crl":                fmt.Sprintf("secureClientPort=%d\nssl.keyStore.location=%s\nssl.keyStore.password=%s\nssl.crl=true\n", freePort(t), pki.Server.PKCS12, tlstest.Password),
+		"quorum.auth.enableSasl": "quorum.auth.enableSasl=true\n",
+	} {
+		t.Run(name, func(t *testing.T) {
+			d := t.TempDir()
+			text := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n%s", filepath.Join(d, "data"), freePort(t), extra)
+			path := filepath.Join(d, "zoo.cfg")
+			if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			cmd := exec.Command(zkdBinary(t), "--config", path)
+			done := make(chan struct{})
+			var out []byte
+			var err error
+			go func() { out, err = cmd.CombinedOutput(); close(done) }()
+			select {
+			case <-done:
+			case <-time.After(60 * time.Second):
+				cmd.Process.Kill()
+				<-done
+				t.Fatalf("zkd did not stop; output:\n%s", out)
+			}
+			if err == nil {
+				t.Fatalf("zkd started (exit 0); output:\n%s", out)
+			}
+			if !strings.Contains(string(out), name) {
+				t.Errorf("error does not name %s:\n%s", name, out)
+			}
+			if strings.Contains(string(out), "not-the-pw-123") {
+				t.Errorf("output shows the password:\n%s", out)
+			}
+		})
+	}
+}
