@@ -204,7 +204,8 @@ func (s *Server) adminFields(cmd string, kwargs map[string]string) (fields admin
 	case "initial_configuration":
 		return admin.Object{{Key: "initial_configuration", Value: s.cfg.InitialConfig}}, "", true
 	case "is_read_only":
-		return admin.Object{{Key: "read_only", Value: false}}, "", true
+		serving, ro := s.readOnlyAnswer()
+		return admin.Object{{Key: "read_only", Value: ro}}, "", serving
 	case "hash":
 		// As the four-letter word: zkd keeps no digest history yet.
 		return admin.DigestsJSON(nil), "", true

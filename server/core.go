@@ -59,6 +59,8 @@ type clientSession struct {
 	queue []*queued
 	// held: a submitted sync is unanswered, or writes wait unsubmitted behind one.
 	held bool
+	// local: made by a read-only server, known to it alone (readonly.go).
+	local bool
 }
 
 type pendingKind int
@@ -197,6 +199,14 @@ func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 		c.established <- false
 		return
 	}
+	if !req.ReadOnly && s.isReadOnly() {
+		// ZooKeeper's CloseRequestException: no answer, the client tries another server.
+		// Clients older than 3.4, which send no readOnly flag, are refused the same way.
+		s.log.Info("refusing session request for not-read-only client", "remote", c.remote)
+		c.close()
+		c.established <- false
+		return
+	}
 	if req.LastZxidSeen > s.tree.LastZxid() {
 		// The client has seen a newer state than ours: it must find another server.
 		s.log.Info("refusing client ahead of this server", "remote", c.remote,
@@ -273,7 +283,7 @@ func (s *Server) wrongPassword(c *conn, req *jute.ConnectRequest) {
 // client its session expired.
 func (s *Server) refuseSession(c *conn, req *jute.ConnectRequest) {
 	s.log.Info("session expired or invalid on reconnect", "session", hex(req.SessionID), "remote", c.remote)
-	resp := &jute.ConnectResponse{Passwd: make([]byte, 16), HasReadOnly: req.HasReadOnly}
+	resp := &jute.ConnectResponse{Passwd: make([]byte, 16), ReadOnly: s.isReadOnly(), HasReadOnly: req.HasReadOnly}
 	c.sendAndClose(&outMsg{raw: jute.Marshal(resp)})
 	c.established <- false
 }
@@ -292,7 +302,7 @@ func (s *Server) attach(c *conn, sess *clientSession, req *jute.ConnectRequest) 
 	pw := s.secrets().Password(sess.id)
 	s.log.Info("session reconnected", "session", hex(sess.id), "remote", c.remote, "timeout", req.TimeOut)
 	c.send(outMsg{raw: jute.Marshal(&jute.ConnectResponse{
-		TimeOut: req.TimeOut, SessionID: sess.id, Passwd: pw[:], HasReadOnly: req.HasReadOnly,
+		TimeOut: req.TimeOut, SessionID: sess.id, Passwd: pw[:], ReadOnly: s.isReadOnly(), HasReadOnly: req.HasReadOnly,
 	})})
 	c.established <- true
 }
@@ -366,6 +376,10 @@ func (s *Server) onRequest(c *conn, r *request) {
 		s.log.Error("client has not authenticated with a required scheme: closing connection",
 			"session", hex(sess.id), "remote", c.remote, "required", s.cfg.EnforceAuthSchemes)
 		c.sendAndClose(&outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Zxid: 0, Err: jute.ErrSessionClosedRequireSASL}})
+		s.release()
+		return
+	}
+	if ro, ok := s.role.(*readOnlyRole); ok && ro.refuse(c, r) {
 		s.release()
 		return
 	}

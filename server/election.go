@@ -162,6 +162,9 @@ func (s *Server) startLooking(reason string) {
 	s.ens.electing = false
 	s.ens.gen++
 	gen := s.ens.gen
+	if s.cfg.ReadOnlyMode {
+		s.armReadOnly(gen)
+	}
 	reload := s.lastQueued > s.tree.LastZxid()
 	s.storageOp(func() func() {
 		var ld *loaded
@@ -288,6 +291,10 @@ func (s *Server) decided(d election.Decision) {
 		return
 	}
 	s.ens.electing = false
+	if s.isReadOnly() {
+		// A quorum again: the read-only server shuts before the member takes its role.
+		s.role.stop()
+	}
 	switch d.State {
 	case election.Leading:
 		s.role = newLeaderRole(s)

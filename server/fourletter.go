@@ -39,7 +39,7 @@ func (c *conn) fourLetter(cmd string, br *bufio.Reader) {
 	s.packetsReceived.Add(1)
 	var text string
 	switch {
-	case !admin.Allowed(cmd, s.cfg.FourLetterWhitelist, false):
+	case !admin.Allowed(cmd, s.cfg.FourLetterWhitelist, s.cfg.ReadOnlyMode):
 		// Like ZooKeeper, without reading stmk's argument.
 		text = admin.NotInWhitelist(cmd)
 	case cmd == "stmk":
@@ -77,7 +77,11 @@ func (s *Server) fourLetterText(cmd string, self *conn) string {
 	case "ruok":
 		return admin.Ruok
 	case "isro":
-		return admin.Isro(false)
+		serving, ro := s.readOnlyAnswer()
+		if !serving {
+			return notServing(cmd)
+		}
+		return admin.Isro(ro)
 	case "gtmk":
 		return admin.Gtmk(s.traceMask.Load())
 	case "envi":

@@ -117,7 +117,10 @@ type Config struct {
 	// SessionSecretFile names the ensemble's session secret file (zkd.sessionSecretFile,
 	// sessionsecret.go); "" keeps ZooKeeper's session passwords.
 	SessionSecretFile string
-	Logger            *slog.Logger
+	// ReadOnlyMode lets an ensemble member without a quorum serve reads to read-only
+	// clients (readonlymode.enabled, readonly.go).
+	ReadOnlyMode bool
+	Logger       *slog.Logger
 	// FS is the file system; nil means the real one.
 	FS storage.FS
 	// Clock is the time sessions, ticks and timers run on; nil means the wall clock.

@@ -62,7 +62,12 @@ func WithSession(id int64, passwd []byte) Option {
 }
 
 // WithReadOnly lets the client use servers that are cut off from their quorum and serve
-// reads only (StateConnectedReadOnly). Without it such servers refuse the client.
+// reads only (StateConnectedReadOnly; writes and Sync fail with ErrNotReadOnly). Without it
+// such servers refuse the client. While connected read-only the client keeps asking the other
+// servers whether they serve read-write (the "isro" four-letter word, as ZooKeeper's Java
+// client) and moves to the first that does. A session made by a read-only server is local to
+// it: until the client has been connected to a read-write server, every reconnect asks for a
+// new session, so the session id changes and ephemeral nodes cannot be made before then.
 func WithReadOnly() Option { return func(c *config) { c.readOnly = true } }
 
 // WithMaxBufferSize bounds the size of a frame the client accepts from the server; larger
@@ -114,6 +119,13 @@ type Conn struct {
 	server    string
 	lastErr   error // last connection attempt's failure, for Connect's error
 	rounds    int   // full rounds of failed attempts since the last connect
+	// seenRW: a read-write server has answered this session. Until then the session is
+	// one a read-only server made, local to it, so a reconnect asks for a new session
+	// (ClientCnxn's seenRwServerBefore); a session given with WithSession counts as seen.
+	seenRW bool
+	// rwServer is where the next attempt goes: a read-write server found while connected
+	// to a read-only one (readonly.go).
+	rwServer string
 }
 
 // Connect connects to an ensemble and returns once a session is established, or fails when ctx
@@ -167,6 +179,7 @@ func Connect(ctx context.Context, connString string, opts ...Option) (*Conn, err
 		sessionID: cfg.sessionID,
 		passwd:    cfg.passwd,
 		timeout:   cfg.sessionTimeout,
+		seenRW:    cfg.sessionID != 0,
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.run()
@@ -372,6 +385,11 @@ func (c *Conn) attempt() (*wire, error) {
 		return nil, ErrClosed
 	}
 	addr, wrapped := c.hosts.next()
+	if c.rwServer != "" {
+		addr, wrapped = c.rwServer, false
+		c.hosts.pointAt(addr)
+		c.rwServer = ""
+	}
 	var pause time.Duration
 	if wrapped {
 		c.rounds++
@@ -385,6 +403,9 @@ func (c *Conn) attempt() (*wire, error) {
 		Passwd:       c.passwd,
 		ReadOnly:     c.cfg.readOnly,
 		HasReadOnly:  true,
+	}
+	if !c.seenRW {
+		req.SessionID, req.Passwd = 0, nil
 	}
 	c.mu.Unlock()
 	if req.Passwd == nil {
@@ -482,8 +503,9 @@ func (c *Conn) activate(w *wire) bool {
 	if c.closing {
 		return false
 	}
-	newSession := c.sessionID == 0
+	newSession := c.sessionID != resp.SessionID
 	c.sessionID = resp.SessionID
+	c.seenRW = c.seenRW || !resp.ReadOnly
 	c.passwd = slices.Clone(resp.Passwd)
 	c.timeout = time.Duration(resp.TimeOut) * time.Millisecond
 	c.hosts.onConnected()
@@ -526,6 +548,7 @@ func (c *Conn) activate(w *wire) bool {
 	c.state = StateConnected
 	if resp.ReadOnly {
 		c.state = StateConnectedReadOnly
+		go c.huntReadWrite(w)
 	}
 	c.log.Info("zk: connected", "server", w.addr, "session", fmt.Sprintf("0x%x", c.sessionID),
 		"timeout", c.timeout, "new_session", newSession, "state", c.state)

@@ -153,3 +153,11 @@ func (h *hostProvider) update(servers []string, currentHost string) bool {
 }
 
 func (h *hostProvider) size() int { return len(h.servers) }
+
+// pointAt makes addr the server last returned by next, when the client goes to a server
+// it chose itself (a read-write server found while on a read-only one).
+func (h *hostProvider) pointAt(addr string) {
+	if i := slices.Index(h.servers, addr); i >= 0 {
+		h.current = i
+	}
+}

@@ -247,6 +247,7 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 		PurgeInterval:          time.Duration(cfg.PurgeInterval) * time.Hour,
 		FourLetterWhitelist:    cfg.FourLetterWhitelist,
 		SessionSecretFile:      cfg.SessionSecretFile,
+		ReadOnlyMode:           cfg.ReadOnlyMode,
 		Logger:                 logger,
 	}
 	comp, known := storage.ParseSnapCompression(cfg.SnapshotCompression)

@@ -148,6 +148,8 @@ type Config struct {
 	// SessionSecretFile is zkd.sessionSecretFile (sessionsecret.go); "" = ZooKeeper's
 	// session passwords.
 	SessionSecretFile string
+	// ReadOnlyMode is readonlymode.enabled (readonly.go).
+	ReadOnlyMode bool
 
 	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
 	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
@@ -385,6 +387,8 @@ func (c *Config) set(key, v string) error {
 		c.AdminNeedClientAuth = strings.EqualFold(v, "true") // Boolean.getBoolean
 	case SessionSecretKey:
 		err = c.setSessionSecretFile(v)
+	case ReadOnlyModeKey, "zookeeper." + ReadOnlyModeKey:
+		c.setReadOnlyMode(v)
 	default:
 		return errUnknownKey
 	}
