@@ -25,10 +25,15 @@ type javaPeer struct {
 // loaded machine.
 const peerDeadline = 3 * time.Minute
 
+// startJavaPeer runs SaslPeer with args; a leading "-cp", path pair sets the class path.
 func startJavaPeer(t *testing.T, args ...string) *javaPeer {
 	t.Helper()
 	java := needs.Command(t, "java", "default-jre-headless")
-	cmd := exec.Command(java, append([]string{"-Xshare:auto", "SaslPeer.java"}, args...)...)
+	var jvm []string
+	if len(args) >= 2 && args[0] == "-cp" {
+		jvm, args = []string{args[0], args[1]}, args[2:]
+	}
+	cmd := exec.Command(java, append(append(jvm, "SaslPeer.java"), args...)...)
 	cmd.Dir = "testdata"
 	in, err := cmd.StdinPipe()
 	if err != nil {

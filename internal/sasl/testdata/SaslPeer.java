@@ -10,6 +10,12 @@
 //   client HEXUSER HEXPASS SERVICE HOST
 //                              prints "TOK -" (the opening empty token), then answers each
 //                              server token read as "TOK <hex>", "DONE" or "ERR <message>".
+//   kerberos [R HEXRULES HEXNAME...]...
+//                              (needs ZooKeeper's jar on the class path) prints "REALM <hex
+//                              default realm>"; per R, sets zookeeper.security.auth_to_local
+//                              to the rules and prints "RULES" (or "ERR <exception class>");
+//                              per name "OK <hex short name> <hex host> <hex realm>" (null
+//                              parts as "null") or "ERR <exception class>"; then "END".
 //   jaas FILE...               prints, per file, "FILE <n>" then "SECTION <name>",
 //                              "MODULE <class> <FLAG>", "OPTION <key>=<value>" lines (sorted,
 //                              values in hex), or "ERR <message>"; then "END".
@@ -49,6 +55,7 @@ public class SaslPeer {
         case "server": server(args, in, out); break;
         case "client": client(args, in, out); break;
         case "jaas": jaas(args, out); break;
+        case "kerberos": kerberos(args, out); break;
         }
     }
 
@@ -130,6 +137,39 @@ public class SaslPeer {
         } catch (Exception e) {
             out.println("ERR " + msg(e));
         }
+    }
+
+    static String part(Object o) {
+        return o == null ? "null" : hex(((String) o).getBytes(StandardCharsets.UTF_8));
+    }
+
+    // ZooKeeper's KerberosName through reflection, so this file compiles without its jar.
+    static void kerberos(String[] args, PrintStream out) throws Exception {
+        System.setProperty("zookeeper.security.auth_to_local", "DEFAULT");
+        Class<?> kn = Class.forName("org.apache.zookeeper.server.auth.KerberosName");
+        Object probe = kn.getConstructor(String.class).newInstance("x");
+        out.println("REALM " + part(kn.getMethod("getDefaultRealm").invoke(probe)));
+        for (int i = 1; i < args.length; i++) {
+            if (args[i].equals("R")) {
+                System.setProperty("zookeeper.security.auth_to_local", str(args[++i]));
+                try {
+                    kn.getMethod("setConfiguration").invoke(null);
+                    out.println("RULES");
+                } catch (java.lang.reflect.InvocationTargetException e) {
+                    out.println("ERR " + e.getCause().getClass().getSimpleName());
+                }
+                continue;
+            }
+            try {
+                Object k = kn.getConstructor(String.class).newInstance(str(args[i]));
+                String shortName = (String) kn.getMethod("getShortName").invoke(k);
+                out.println("OK " + part(shortName) + " " + part(kn.getMethod("getHostName").invoke(k)) + " "
+                    + part(kn.getMethod("getRealm").invoke(k)));
+            } catch (java.lang.reflect.InvocationTargetException e) {
+                out.println("ERR " + e.getCause().getClass().getSimpleName());
+            }
+        }
+        out.println("END");
     }
 
     static void jaas(String[] args, PrintStream out) throws Exception {
