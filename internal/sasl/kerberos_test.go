@@ -148,6 +148,7 @@ func TestKerberosNamesMatchZooKeeper(t *testing.T) {
 		`RULE:[1:$3]`,
 		`RULE:[1:$1](b.*)s/(b)(o)/$2$1/ RULE:[1:$1](b.*)s/o/0/g`,
 		`RULE:[1:x$]`,
+		`RULE:[1:$1]s/(o)/<$1>/g`,
 	}
 	args := []string{"kerberos"}
 	for _, rules := range ruleSets {
