@@ -18,11 +18,14 @@ import (
 //	};
 //
 // Tokens as Java's ConfigFile reads them with a StreamTokenizer: words (letters, '$', '_',
-// '*', then also digits, '.' and '-'), strings in double or single quotes (with Java's
-// backslash escapes), and the characters { } ; =. A token starting with a digit, '.' or
+// '*', then also digits, '.' and '-'), strings in double quotes (with Java's backslash
+// escapes; a string also ends at the end of its line), and the characters { } ; =; '/'
+// not followed by '*' starts a comment to the end of the line. Single-quoted strings
+// are tokens Java refuses as names and values. A token starting with a digit, '.' or
 // '-' is a number, which Java refuses where a name or value is expected, and so does zkd.
 // Flags are required, requisite, sufficient or optional in any case. A section named twice
-// is an error; an option given twice keeps the last value. Java expands ${property} in
+// is an error; an option given twice keeps the last value; a section without modules is
+// as good as absent (Java's getAppConfigurationEntry returns null for it). Java expands ${property} in
 // option values from its system properties; zkd has none and keeps values as written.
 
 // Login module classes ZooKeeper's sections name.
@@ -92,7 +95,13 @@ func jaasTokens(data []byte) ([]jaasTok, error) {
 			if err != nil {
 				return nil, err
 			}
-			toks = append(toks, jaasTok{'s', s, line})
+			kind := byte('s')
+			if c == '\'' {
+				// StreamTokenizer reads it as a string, but ConfigFile takes only
+				// double-quoted ones: keep it apart so the parser refuses it.
+				kind = '\''
+			}
+			toks = append(toks, jaasTok{kind, s, line})
 			i += n
 		case isJAASWordStart(c):
 			j := i
@@ -268,10 +277,11 @@ func ParseJAAS(data []byte) (JAAS, error) {
 	return j, nil
 }
 
-// Section returns the login modules of a section.
+// Section returns the login modules of a section; a section without any is an error, as
+// a missing one.
 func (j JAAS) Section(name string) ([]LoginModule, error) {
-	m, ok := j.Sections[name]
-	if !ok {
+	m := j.Sections[name]
+	if len(m) == 0 {
 		return nil, fmt.Errorf("%w: no section %q", ErrJAAS, name)
 	}
 	return m, nil

@@ -17,8 +17,9 @@ import (
 // and JAAS parser, which ZooKeeper uses, to compare this package against.
 type javaPeer struct {
 	t     *testing.T
-	in    io.WriteCloser
-	lines chan string
+	in      io.WriteCloser
+	lines   chan string
+	pending []string // lines handed back by unread
 }
 
 // peerDeadline is generous: the first line waits for the JDK to compile the source on a
@@ -73,6 +74,11 @@ func startJavaPeer(t *testing.T, args ...string) *javaPeer {
 
 func (p *javaPeer) read() string {
 	p.t.Helper()
+	if n := len(p.pending); n > 0 {
+		l := p.pending[n-1]
+		p.pending = p.pending[:n-1]
+		return l
+	}
 	select {
 	case l, ok := <-p.lines:
 		if !ok {
@@ -84,6 +90,9 @@ func (p *javaPeer) read() string {
 	}
 	return ""
 }
+
+// unread hands a line back: the next read returns it.
+func (p *javaPeer) unread(l string) { p.pending = append(p.pending, l) }
 
 func (p *javaPeer) send(line string) string {
 	p.t.Helper()
