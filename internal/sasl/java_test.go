@@ -16,7 +16,7 @@ import (
 // javaPeer is testdata/SaslPeer.java running on the JDK: the JDK's DIGEST-MD5 mechanism
 // and JAAS parser, which ZooKeeper uses, to compare this package against.
 type javaPeer struct {
-	t     *testing.T
+	t       *testing.T
 	in      io.WriteCloser
 	lines   chan string
 	pending []string // lines handed back by unread
