@@ -35,6 +35,16 @@ type directives struct {
 
 func (d directives) get(k string) ([]byte, bool) { v, ok := d.vals[k]; return v, ok }
 
+func asciiLower(b []byte) string {
+	out := []byte(string(b))
+	for i, c := range out {
+		if c >= 'A' && c <= 'Z' {
+			out[i] = c + 'a' - 'A'
+		}
+	}
+	return string(out)
+}
+
 // isLWS is the JDK's isLws: space, tab, CR, LF.
 func isLWS(b byte) bool { return b == ' ' || b == '\t' || b == '\r' || b == '\n' }
 
@@ -58,7 +68,9 @@ func parseDirectives(buf []byte, multiRealm bool) (directives, error) {
 		if count > maxDirectives {
 			return authErr("more than %d directives", maxDirectives)
 		}
-		k := strings.ToLower(string(key))
+		// Only the ASCII keys of RFC 2831 are looked up; lower-casing bytes, not runes,
+		// leaves other keys as they came.
+		k := asciiLower(key)
 		if k == "realm" && multiRealm {
 			d.realms = append(d.realms, value)
 			return nil

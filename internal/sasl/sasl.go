@@ -46,7 +46,10 @@ type ServerConfig struct {
 	// Service and Host name the server (digest-uri "Service/Host"; Host is the realm). ""
 	// means ClientService and ClientHost.
 	Service, Host string
-	// Users maps DIGEST-MD5 user names to passwords (JAAS user_NAME="password").
+	// Users maps DIGEST-MD5 user names to passwords (JAAS user_NAME="password", see
+	// JAAS.ServerUsers). ZooKeeper's client port also lets the system property
+	// zookeeper.SASLAuthenticationProvider.superPassword replace the password of "super",
+	// but only when the section has a user_super entry: the caller applies that.
 	Users map[string]string
 	// Authorize decides, once the password checked out, whether authnID may act as
 	// authzID (the client's authzid, or authnID when it sent none) and returns the
