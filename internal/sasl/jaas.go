@@ -91,10 +91,7 @@ func jaasTokens(data []byte) ([]jaasTok, error) {
 				i++
 			}
 		case c == '"' || c == '\'':
-			s, n, err := jaasString(data[i:], line)
-			if err != nil {
-				return nil, err
-			}
+			s, n := jaasString(data[i:])
 			kind := byte('s')
 			if c == '\'' {
 				// StreamTokenizer reads it as a string, but ConfigFile takes only
@@ -127,7 +124,7 @@ func jaasTokens(data []byte) ([]jaasTok, error) {
 
 // jaasString reads a quoted string at the start of data as StreamTokenizer does (it ends
 // at the closing quote, or at the end of the line); n is the bytes consumed.
-func jaasString(data []byte, line int) (s string, n int, err error) {
+func jaasString(data []byte) (s string, n int) {
 	q := data[0]
 	var sb strings.Builder
 	i := 1
@@ -175,7 +172,7 @@ func jaasString(data []byte, line int) (s string, n int, err error) {
 	if i < len(data) && data[i] == q {
 		i++
 	}
-	return sb.String(), i, nil
+	return sb.String(), i
 }
 
 // ParseJAAS parses a JAAS login configuration file.
