@@ -13,6 +13,8 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"path/filepath"
+	"runtime"
 	"strings"
 	"testing"
 )
@@ -80,4 +82,35 @@ func Kazoo(t testing.TB) string {
 		Missing(t, "kazoo for "+py, "python3-kazoo", fmt.Sprintf("import kazoo: %v: %s", err, lines[len(lines)-1]))
 	}
 	return py
+}
+
+// PureSASLPath is the directory holding the vendored pure-sasl package (puresasl, which
+// kazoo needs for SASL and Debian does not package): put it on PYTHONPATH. It is found
+// from this source file, so it is right wherever the repository is checked out.
+func PureSASLPath() string {
+	_, file, _, ok := runtime.Caller(0)
+	if !ok {
+		return filepath.Join("third_party", "pure-sasl")
+	}
+	return filepath.Join(filepath.Dir(file), "..", "..", "third_party", "pure-sasl")
+}
+
+// KazooSASL returns the Python interpreter that can import kazoo, and the PYTHONPATH
+// under which it also imports the vendored puresasl (kazoo's SASL). Run the interpreter
+// with "PYTHONPATH="+pythonPath in its environment.
+func KazooSASL(t testing.TB) (python, pythonPath string) {
+	t.Helper()
+	py := Kazoo(t)
+	pythonPath = PureSASLPath()
+	if old := os.Getenv("PYTHONPATH"); old != "" {
+		pythonPath += string(os.PathListSeparator) + old
+	}
+	cmd := exec.Command(py, "-c", "import puresasl.client")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+pythonPath)
+	if out, err := cmd.CombinedOutput(); err != nil {
+		// The vendored copy is part of the repository: its absence is a broken checkout,
+		// not a missing tool, so it fails rather than skips.
+		t.Fatalf("import puresasl with PYTHONPATH=%s: %v: %s", pythonPath, err, out)
+	}
+	return py, pythonPath
 }

@@ -79,3 +79,14 @@ func TestDebianTools(t *testing.T) {
 		})
 	}
 }
+
+func TestKazooSASL(t *testing.T) {
+	py, path := KazooSASL(t)
+	cmd := exec.Command(py, "-c", "from puresasl.client import SASLClient; "+
+		"c = SASLClient('zk-sasl-md5', 'zookeeper', mechanism='DIGEST-MD5', username='u', password='p'); print(c.mechanism)")
+	cmd.Env = append(os.Environ(), "PYTHONPATH="+path)
+	out, err := cmd.CombinedOutput()
+	if err != nil || strings.TrimSpace(string(out)) != "DIGEST-MD5" {
+		t.Fatalf("puresasl DIGEST-MD5 client: %v: %s", err, out)
+	}
+}
