@@ -4,9 +4,15 @@ import (
 	"fmt"
 	"log/slog"
 	"net"
+	"os"
 	"strconv"
+	"strings"
+
+	"github.com/jcmturner/gokrb5/v8/keytab"
 
 	"github.com/zkd-io/zkd/internal/config"
+	"github.com/zkd-io/zkd/internal/sasl"
+	"github.com/zkd-io/zkd/internal/sasl/gssapi"
 	"github.com/zkd-io/zkd/internal/tlsconf"
 	"github.com/zkd-io/zkd/server"
 )
@@ -28,8 +34,110 @@ func applySecurity(cfg *config.Config, sc *server.Config, logger *slog.Logger) e
 	if err := applyClientTLS(sec, sc, logger); err != nil {
 		return err
 	}
+	return applySASL(sec, sc, logger, os.Getenv)
+}
+
+// jvmProperty finds -Dname=value in the JVM flags ZooKeeper's scripts pass
+// (SERVER_JVMFLAGS, then JVMFLAGS), where operators set the JAAS file for ZooKeeper: a
+// zoo.cfg and environment written for ZooKeeper configure zkd the same way.
+func jvmProperty(getenv func(string) string, name string) string {
+	for _, env := range []string{"SERVER_JVMFLAGS", "JVMFLAGS"} {
+		for _, f := range strings.Fields(getenv(env)) {
+			if v, ok := strings.CutPrefix(f, "-D"+name+"="); ok {
+				return strings.Trim(v, `"'`)
+			}
+		}
+	}
+	return ""
+}
+
+// applySASL configures the client port's SASL server from the JAAS file's Server section
+// (ZooKeeper's ServerCnxnFactory.configureSaslLogin): GSSAPI when the section has a
+// Krb5LoginModule, DIGEST-MD5 with its user_NAME="password" entries otherwise.
+func applySASL(sec *config.Security, sc *server.Config, logger *slog.Logger, getenv func(string) string) error {
+	path := sec.JAASConfig
+	if path == "" {
+		path = jvmProperty(getenv, "java.security.auth.login.config")
+	}
+	section := sec.SASLServerSection
+	if section == "" {
+		section = jvmProperty(getenv, "zookeeper.sasl.serverconfig")
+	}
+	if section == "" {
+		section = "Server"
+	}
+	if sec.SASLSuperUser != "" {
+		sc.SASLSuperUsers = []string{sec.SASLSuperUser}
+	}
+	sc.AllowSASLFailedClients = sec.AllowSASLFailedClients
+	if path == "" {
+		return nil
+	}
+	data, err := os.ReadFile(path)
+	if err != nil {
+		return fmt.Errorf("java.security.auth.login.config: %w", err)
+	}
+	j, err := sasl.ParseJAAS(data)
+	if err != nil {
+		return fmt.Errorf("java.security.auth.login.config %s: %w", path, err)
+	}
+	if _, err := j.Section(section); err != nil {
+		return fmt.Errorf("java.security.auth.login.config %s: no JAAS configuration section named %q: %w", path, section, err)
+	}
+	names := sasl.KerberosNames{RemoveHost: sec.KerberosRemoveHost, RemoveRealm: sec.KerberosRemoveRealm}
+	if j.HasModule(section, sasl.Krb5LoginModule) {
+		opts, err := j.Krb5(section)
+		if err != nil {
+			return fmt.Errorf("java.security.auth.login.config %s: %w", path, err)
+		}
+		if !opts.UseKeyTab || opts.KeyTab == "" {
+			return fmt.Errorf("java.security.auth.login.config %s: section %q: zkd's Kerberos login needs useKeyTab=true and keyTab", path, section)
+		}
+		kt, err := keytab.Load(opts.KeyTab)
+		if err != nil {
+			return fmt.Errorf("java.security.auth.login.config %s: keyTab %s: %w", path, opts.KeyTab, err)
+		}
+		principal := opts.Principal
+		sc.NewSASLServer = func() (server.SASLServer, error) {
+			g, err := gssapi.NewServer(gssapi.ServerConfig{Keytab: kt, Principal: principal})
+			if err != nil {
+				return nil, err
+			}
+			return &kerberosAuthz{Server: g, names: names}, nil
+		}
+		logger.Info("SASL", "mechanism", sasl.GSSAPI, "jaas", path, "section", section, "principal", principal)
+		return nil
+	}
+	users, err := j.ServerUsers(section)
+	if err != nil {
+		return fmt.Errorf("java.security.auth.login.config %s: %w", path, err)
+	}
+	sc.NewSASLServer = func() (server.SASLServer, error) {
+		return sasl.NewServer(sasl.DigestMD5, sasl.ServerConfig{Users: users, Authorize: names.Authorize})
+	}
+	logger.Info("SASL", "mechanism", sasl.DigestMD5, "jaas", path, "section", section, "users", len(users))
 	return nil
 }
+
+// kerberosAuthz maps a GSSAPI exchange's client principal to the sasl ACL id, as
+// SaslServerCallbackHandler does (kerberos.removeHostFromPrincipal, removeRealmFromPrincipal).
+type kerberosAuthz struct {
+	*gssapi.Server
+	names sasl.KerberosNames
+	id    string
+}
+
+func (k *kerberosAuthz) Step(tok []byte) ([]byte, error) {
+	out, err := k.Server.Step(tok)
+	if err == nil && k.Server.Complete() {
+		if k.id, err = k.names.AuthorizationID(k.Server.AuthorizationID()); err != nil {
+			return nil, err
+		}
+	}
+	return out, err
+}
+
+func (k *kerberosAuthz) AuthorizationID() string { return k.id }
 
 // applyClientTLS configures the secure client port and client port unification from the
 // ssl.* keys, as ZooKeeper's ClientX509Util reads them.

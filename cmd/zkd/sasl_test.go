@@ -1,0 +1,123 @@
+package main
+
+import (
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/zkd-io/zkd/internal/config"
+	"github.com/zkd-io/zkd/internal/rawzk"
+	"github.com/zkd-io/zkd/internal/sasl"
+	"github.com/zkd-io/zkd/jute"
+	"github.com/zkd-io/zkd/server"
+	"github.com/zkd-io/zkd/zktest"
+)
+
+const jaasServer = `Server {
+    org.apache.zookeeper.server.auth.DigestLoginModule required
+    user_super="adminsecret"
+    user_bob="bobsecret";
+};
+`
+
+// saslLogin runs a DIGEST-MD5 exchange on c and returns the last reply's error code.
+func saslLogin(t *testing.T, c *rawzk.Client, user, pw string) jute.Code {
+	t.Helper()
+	cl, err := sasl.NewClient(sasl.DigestMD5, user, pw, sasl.ClientService, sasl.ClientHost)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tok, err := cl.Step(nil)
+	for i := 0; i < 5 && err == nil; i++ {
+		var resp jute.SASLToken
+		h, rerr := c.Reply(c.Send(jute.OpSASL, &jute.SASLToken{Token: tok}), &resp)
+		if rerr != nil {
+			t.Fatalf("sasl reply: %v", rerr)
+		}
+		if h.Err != jute.OK {
+			return h.Err
+		}
+		// As ZooKeeper's client: the server's last token completes the exchange and
+		// nothing more is sent.
+		if tok, err = cl.Step(resp.Token); err == nil && cl.Complete() {
+			return jute.OK
+		}
+	}
+	if err != nil {
+		t.Fatalf("client step: %v", err)
+	}
+	return jute.OK
+}
+
+// TestSASLFromJAASFile: the JAAS file named in SERVER_JVMFLAGS (as ZooKeeper's scripts pass
+// it) configures DIGEST-MD5 on the client port: bob logs in and gets sasl:bob, a wrong
+// password is AUTHFAILED, superUser names a super user.
+func TestSASLFromJAASFile(t *testing.T) {
+	dir := t.TempDir()
+	jaas := filepath.Join(dir, "jaas.conf")
+	if err := os.WriteFile(jaas, []byte(jaasServer), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := config.Parse(strings.NewReader("tickTime=2000\ndataDir=" + dir + "\nclientPort=2181\n" +
+		"authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider\nsuperUser=super\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sc server.Config
+	env := func(k string) string {
+		if k == "SERVER_JVMFLAGS" {
+			return "-Xmx1g -Djava.security.auth.login.config=" + jaas + " -Dfoo=bar"
+		}
+		return ""
+	}
+	if err := applySASL(&cfg.Security, &sc, slog.New(slog.NewTextHandler(io.Discard, nil)), env); err != nil {
+		t.Fatal(err)
+	}
+	if err := applySecurity(cfg, &server.Config{}, slog.New(slog.NewTextHandler(io.Discard, nil))); err != nil {
+		t.Fatal(err)
+	}
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.NewSASLServer, c.SASLSuperUsers = sc.NewSASLServer, sc.SASLSuperUsers
+		c.AuthProviders.SASL = true
+	}))
+	bob := rawzk.Connect(t, srv.Addr())
+	if code := saslLogin(t, bob, "bob", "bobsecret"); code != jute.OK {
+		t.Fatalf("bob: %v", code)
+	}
+	acl := []jute.ACL{{Perms: jute.PermAll, ID: jute.ID{Scheme: "sasl", ID: "bob"}}}
+	if h := bob.Call(jute.OpCreate, &jute.CreateRequest{Path: "/b", ACL: acl}, &jute.CreateResponse{}); h.Err != jute.OK {
+		t.Fatalf("create with sasl:bob ACL: %v", h.Err)
+	}
+	if h := bob.Call(jute.OpGetData, &jute.GetDataRequest{Path: "/b"}, &jute.GetDataResponse{}); h.Err != jute.OK {
+		t.Fatalf("bob reads: %v", h.Err)
+	}
+	admin := rawzk.Connect(t, srv.Addr())
+	if code := saslLogin(t, admin, "super", "adminsecret"); code != jute.OK {
+		t.Fatalf("super: %v", code)
+	}
+	if h := admin.Call(jute.OpGetData, &jute.GetDataRequest{Path: "/b"}, &jute.GetDataResponse{}); h.Err != jute.OK {
+		t.Fatalf("super user reads: %v", h.Err)
+	}
+	eve := rawzk.Connect(t, srv.Addr())
+	if code := saslLogin(t, eve, "bob", "guess"); code != jute.ErrAuthFailed {
+		t.Fatalf("wrong password: %v, want AUTHFAILED", code)
+	}
+	if !eve.Closed() {
+		t.Fatal("connection kept after a failed login")
+	}
+}
+
+// TestSASLMissingSection: a JAAS file without the Server section stops start-up.
+func TestSASLMissingSection(t *testing.T) {
+	dir := t.TempDir()
+	jaas := filepath.Join(dir, "jaas.conf")
+	os.WriteFile(jaas, []byte("Client { org.apache.zookeeper.server.auth.DigestLoginModule required username=\"a\" password=\"b\"; };\n"), 0o600)
+	sec := config.Security{JAASConfig: jaas}
+	err := applySASL(&sec, &server.Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)), func(string) string { return "" })
+	if err == nil || !strings.Contains(err.Error(), `"Server"`) {
+		t.Fatalf("err %v, want one naming the missing Server section", err)
+	}
+}
