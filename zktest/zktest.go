@@ -6,8 +6,10 @@ import (
 	"crypto/tls"
 	"io"
 	"log/slog"
+	"maps"
 	"testing"
 
+	"github.com/zkd-io/zkd/internal/sasl"
 	"github.com/zkd-io/zkd/server"
 )
 
@@ -96,3 +98,17 @@ func (s *Server) Config() server.Config { return s.cfg }
 
 // DataDir is the server's data directory.
 func (s *Server) DataDir() string { return s.cfg.DataDir }
+
+// WithSASLUsers serves SASL DIGEST-MD5 with these users and passwords, as a JAAS "Server"
+// section with DigestLoginModule user_NAME="password" entries does, with the sasl ACL
+// scheme enabled (authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider):
+// an authenticated user gets the sasl ACL id of its name.
+func WithSASLUsers(users map[string]string) Option {
+	users = maps.Clone(users)
+	return func(c *server.Config) {
+		c.AuthProviders.SASL = true
+		c.NewSASLServer = func() (server.SASLServer, error) {
+			return sasl.NewServer(sasl.DigestMD5, sasl.ServerConfig{Users: users})
+		}
+	}
+}
