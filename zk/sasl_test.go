@@ -2,6 +2,7 @@ package zk
 
 import (
 	"errors"
+	"net"
 	"os"
 	"path/filepath"
 	"slices"
@@ -10,6 +11,11 @@ import (
 	"testing"
 	"time"
 
+	krbclient "github.com/jcmturner/gokrb5/v8/client"
+	krbconfig "github.com/jcmturner/gokrb5/v8/config"
+	"github.com/jcmturner/gokrb5/v8/keytab"
+
+	"github.com/zkd-io/zkd/internal/krbtest"
 	"github.com/zkd-io/zkd/internal/refzk"
 	"github.com/zkd-io/zkd/internal/sasl"
 	"github.com/zkd-io/zkd/jute"
@@ -369,4 +375,59 @@ func FuzzSASLReply(f *testing.F) {
 			t.Fatalf("accepted reply header %+v", h)
 		}
 	})
+}
+
+// TestSASLKerberos logs in with GSSAPI, tickets from a loopback MIT KDC, to zkd serving the
+// service principal zookeeper/localhost.
+func TestSASLKerberos(t *testing.T) {
+	kdc := krbtest.Start(t)
+	conf, err := krbconfig.Load(kdc.Krb5Conf)
+	if err != nil {
+		t.Fatal(err)
+	}
+	svc, err := keytab.Load(kdc.ServiceKeytab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ckt, err := keytab.Load(kdc.ClientKeytab)
+	if err != nil {
+		t.Fatal(err)
+	}
+	kc := krbclient.NewWithKeytab("client", krbtest.Realm, ckt, conf, krbclient.DisablePAFXFAST(true))
+	t.Cleanup(kc.Destroy)
+	srv := zktest.Start(t, zktest.WithKerberos(svc, krbtest.ServicePrincipal))
+	_, port, err := net.SplitHostPort(srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := testCtx(t)
+
+	// The default service principal: zookeeper/ + the host of the connect string.
+	c := dial(t, net.JoinHostPort("localhost", port), WithKerberosSASL(kc, ""))
+	if _, err := c.Create(ctx, "/k", nil, saslACL(krbtest.ClientPrincipal), ModePersistent); err != nil {
+		t.Fatalf("create with sasl ACL: %v", err)
+	}
+	ids, err := c.WhoAmI(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Contains(ids, ClientInfo{AuthScheme: "sasl", User: krbtest.ClientPrincipal}) {
+		t.Fatalf("WhoAmI %v", ids)
+	}
+
+	// A named principal, through a proxy on 127.0.0.1; a reconnect authenticates again.
+	p := proxyTo(t, srv.Addr())
+	c2 := dial(t, p.Addr(), WithKerberosSASL(kc, "zookeeper/localhost"))
+	rec := recordStates(c2)
+	p.DropAll()
+	rec.waitFor(t, StateConnected, 2)
+	if _, err := c2.Set(ctx, "/k", []byte("v"), -1); err != nil {
+		t.Fatalf("set after reconnect: %v", err)
+	}
+
+	// A ticket for a principal the server does not have.
+	_, err = Connect(testCtx(t), p.Addr(), WithLogger(testLogger(t)), WithKerberosSASL(kc, "zookeeper/nosuchhost"))
+	if !errors.Is(err, ErrAuthFailed) {
+		t.Fatalf("unknown service principal: %v, want ErrAuthFailed", err)
+	}
 }

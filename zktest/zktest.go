@@ -9,7 +9,10 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/jcmturner/gokrb5/v8/keytab"
+
 	"github.com/zkd-io/zkd/internal/sasl"
+	"github.com/zkd-io/zkd/internal/sasl/gssapi"
 	"github.com/zkd-io/zkd/server"
 )
 
@@ -109,6 +112,20 @@ func WithSASLUsers(users map[string]string) Option {
 		c.AuthProviders.SASL = true
 		c.NewSASLServer = func() (server.SASLServer, error) {
 			return sasl.NewServer(sasl.DigestMD5, sasl.ServerConfig{Users: users})
+		}
+	}
+}
+
+// WithKerberos serves SASL GSSAPI with the service principal's keys (as a JAAS "Server"
+// section with Krb5LoginModule, useKeyTab=true, keyTab and principal), with the sasl ACL
+// scheme enabled: an authenticated client gets the sasl ACL id of its whole principal,
+// "client@EXAMPLE.COM" (ZooKeeper's default, without kerberos.removeHostFromPrincipal or
+// removeRealmFromPrincipal).
+func WithKerberos(kt *keytab.Keytab, principal string) Option {
+	return func(c *server.Config) {
+		c.AuthProviders.SASL = true
+		c.NewSASLServer = func() (server.SASLServer, error) {
+			return gssapi.NewServer(gssapi.ServerConfig{Keytab: kt, Principal: principal})
 		}
 	}
 }
