@@ -33,6 +33,8 @@ type config struct {
 	backoffMax     time.Duration
 	rng            *rand.Rand
 	tls            *tls.Config
+	saslMech       string
+	sasl           func(server string) (SASLClient, error) // nil: no SASL
 }
 
 // WithSessionTimeout sets the session timeout to request; the server clamps it to its
@@ -343,6 +345,9 @@ func (c *Conn) run() {
 			case errors.Is(err, ErrSessionExpired):
 				c.finish(StateExpired, ErrSessionExpired)
 				return
+			case errors.Is(err, ErrAuthFailed):
+				c.finish(StateAuthFailed, err)
+				return
 			}
 			continue
 		}
@@ -445,6 +450,22 @@ func (c *Conn) attempt() (*wire, error) {
 	}
 	w.setTimeouts(time.Duration(resp.TimeOut) * time.Millisecond)
 	w.connResp = resp
+	if c.cfg.sasl != nil {
+		// Before activation, so the requests waiting for this connection (auth packets,
+		// setWatches, queued calls) go out only after the exchange, as in Java's client.
+		if err := c.saslLogin(w); err != nil {
+			w.nc.Close()
+			if errors.Is(err, ErrAuthFailed) {
+				c.log.Warn("zk: SASL authentication failed", "server", addr, "err", err)
+			} else if c.ctx.Err() == nil {
+				c.log.Debug("zk: connection attempt failed during SASL", "server", addr, "err", err)
+			}
+			c.mu.Lock()
+			c.lastErr = fmt.Errorf("%s: %w", addr, err)
+			c.mu.Unlock()
+			return nil, err
+		}
+	}
 	return w, nil
 }
 

@@ -77,7 +77,10 @@
 //
 // AddAuth adds credentials (e.g. "digest", "user:password"), re-sent after every reconnect.
 // OpenACL, ReadACL, CreatorAllACL, WorldACL, DigestACL (with the server's password hashing,
-// see DigestID) and IPACL build ACLs.
+// see DigestID) and IPACL build ACLs. WithDigestSASL and WithKerberosSASL (or WithSASL with
+// any mechanism) authenticate every connection with SASL DIGEST-MD5 or GSSAPI right after its
+// handshake, before any other request goes out on it; the server then knows the session by
+// the "sasl" ACL scheme.
 //
 // # Compatibility notes
 //

@@ -41,7 +41,8 @@ const (
 	StateConnecting State = 1
 	// StateConnected: connected to a server with a live session (KeeperState SyncConnected).
 	StateConnected State = 3
-	// StateAuthFailed: the server rejected an AddAuth; the client is unusable.
+	// StateAuthFailed: the server rejected an AddAuth or the SASL exchange failed (see
+	// WithSASL); the client is unusable.
 	StateAuthFailed State = 4
 	// StateConnectedReadOnly: connected to a read-only server; writes fail with ErrNotReadOnly.
 	StateConnectedReadOnly State = 5

@@ -6,8 +6,13 @@ import (
 	"crypto/tls"
 	"io"
 	"log/slog"
+	"maps"
 	"testing"
 
+	"github.com/jcmturner/gokrb5/v8/keytab"
+
+	"github.com/zkd-io/zkd/internal/sasl"
+	"github.com/zkd-io/zkd/internal/sasl/gssapi"
 	"github.com/zkd-io/zkd/server"
 )
 
@@ -96,3 +101,31 @@ func (s *Server) Config() server.Config { return s.cfg }
 
 // DataDir is the server's data directory.
 func (s *Server) DataDir() string { return s.cfg.DataDir }
+
+// WithSASLUsers serves SASL DIGEST-MD5 with these users and passwords, as a JAAS "Server"
+// section with DigestLoginModule user_NAME="password" entries does, with the sasl ACL
+// scheme enabled (authProvider.1=org.apache.zookeeper.server.auth.SASLAuthenticationProvider):
+// an authenticated user gets the sasl ACL id of its name.
+func WithSASLUsers(users map[string]string) Option {
+	users = maps.Clone(users)
+	return func(c *server.Config) {
+		c.AuthProviders.SASL = true
+		c.NewSASLServer = func() (server.SASLServer, error) {
+			return sasl.NewServer(sasl.DigestMD5, sasl.ServerConfig{Users: users})
+		}
+	}
+}
+
+// WithKerberos serves SASL GSSAPI with the service principal's keys (as a JAAS "Server"
+// section with Krb5LoginModule, useKeyTab=true, keyTab and principal), with the sasl ACL
+// scheme enabled: an authenticated client gets the sasl ACL id of its whole principal,
+// "client@EXAMPLE.COM" (ZooKeeper's default, without kerberos.removeHostFromPrincipal or
+// removeRealmFromPrincipal).
+func WithKerberos(kt *keytab.Keytab, principal string) Option {
+	return func(c *server.Config) {
+		c.AuthProviders.SASL = true
+		c.NewSASLServer = func() (server.SASLServer, error) {
+			return gssapi.NewServer(gssapi.ServerConfig{Keytab: kt, Principal: principal})
+		}
+	}
+}
