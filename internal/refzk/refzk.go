@@ -133,18 +133,26 @@ type Options struct {
 	// NoWait returns as soon as the JVM runs, without waiting for it to serve: an
 	// ensemble member serves only once a quorum is up. Use WaitServing.
 	NoWait bool
+	// Netty serves clients with NettyServerCnxnFactory (serverCnxnFactory), which TLS and
+	// client.portUnification need, with NettyJars on the class path.
+	Netty bool
+	// SecureClientPort serves TLS on a reserved loopback port (secureClientPort and
+	// secureClientPortAddress; see Server.SecureAddr); it implies Netty. The ssl.* keys go in
+	// Config. The plaintext clientPort stays, and the harness's readiness check uses it.
+	SecureClientPort bool
 }
 
 // Server is a running reference ZooKeeper.
 type Server struct {
-	t         testing.TB
-	addr      string
-	adminAddr string // "" unless Options.AdminServer
-	dataDir   string
-	cfgPath   string
-	logPath   string
-	proc      *proc.Proc
-	portLock  io.Closer
+	t          testing.TB
+	addr       string
+	adminAddr  string // "" unless Options.AdminServer
+	secureAddr string // "" unless Options.SecureClientPort
+	dataDir    string
+	cfgPath    string
+	logPath    string
+	proc       *proc.Proc
+	portLock   io.Closer
 }
 
 // AdminServerJars are the jars, beside debianJars, that ZooKeeper's AdminServer needs:
@@ -170,6 +178,43 @@ func requireAdminJars(t testing.TB) {
 // AdminAddr is the AdminServer's host:port, "" unless Options.AdminServer was set.
 func (s *Server) AdminAddr() string { return s.adminAddr }
 
+// NettyJars are the jars, beside debianJars, that ZooKeeper's Netty connections (the server's
+// NettyServerCnxnFactory and the client's ClientCnxnSocketNetty, so every TLS connection)
+// need: zookeeper.jar's manifest names netty-buffer, -common, -handler, -transport and
+// -transport-native-epoll, but not what they load in turn (Debian: libnetty-java). Without
+// them ZooKeeper fails with NoClassDefFoundError io/netty/handler/codec/ByteToMessageDecoder.
+var NettyJars = []string{"netty-codec.jar", "netty-resolver.jar", "netty-transport-native-unix-common.jar"}
+
+// requireNettyJars ends the test through internal/needs when a jar of NettyJars is missing.
+func requireNettyJars(t testing.TB) {
+	t.Helper()
+	for _, jar := range NettyJars {
+		if _, err := os.Stat(filepath.Join(javaDir, jar)); err != nil {
+			needs.Missing(t, "Netty 4 for ZooKeeper's TLS ("+jar+")", "libnetty-java", err.Error())
+		}
+	}
+}
+
+// ClientClassPath is the class path of ZooKeeper's Java client (org.apache.zookeeper.ZooKeeperMain,
+// what zkCli.sh runs) able to speak TLS: ZooKeeper's jars, log4j and NettyJars, or
+// ZKD_REFZK_CLASSPATH when set. It ends the test through internal/needs when they are missing.
+func ClientClassPath(t testing.TB) string {
+	t.Helper()
+	Require(t)
+	if env := os.Getenv(EnvClassPath); env != "" {
+		return env
+	}
+	requireNettyJars(t)
+	var cp []string
+	for _, jar := range append(append([]string(nil), debianJars...), NettyJars...) {
+		cp = append(cp, filepath.Join(javaDir, jar))
+	}
+	return strings.Join(cp, string(os.PathListSeparator))
+}
+
+// SecureAddr is the secure client port's host:port, "" unless Options.SecureClientPort was set.
+func (s *Server) SecureAddr() string { return s.secureAddr }
+
 // StartStandalone starts a standalone Apache ZooKeeper on 127.0.0.1 and returns once it serves
 // requests. The server is killed when the test ends. It ends the test through Require when
 // ZooKeeper is not installed, and fails it when the server does not start.
@@ -178,6 +223,12 @@ func StartStandalone(t testing.TB, opts Options) *Server {
 	Require(t)
 	if opts.AdminServer {
 		requireAdminJars(t)
+	}
+	if opts.SecureClientPort {
+		opts.Netty = true
+	}
+	if opts.Netty {
+		requireNettyJars(t)
 	}
 	dir := t.TempDir()
 	// A port can still be taken between choosing it and the JVM binding it; try a few.
@@ -224,6 +275,21 @@ func start(t testing.TB, dir string, opts Options) (*Server, error) {
 		portLock = s.portLock
 		opts.Config = append([]string{"admin.enableServer=true", "admin.serverAddress=127.0.0.1",
 			"admin.serverPort=" + strconv.Itoa(adminPort)}, opts.Config...)
+	}
+	if opts.SecureClientPort {
+		securePort, secureLock, err := reservePort()
+		if err != nil {
+			portLock.Close()
+			return nil, err
+		}
+		s.secureAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(securePort))
+		s.portLock = multiCloser{portLock, secureLock}
+		portLock = s.portLock
+		opts.Config = append([]string{"secureClientPort=" + strconv.Itoa(securePort),
+			"secureClientPortAddress=127.0.0.1"}, opts.Config...)
+	}
+	if opts.Netty {
+		opts.Config = append([]string{"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory"}, opts.Config...)
 	}
 	if err := s.writeFiles(dir, port, opts); err != nil {
 		portLock.Close()
@@ -324,6 +390,11 @@ func (s *Server) javaArgs(dir string, opts Options) []string {
 		}
 		if opts.AdminServer {
 			for _, jar := range AdminServerJars {
+				cp = append(cp, filepath.Join(javaDir, jar))
+			}
+		}
+		if opts.Netty {
+			for _, jar := range NettyJars {
 				cp = append(cp, filepath.Join(javaDir, jar))
 			}
 		}
