@@ -193,3 +193,101 @@ func dialTLS(t *testing.T, addr string, cfg *tls.Config) *tls.Conn {
 	nc.SetDeadline(time.Now().Add(60 * time.Second))
 	return nc
 }
+
+// TestTLSBadInput: bad input on the TLS and plaintext ports of zkd and ZooKeeper 3.8 (both
+// logged for comparison): a plaintext client on the TLS port, a TLS client on the plaintext
+// port, a ClientHello cut short then closed or then silent, and bytes that are not TLS
+// records after a completed handshake. Each such connection is closed, a TLS session opened
+// before keeps working (reads), and zkd logs a line naming the connection's address.
+func TestTLSBadInput(t *testing.T) {
+	pki := tlstest.New(t, filepath.Join(t.TempDir(), "pki"))
+	targets := startTLSPair(t, true, append(sslLines(pki, "PKCS12"), "ssl.clientAuth=need", x509Provider)...)
+	// The first bytes of a ClientHello: a handshake record header and the start of its body.
+	clientHello := []byte{0x16, 0x03, 0x01, 0x02, 0x00, 0x01, 0x00, 0x01, 0xfc, 0x03, 0x03}
+	cases := []struct {
+		name   string
+		secure bool // on the secure port, else the plaintext one
+		// bad talks on a fresh TCP connection to addr and returns it.
+		bad func(t *testing.T, addr string) net.Conn
+	}{
+		{"plaintext-on-tls-port", true, func(t *testing.T, addr string) net.Conn {
+			nc := dialTCP(t, addr)
+			writeAll(t, nc, connectFrame())
+			return nc
+		}},
+		{"four-letter-word-on-tls-port", true, func(t *testing.T, addr string) net.Conn {
+			nc := dialTCP(t, addr)
+			writeAll(t, nc, []byte("ruok"))
+			return nc
+		}},
+		{"tls-on-plaintext-port", false, func(t *testing.T, addr string) net.Conn {
+			nc := dialTCP(t, addr)
+			tc := tls.Client(nc, tlsClientConfig(pki, pki.Client))
+			if err := tc.Handshake(); err == nil {
+				t.Errorf("TLS handshake on the plaintext port succeeded")
+			}
+			return nc
+		}},
+		{"truncated-hello-then-close", true, func(t *testing.T, addr string) net.Conn {
+			nc := dialTCP(t, addr)
+			writeAll(t, nc, clientHello)
+			nc.(*net.TCPConn).CloseWrite()
+			return nc
+		}},
+		{"truncated-hello-then-silence", true, func(t *testing.T, addr string) net.Conn {
+			nc := dialTCP(t, addr)
+			writeAll(t, nc, clientHello)
+			return nc
+		}},
+		{"garbage-after-handshake", true, func(t *testing.T, addr string) net.Conn {
+			tc := dialTLS(t, addr, tlsClientConfig(pki, pki.Client))
+			writeAll(t, tc.NetConn(), []byte("\x00\x00\x00\x2dnot a TLS record at all, just bytes\r\n"))
+			return tc.NetConn()
+		}},
+		{"garbage-record-after-handshake", true, func(t *testing.T, addr string) net.Conn {
+			// A well-formed application-data record header whose payload is not sealed.
+			tc := dialTLS(t, addr, tlsClientConfig(pki, pki.Client))
+			writeAll(t, tc.NetConn(), append([]byte{0x17, 0x03, 0x03, 0x00, 0x20}, make([]byte, 0x20)...))
+			return tc.NetConn()
+		}},
+	}
+	for _, tgt := range targets {
+		for _, c := range cases {
+			t.Run(tgt.name+"/"+c.name, func(t *testing.T) {
+				// The bystander: a TLS session opened before the bad input (its 30 s
+				// session timeout is not at risk while one bad connection is open).
+				bystander := rawzkTLS(t, tgt.secure, tlsClientConfig(pki, pki.Client))
+				addr := tgt.addr
+				if c.secure {
+					addr = tgt.secure
+				}
+				before := len(tgt.logs())
+				nc := c.bad(t, addr)
+				local := nc.LocalAddr().String()
+				got := closedWithin(nc, 90*time.Second)
+				if got != "closed" {
+					t.Errorf("%s: the connection was not closed: %s", tgt.name, got)
+				}
+				if err := bystanderWorks(bystander); err != nil {
+					t.Fatalf("%s: the bystander session broke: %v", tgt.name, err)
+				}
+				// Log lines for the connection, zkd's checked, ZooKeeper's shown.
+				var lines []string
+				deadline := time.Now().Add(30 * time.Second)
+				for {
+					lines = linesWith(tgt.logs()[before:], local)
+					if len(lines) > 0 || tgt.name != "zkd" || time.Now().After(deadline) {
+						break
+					}
+					time.Sleep(50 * time.Millisecond) // polling the log for the line, bounded
+				}
+				t.Logf("%s: %s; log:\n%s", tgt.name, got, strings.Join(lines, "\n"))
+				if tgt.name == "zkd" && !slices.ContainsFunc(lines, func(l string) bool {
+					return strings.Contains(l, "level=WARN") || strings.Contains(l, "level=ERROR")
+				}) {
+					t.Errorf("zkd logged no line at WARN or above for %s", local)
+				}
+			})
+		}
+	}
+}

@@ -3,8 +3,13 @@ package compat
 import (
 	"bytes"
 	"context"
+	"crypto/tls"
+	"encoding/binary"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -16,9 +21,11 @@ import (
 
 	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/rawzk"
 	"github.com/zkd-io/zkd/internal/refzk"
 	"github.com/zkd-io/zkd/internal/tlsconf"
 	"github.com/zkd-io/zkd/internal/tlsconf/tlstest"
+	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"
 )
@@ -291,3 +298,81 @@ func tail(s string, n int) string {
 
 // describe renders a list of lines for a comparison message.
 func describe(lines []string) string { return fmt.Sprintf("%q", lines) }
+
+// dialTCP opens a plain TCP connection with a generous deadline.
+func dialTCP(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(120 * time.Second))
+	return nc
+}
+
+func writeAll(t *testing.T, w io.Writer, b []byte) {
+	t.Helper()
+	if _, err := w.Write(b); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// connectFrame is a length-prefixed ConnectRequest for a new session.
+func connectFrame() []byte {
+	body := jute.Marshal(&jute.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)})
+	return append(binary.BigEndian.AppendUint32(nil, uint32(len(body))), body...)
+}
+
+// closedWithin reads nc until the peer closes it: "closed", or what happened instead.
+func closedWithin(nc net.Conn, d time.Duration) string {
+	nc.SetReadDeadline(time.Now().Add(d))
+	var buf [512]byte
+	total := 0
+	for {
+		n, err := nc.Read(buf[:])
+		total += n
+		if err == nil {
+			continue // a TLS alert, say: keep reading until the close
+		}
+		var ne net.Error
+		if errors.As(err, &ne) && ne.Timeout() {
+			return fmt.Sprintf("still open after %v (%d bytes read)", d, total)
+		}
+		return "closed"
+	}
+}
+
+// rawzkTLS opens a session over TLS.
+func rawzkTLS(t *testing.T, addr string, cfg *tls.Config) *rawzk.Client {
+	t.Helper()
+	return rawzk.ConnectOver(t, dialTLS(t, addr, cfg))
+}
+
+// bystanderWorks runs a read on c, without failing the test itself.
+func bystanderWorks(c *rawzk.Client) error {
+	c.NC.SetDeadline(time.Now().Add(60 * time.Second))
+	xid, err := c.TrySend(jute.OpExists, &jute.ExistsRequest{Path: "/zookeeper"})
+	if err != nil {
+		return err
+	}
+	h, err := c.Reply(xid, &jute.ExistsResponse{})
+	if err != nil {
+		return err
+	}
+	if h.Err != jute.OK {
+		return fmt.Errorf("exists /zookeeper: %v", h.Err)
+	}
+	return nil
+}
+
+// linesWith are the lines of log that mention s.
+func linesWith(log, s string) []string {
+	var out []string
+	for _, l := range strings.Split(log, "\n") {
+		if strings.Contains(l, s) {
+			out = append(out, l)
+		}
+	}
+	return out
+}
