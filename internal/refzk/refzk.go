@@ -419,14 +419,15 @@ func escapeProperty(v string) string { return strings.ReplaceAll(v, `\`, `\\`) }
 var modeLine = regexp.MustCompile(`(?m)^Mode: \S+`)
 
 // waitServing polls srvr until it prints a Mode line: ruok answers before the database is
-// loaded, srvr's Mode line only once requests are served.
+// loaded, srvr's Mode line only once requests are served. The secure client port must accept
+// connections too.
 func (s *Server) waitServing(timeout time.Duration) error {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	poll := time.NewTicker(100 * time.Millisecond)
 	defer poll.Stop()
 	for {
-		if out, err := s.Command("srvr"); err == nil && modeLine.MatchString(out) {
+		if out, err := s.Command("srvr"); err == nil && modeLine.MatchString(out) && s.secureListening() {
 			select {
 			case <-s.proc.Done(): // someone else answered on our port
 			default:
@@ -443,7 +444,22 @@ func (s *Server) waitServing(timeout time.Duration) error {
 	}
 }
 
-// WaitServing waits until the server answers srvr with a Mode line.
+// secureListening reports whether the secure client port (if any) accepts connections:
+// ZooKeeper starts it after the plaintext port, so srvr can answer before it is bound.
+func (s *Server) secureListening() bool {
+	if s.secureAddr == "" {
+		return true
+	}
+	nc, err := net.DialTimeout("tcp", s.secureAddr, 5*time.Second)
+	if err != nil {
+		return false
+	}
+	nc.Close()
+	return true
+}
+
+// WaitServing waits until the server answers srvr with a Mode line (and its secure client
+// port, if any, accepts connections).
 func (s *Server) WaitServing(timeout time.Duration) error {
 	if err := s.waitServing(timeout); err != nil {
 		return fmt.Errorf("%w\n--- %s (tail) ---\n%s", err, s.logPath, s.logTail())
