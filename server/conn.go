@@ -279,6 +279,12 @@ func (c *conn) readLoop() {
 			}
 		}
 		if n < 0 || int(n) > maxLen {
+			if first && !c.isTLS() && looksLikeTLS(lenBuf) {
+				c.srv.log.Warn("closing connection: a TLS client on a plaintext client port (use secureClientPort or client.portUnification)",
+					"remote", c.remote)
+				c.close()
+				return
+			}
 			c.srv.log.Warn("closing connection", "remote", c.remote,
 				"err", fmt.Errorf("frame length %d outside 0..%d (jute.maxbuffer)", n, maxLen))
 			c.close()
@@ -355,6 +361,10 @@ func (c *conn) readFailed(err error) {
 	}
 	if errors.Is(err, io.ErrUnexpectedEOF) {
 		c.srv.log.Info("connection closed mid-frame", "remote", c.remote)
+	} else if c.isTLS() && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, net.ErrClosed) {
+		// A bad TLS record (not sealed with the session's keys, not a record at all) is
+		// bad input from the client, worth an operator's attention.
+		c.srv.log.Warn("closing connection: TLS error", "remote", c.remote, "err", err)
 	} else {
 		c.srv.log.Debug("connection read error", "remote", c.remote, "err", err)
 	}

@@ -7,10 +7,12 @@ import (
 	"crypto/x509/pkix"
 	"encoding/asn1"
 	hexenc "encoding/hex"
+	"errors"
 	"fmt"
 	"net"
 	"strings"
 
+	"github.com/zkd-io/zkd/internal/tlsconf"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -49,6 +51,11 @@ func (c *conn) tlsHandshake(tc *tls.Conn) (ok bool) {
 	defer cancel()
 	if err := tc.HandshakeContext(ctx); err != nil {
 		c.srv.counters.add(cntUnsuccessfulHandshake, 1)
+		if errors.Is(err, context.DeadlineExceeded) {
+			// A bare "context deadline exceeded" does not tell an operator what happened.
+			err = fmt.Errorf("no complete TLS handshake within %v (a client that is not speaking TLS, or a stalled one): %w",
+				c.srv.cfg.ConnectTimeout, err)
+		}
 		c.srv.log.Warn("TLS handshake failed: closing connection", "remote", c.remote, "err", err)
 		return false
 	}
@@ -77,6 +84,22 @@ func (c *conn) tlsHandshake(tc *tls.Conn) (ok bool) {
 	c.srv.log.Info("x509 authentication", "remote", c.remote, "id", id)
 	return true
 }
+
+// isTLS reports whether the connection is TLS (the secure port, or TLS detected on a unified
+// port).
+func (c *conn) isTLS() bool {
+	switch tc := c.nc.(type) {
+	case *tls.Conn:
+		return true
+	case *tlsconf.UnifiedConn:
+		return tc.TLS() != nil
+	}
+	return false
+}
+
+// looksLikeTLS reports whether the first four bytes a plaintext connection sent are the start
+// of a TLS handshake: a TLS client on the plaintext port.
+func looksLikeTLS(first [4]byte) bool { return tlsconf.IsTLSHandshake(first[:3]) }
 
 // X509ID is the x509 scheme's id for a client certificate: its subject as Java's
 // X500Principal.getName() renders it (RFC 2253: the most specific RDN first, the keywords

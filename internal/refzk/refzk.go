@@ -133,18 +133,26 @@ type Options struct {
 	// NoWait returns as soon as the JVM runs, without waiting for it to serve: an
 	// ensemble member serves only once a quorum is up. Use WaitServing.
 	NoWait bool
+	// Netty serves clients with NettyServerCnxnFactory (serverCnxnFactory), which TLS and
+	// client.portUnification need, with NettyJars on the class path.
+	Netty bool
+	// SecureClientPort serves TLS on a reserved loopback port (secureClientPort and
+	// secureClientPortAddress; see Server.SecureAddr); it implies Netty. The ssl.* keys go in
+	// Config. The plaintext clientPort stays, and the harness's readiness check uses it.
+	SecureClientPort bool
 }
 
 // Server is a running reference ZooKeeper.
 type Server struct {
-	t         testing.TB
-	addr      string
-	adminAddr string // "" unless Options.AdminServer
-	dataDir   string
-	cfgPath   string
-	logPath   string
-	proc      *proc.Proc
-	portLock  io.Closer
+	t          testing.TB
+	addr       string
+	adminAddr  string // "" unless Options.AdminServer
+	secureAddr string // "" unless Options.SecureClientPort
+	dataDir    string
+	cfgPath    string
+	logPath    string
+	proc       *proc.Proc
+	portLock   io.Closer
 }
 
 // AdminServerJars are the jars, beside debianJars, that ZooKeeper's AdminServer needs:
@@ -170,6 +178,43 @@ func requireAdminJars(t testing.TB) {
 // AdminAddr is the AdminServer's host:port, "" unless Options.AdminServer was set.
 func (s *Server) AdminAddr() string { return s.adminAddr }
 
+// NettyJars are the jars, beside debianJars, that ZooKeeper's Netty connections (the server's
+// NettyServerCnxnFactory and the client's ClientCnxnSocketNetty, so every TLS connection)
+// need: zookeeper.jar's manifest names netty-buffer, -common, -handler, -transport and
+// -transport-native-epoll, but not what they load in turn (Debian: libnetty-java). Without
+// them ZooKeeper fails with NoClassDefFoundError io/netty/handler/codec/ByteToMessageDecoder.
+var NettyJars = []string{"netty-codec.jar", "netty-resolver.jar", "netty-transport-native-unix-common.jar"}
+
+// requireNettyJars ends the test through internal/needs when a jar of NettyJars is missing.
+func requireNettyJars(t testing.TB) {
+	t.Helper()
+	for _, jar := range NettyJars {
+		if _, err := os.Stat(filepath.Join(javaDir, jar)); err != nil {
+			needs.Missing(t, "Netty 4 for ZooKeeper's TLS ("+jar+")", "libnetty-java", err.Error())
+		}
+	}
+}
+
+// ClientClassPath is the class path of ZooKeeper's Java client (org.apache.zookeeper.ZooKeeperMain,
+// what zkCli.sh runs) able to speak TLS: ZooKeeper's jars, log4j and NettyJars, or
+// ZKD_REFZK_CLASSPATH when set. It ends the test through internal/needs when they are missing.
+func ClientClassPath(t testing.TB) string {
+	t.Helper()
+	Require(t)
+	if env := os.Getenv(EnvClassPath); env != "" {
+		return env
+	}
+	requireNettyJars(t)
+	var cp []string
+	for _, jar := range append(append([]string(nil), debianJars...), NettyJars...) {
+		cp = append(cp, filepath.Join(javaDir, jar))
+	}
+	return strings.Join(cp, string(os.PathListSeparator))
+}
+
+// SecureAddr is the secure client port's host:port, "" unless Options.SecureClientPort was set.
+func (s *Server) SecureAddr() string { return s.secureAddr }
+
 // StartStandalone starts a standalone Apache ZooKeeper on 127.0.0.1 and returns once it serves
 // requests. The server is killed when the test ends. It ends the test through Require when
 // ZooKeeper is not installed, and fails it when the server does not start.
@@ -178,6 +223,12 @@ func StartStandalone(t testing.TB, opts Options) *Server {
 	Require(t)
 	if opts.AdminServer {
 		requireAdminJars(t)
+	}
+	if opts.SecureClientPort {
+		opts.Netty = true
+	}
+	if opts.Netty {
+		requireNettyJars(t)
 	}
 	dir := t.TempDir()
 	// A port can still be taken between choosing it and the JVM binding it; try a few.
@@ -224,6 +275,21 @@ func start(t testing.TB, dir string, opts Options) (*Server, error) {
 		portLock = s.portLock
 		opts.Config = append([]string{"admin.enableServer=true", "admin.serverAddress=127.0.0.1",
 			"admin.serverPort=" + strconv.Itoa(adminPort)}, opts.Config...)
+	}
+	if opts.SecureClientPort {
+		securePort, secureLock, err := reservePort()
+		if err != nil {
+			portLock.Close()
+			return nil, err
+		}
+		s.secureAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(securePort))
+		s.portLock = multiCloser{portLock, secureLock}
+		portLock = s.portLock
+		opts.Config = append([]string{"secureClientPort=" + strconv.Itoa(securePort),
+			"secureClientPortAddress=127.0.0.1"}, opts.Config...)
+	}
+	if opts.Netty {
+		opts.Config = append([]string{"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory"}, opts.Config...)
 	}
 	if err := s.writeFiles(dir, port, opts); err != nil {
 		portLock.Close()
@@ -327,6 +393,11 @@ func (s *Server) javaArgs(dir string, opts Options) []string {
 				cp = append(cp, filepath.Join(javaDir, jar))
 			}
 		}
+		if opts.Netty {
+			for _, jar := range NettyJars {
+				cp = append(cp, filepath.Join(javaDir, jar))
+			}
+		}
 	}
 	return append(args, "-cp", strings.Join(cp, string(os.PathListSeparator)), mainClass, s.cfgPath)
 }
@@ -348,14 +419,15 @@ func escapeProperty(v string) string { return strings.ReplaceAll(v, `\`, `\\`) }
 var modeLine = regexp.MustCompile(`(?m)^Mode: \S+`)
 
 // waitServing polls srvr until it prints a Mode line: ruok answers before the database is
-// loaded, srvr's Mode line only once requests are served.
+// loaded, srvr's Mode line only once requests are served. The secure client port must accept
+// connections too.
 func (s *Server) waitServing(timeout time.Duration) error {
 	deadline := time.NewTimer(timeout)
 	defer deadline.Stop()
 	poll := time.NewTicker(100 * time.Millisecond)
 	defer poll.Stop()
 	for {
-		if out, err := s.Command("srvr"); err == nil && modeLine.MatchString(out) {
+		if out, err := s.Command("srvr"); err == nil && modeLine.MatchString(out) && s.secureListening() {
 			select {
 			case <-s.proc.Done(): // someone else answered on our port
 			default:
@@ -372,7 +444,22 @@ func (s *Server) waitServing(timeout time.Duration) error {
 	}
 }
 
-// WaitServing waits until the server answers srvr with a Mode line.
+// secureListening reports whether the secure client port (if any) accepts connections:
+// ZooKeeper starts it after the plaintext port, so srvr can answer before it is bound.
+func (s *Server) secureListening() bool {
+	if s.secureAddr == "" {
+		return true
+	}
+	nc, err := net.DialTimeout("tcp", s.secureAddr, 5*time.Second)
+	if err != nil {
+		return false
+	}
+	nc.Close()
+	return true
+}
+
+// WaitServing waits until the server answers srvr with a Mode line (and its secure client
+// port, if any, accepts connections).
 func (s *Server) WaitServing(timeout time.Duration) error {
 	if err := s.waitServing(timeout); err != nil {
 		return fmt.Errorf("%w\n--- %s (tail) ---\n%s", err, s.logPath, s.logTail())

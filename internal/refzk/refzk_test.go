@@ -1,6 +1,8 @@
 package refzk
 
 import (
+	"crypto/tls"
+	"crypto/x509"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -14,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/tlsconf/tlstest"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -168,4 +171,49 @@ func TestReservePort(t *testing.T) {
 		t.Fatalf("port %d still locked after Close", port)
 	}
 	again.Close()
+}
+
+// TestSecureClientPort: with SecureClientPort and the ssl.* keys, ZooKeeper serves TLS on
+// SecureAddr (NettyServerCnxnFactory, so NettyJars are enough), refuses a client without a
+// certificate under clientAuth=need, and keeps serving plaintext on Addr.
+func TestSecureClientPort(t *testing.T) {
+	t.Parallel()
+	pki := tlstest.New(t, filepath.Join(t.TempDir(), "pki"))
+	s := StartStandalone(t, Options{SecureClientPort: true, Config: []string{
+		"ssl.keyStore.location=" + pki.Server.PKCS12, "ssl.keyStore.password=" + tlstest.Password,
+		"ssl.trustStore.location=" + pki.TrustPKCS12, "ssl.trustStore.password=" + tlstest.Password,
+	}})
+	if s.SecureAddr() == "" || s.SecureAddr() == s.Addr() {
+		t.Fatalf("SecureAddr = %q (Addr %q)", s.SecureAddr(), s.Addr())
+	}
+	roots := x509.NewCertPool()
+	roots.AddCert(pki.CA.Cert)
+	dial := func(certs []tls.Certificate) error {
+		nc, err := tls.DialWithDialer(&net.Dialer{Timeout: 10 * time.Second}, "tcp", s.SecureAddr(),
+			&tls.Config{RootCAs: roots, ServerName: "127.0.0.1", Certificates: certs})
+		if err != nil {
+			return err
+		}
+		defer nc.Close()
+		nc.SetDeadline(time.Now().Add(30 * time.Second))
+		// A ConnectRequest, read back as a ConnectResponse frame (a refused certificate shows
+		// here under TLS 1.3).
+		body := jute.Marshal(&jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16)})
+		frame := binary.BigEndian.AppendUint32(nil, uint32(len(body)))
+		if _, err := nc.Write(append(frame, body...)); err != nil {
+			return err
+		}
+		var n [4]byte
+		if _, err := io.ReadFull(nc, n[:]); err != nil {
+			return err
+		}
+		return nil
+	}
+	if err := dial([]tls.Certificate{pki.Client.TLS}); err != nil {
+		t.Fatalf("TLS session with a client certificate: %v\n%s", err, s.logTail())
+	}
+	if err := dial(nil); err == nil {
+		t.Errorf("TLS session without a client certificate under clientAuth=need was served")
+	}
+	openSession(t, s.Addr())
 }
