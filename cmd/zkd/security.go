@@ -1,12 +1,15 @@
 package main
 
 import (
+	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
+	"sync"
 
 	"github.com/zkd-io/zkd/internal/config"
+	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/tlsconf"
 	"github.com/zkd-io/zkd/server"
 )
@@ -28,7 +31,66 @@ func applySecurity(cfg *config.Config, sc *server.Config, logger *slog.Logger) e
 	if err := applyClientTLS(sec, sc, logger); err != nil {
 		return err
 	}
+	if err := applyQuorumTLS(sec, sc, logger); err != nil {
+		return err
+	}
 	return nil
+}
+
+// applyQuorumTLS secures the election and learner connections from sslQuorum,
+// portUnification and the ssl.quorum.* keys, as ZooKeeper's QuorumPeer and QuorumX509Util
+// do: with sslQuorum the dialers use TLS and the listeners serve TLS only; portUnification
+// makes the listeners serve TLS and plaintext both (whatever sslQuorum says), which is the
+// middle step of a rolling upgrade from plaintext to TLS.
+func applyQuorumTLS(sec *config.Security, sc *server.Config, logger *slog.Logger) error {
+	if !sec.QuorumTLS && !sec.QuorumPortUnification {
+		if len(sec.SSLQuorum) > 0 {
+			logger.Warn("ssl.quorum.* keys are set but neither sslQuorum nor portUnification: the quorum runs without TLS, as ZooKeeper's does")
+		}
+		return nil
+	}
+	st, err := tlsconf.Parse(sec.SSLQuorum, tlsconf.QuorumPrefix)
+	if err != nil {
+		return err
+	}
+	// zkd rereads changed store files whether or not sslQuorumReloadCertFiles asks it to:
+	// a handshake after a change picks up the new files, and nothing else is affected.
+	srv, err := st.ServerConfig(logger)
+	if err != nil {
+		return err
+	}
+	qt := &peer.TLS{Server: srv, AllowPlaintext: sec.QuorumPortUnification, DetectTimeout: st.HandshakeDetectionTimeout}
+	if sec.QuorumTLS {
+		// Check the stores now: a bad truststore stops start-up rather than every dial.
+		if _, err := st.ClientConfig("", logger); err != nil {
+			return err
+		}
+		qt.Client = quorumClientConfigs(st, logger)
+	}
+	sc.QuorumTLS = qt
+	logger.Info("quorum TLS", "sslQuorum", sec.QuorumTLS, "portUnification", sec.QuorumPortUnification,
+		"hostnameVerification", st.HostnameVerification, "clientHostnameVerification", st.ClientHostnameVerification)
+	return nil
+}
+
+// quorumClientConfigs returns the TLS client configurations for dialing peers, one per host
+// (the host a certificate is verified against), made once each.
+func quorumClientConfigs(st tlsconf.Settings, logger *slog.Logger) func(host string) (*tls.Config, error) {
+	var mu sync.Mutex
+	cfgs := map[string]*tls.Config{}
+	return func(host string) (*tls.Config, error) {
+		mu.Lock()
+		defer mu.Unlock()
+		if c := cfgs[host]; c != nil {
+			return c, nil
+		}
+		c, err := st.ClientConfig(host, logger)
+		if err != nil {
+			return nil, err
+		}
+		cfgs[host] = c
+		return c, nil
+	}
 }
 
 // applyClientTLS configures the secure client port and client port unification from the

@@ -1,0 +1,158 @@
+package peer
+
+import (
+	"bufio"
+	"context"
+	"crypto/tls"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"time"
+)
+
+// TLS makes the quorum's connections (election and learner-to-leader) TLS, as ZooKeeper's
+// sslQuorum and portUnification do: a dialer uses TLS when Client is set (sslQuorum); a
+// listener serves TLS only when Server is set, and with AllowPlaintext plaintext as well,
+// told apart by the first bytes (portUnification, ZooKeeper's UnifiedServerSocket). The zero
+// value, or a nil *TLS, is plaintext both ways.
+//
+// The handshakes run on the connection's own goroutine (the caller's), bounded by the
+// timeout the caller passes, so a slow or hostile peer holds up nothing else.
+type TLS struct {
+	// Server serves the listening side; it should require and verify a client certificate.
+	// nil = the listener is plaintext.
+	Server *tls.Config
+	// AllowPlaintext, with Server, also accepts plaintext peers (portUnification). Without
+	// Server a listener is plaintext anyway.
+	AllowPlaintext bool
+	// DetectTimeout bounds the wait for the first bytes that tell TLS from plaintext
+	// (ssl.quorum.handshakeDetectionTimeoutMillis); 0 = the caller's timeout alone.
+	DetectTimeout time.Duration
+	// Client returns the configuration to dial a peer at host (its name or IP address as
+	// configured, for hostname verification). nil = dial plaintext.
+	Client func(host string) (*tls.Config, error)
+}
+
+// Dials reports whether dialed connections are TLS.
+func (t *TLS) Dials() bool { return t != nil && t.Client != nil }
+
+// Listens reports whether the listener serves TLS (perhaps beside plaintext).
+func (t *TLS) Listens() bool { return t != nil && t.Server != nil }
+
+// Accepted secures a connection a listener accepted: a TLS handshake as the server (when
+// Server is set and, with AllowPlaintext, the peer starts one), finished within timeout or
+// by ctx. It returns the connection to use, which for plaintext replays the bytes looked
+// at. On error nc is closed. The deadlines of nc are cleared on success.
+func (t *TLS) Accepted(ctx context.Context, nc net.Conn, timeout time.Duration) (net.Conn, error) {
+	if !t.Listens() {
+		return nc, nil
+	}
+	deadline := time.Now().Add(timeout)
+	conn := nc
+	if t.AllowPlaintext {
+		dd := deadline
+		if t.DetectTimeout > 0 {
+			dd = time.Now().Add(t.DetectTimeout)
+		}
+		if err := nc.SetReadDeadline(dd); err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("peer: %w", err)
+		}
+		isTLS, pc, err := detectTLS(nc)
+		if err != nil {
+			nc.Close()
+			return nil, fmt.Errorf("peer: telling TLS from plaintext on the connection from %v: %w", nc.RemoteAddr(), err)
+		}
+		if !isTLS {
+			if err := nc.SetReadDeadline(time.Time{}); err != nil {
+				nc.Close()
+				return nil, fmt.Errorf("peer: %w", err)
+			}
+			return pc, nil
+		}
+		conn = pc
+	}
+	tc := tls.Server(conn, t.Server)
+	if err := handshake(ctx, tc, nc, deadline); err != nil {
+		return nil, fmt.Errorf("peer: TLS handshake with %v: %w", nc.RemoteAddr(), err)
+	}
+	return tc, nil
+}
+
+// Dialed secures a connection dialed to addr ("host:port"): a TLS handshake as the client
+// when Client is set, finished within timeout or by ctx. On error nc is closed.
+func (t *TLS) Dialed(ctx context.Context, nc net.Conn, addr string, timeout time.Duration) (net.Conn, error) {
+	if !t.Dials() {
+		return nc, nil
+	}
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("peer: address %q: %w", addr, err)
+	}
+	cfg, err := t.Client(host)
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("peer: TLS configuration for %s: %w", host, err)
+	}
+	tc := tls.Client(nc, cfg)
+	if err := handshake(ctx, tc, nc, time.Now().Add(timeout)); err != nil {
+		return nil, fmt.Errorf("peer: TLS handshake with %s: %w", addr, err)
+	}
+	return tc, nil
+}
+
+// handshake runs tc's handshake with raw's deadlines at deadline and ctx able to cut it
+// short, then clears them; raw is closed on failure.
+func handshake(ctx context.Context, tc *tls.Conn, raw net.Conn, deadline time.Time) error {
+	if err := raw.SetDeadline(deadline); err != nil {
+		raw.Close()
+		return err
+	}
+	if err := tc.HandshakeContext(ctx); err != nil {
+		raw.Close()
+		return err
+	}
+	if err := raw.SetDeadline(time.Time{}); err != nil {
+		raw.Close()
+		return err
+	}
+	return nil
+}
+
+// detectTLS reads the first bytes of nc and reports whether they start a TLS handshake
+// record: 0x16 (handshake), 0x03, 0x00..0x04 (SSL 3.0 to TLS 1.3). A plaintext election
+// header starts with a negative protocol version (0xff) or an old server's sid (0x00); a
+// learner's first QuorumPacket with its type (0x00). The returned conn replays the bytes.
+func detectTLS(nc net.Conn) (bool, net.Conn, error) {
+	br := bufio.NewReaderSize(nc, 16)
+	pc := &peekedConn{Conn: nc, r: br}
+	for n := 1; n <= 3; n++ {
+		b, err := br.Peek(n)
+		if err != nil {
+			// b, shorter than n, was a TLS prefix: the peer stopped (or timed out) mid-way.
+			if errors.Is(err, io.EOF) && len(b) > 0 {
+				err = io.ErrUnexpectedEOF
+			}
+			return false, nil, err
+		}
+		if !isTLSPrefix(b) {
+			return false, pc, nil
+		}
+	}
+	return true, pc, nil
+}
+
+// isTLSPrefix reports whether b can start a TLS handshake record.
+func isTLSPrefix(b []byte) bool {
+	return (len(b) < 1 || b[0] == 0x16) && (len(b) < 2 || b[1] == 0x03) && (len(b) < 3 || b[2] <= 0x04)
+}
+
+// peekedConn reads through the buffer that holds the bytes detection looked at.
+type peekedConn struct {
+	net.Conn
+	r *bufio.Reader
+}
+
+func (p *peekedConn) Read(b []byte) (int, error) { return p.r.Read(b) }
