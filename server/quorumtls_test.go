@@ -10,8 +10,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"time"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkd-io/zkd/internal/peer"
@@ -231,7 +231,6 @@ func TestQuorumTLSEnsemble(t *testing.T) {
 	waitFor(t, "the leader to log the refused learner", func() bool {
 		return strings.Contains(members[l].log.String(), "learner connection rejected")
 	})
-
 
 	members[l].stop()
 	var rest []int
