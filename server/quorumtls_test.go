@@ -35,18 +35,14 @@ func quorumTLS(t *testing.T, keystore, truststore string, sslQuorum, portUnifica
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := st.ServerConfig(nil)
+	qt, err := peer.NewTLS(st, sslQuorum, portUnification, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	get := srv.GetConfigForClient
-	srv.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
+	get := qt.Server.GetConfigForClient
+	qt.Server.GetConfigForClient = func(hello *tls.ClientHelloInfo) (*tls.Config, error) {
 		tlsHellos.add(hello.Conn.LocalAddr())
 		return get(hello)
-	}
-	qt := &peer.TLS{Server: srv, AllowPlaintext: portUnification, DetectTimeout: st.HandshakeDetectionTimeout}
-	if sslQuorum {
-		qt.Client = func(host string) (*tls.Config, error) { return st.ClientConfig(host, nil) }
 	}
 	return qt
 }

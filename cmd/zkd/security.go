@@ -1,12 +1,10 @@
 package main
 
 import (
-	"crypto/tls"
 	"fmt"
 	"log/slog"
 	"net"
 	"strconv"
-	"sync"
 
 	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/peer"
@@ -55,42 +53,14 @@ func applyQuorumTLS(sec *config.Security, sc *server.Config, logger *slog.Logger
 	}
 	// zkd rereads changed store files whether or not sslQuorumReloadCertFiles asks it to:
 	// a handshake after a change picks up the new files, and nothing else is affected.
-	srv, err := st.ServerConfig(logger)
+	qt, err := peer.NewTLS(st, sec.QuorumTLS, sec.QuorumPortUnification, logger)
 	if err != nil {
 		return err
-	}
-	qt := &peer.TLS{Server: srv, AllowPlaintext: sec.QuorumPortUnification, DetectTimeout: st.HandshakeDetectionTimeout}
-	if sec.QuorumTLS {
-		// Check the stores now: a bad truststore stops start-up rather than every dial.
-		if _, err := st.ClientConfig("", logger); err != nil {
-			return err
-		}
-		qt.Client = quorumClientConfigs(st, logger)
 	}
 	sc.QuorumTLS = qt
 	logger.Info("quorum TLS", "sslQuorum", sec.QuorumTLS, "portUnification", sec.QuorumPortUnification,
 		"hostnameVerification", st.HostnameVerification, "clientHostnameVerification", st.ClientHostnameVerification)
 	return nil
-}
-
-// quorumClientConfigs returns the TLS client configurations for dialing peers, one per host
-// (the host a certificate is verified against), made once each.
-func quorumClientConfigs(st tlsconf.Settings, logger *slog.Logger) func(host string) (*tls.Config, error) {
-	var mu sync.Mutex
-	cfgs := map[string]*tls.Config{}
-	return func(host string) (*tls.Config, error) {
-		mu.Lock()
-		defer mu.Unlock()
-		if c := cfgs[host]; c != nil {
-			return c, nil
-		}
-		c, err := st.ClientConfig(host, logger)
-		if err != nil {
-			return nil, err
-		}
-		cfgs[host] = c
-		return c, nil
-	}
 }
 
 // applyClientTLS configures the secure client port and client port unification from the

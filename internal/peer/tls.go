@@ -4,11 +4,16 @@ import (
 	"bufio"
 	"context"
 	"crypto/tls"
+	"crypto/x509"
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"net"
+	"strings"
 	"time"
+
+	"github.com/zkd-io/zkd/internal/tlsconf"
 )
 
 // TLS makes the quorum's connections (election and learner-to-leader) TLS, as ZooKeeper's
@@ -30,8 +35,37 @@ type TLS struct {
 	// (ssl.quorum.handshakeDetectionTimeoutMillis); 0 = the caller's timeout alone.
 	DetectTimeout time.Duration
 	// Client returns the configuration to dial a peer at host (its name or IP address as
-	// configured, for hostname verification). nil = dial plaintext.
+	// configured). nil = dial plaintext.
 	Client func(host string) (*tls.Config, error)
+	// HostnameVerification checks a listener's certificate as ZooKeeper's ZKTrustManager
+	// does, after Client's configuration accepted its chain: against the IP address dialed,
+	// then against the host name (the configured one, or the address's reverse-DNS names).
+	HostnameVerification bool
+}
+
+// NewTLS makes the quorum's TLS from the ssl.quorum.* settings, as ZooKeeper's QuorumPeer
+// uses them: the listeners serve TLS (and plaintext too with portUnification) with the
+// keystore's certificate, requiring a client certificate per st.ClientAuth; with sslQuorum
+// the dialers use TLS, checking the listener's chain against the truststore and, with
+// st.HostnameVerification, its name as ZKTrustManager does. The stores are read now, so a
+// bad one is an error here rather than at every connection.
+func NewTLS(st tlsconf.Settings, sslQuorum, portUnification bool, logger *slog.Logger) (*TLS, error) {
+	srv, err := st.ServerConfig(logger)
+	if err != nil {
+		return nil, err
+	}
+	t := &TLS{Server: srv, AllowPlaintext: portUnification, DetectTimeout: st.HandshakeDetectionTimeout}
+	if sslQuorum {
+		chainOnly := st
+		chainOnly.HostnameVerification = false
+		cc, err := chainOnly.ClientConfig("", logger)
+		if err != nil {
+			return nil, err
+		}
+		t.Client = func(string) (*tls.Config, error) { return cc, nil }
+		t.HostnameVerification = st.HostnameVerification
+	}
+	return t, nil
 }
 
 // Dials reports whether dialed connections are TLS.
@@ -96,11 +130,51 @@ func (t *TLS) Dialed(ctx context.Context, nc net.Conn, addr string, timeout time
 		nc.Close()
 		return nil, fmt.Errorf("peer: TLS configuration for %s: %w", host, err)
 	}
+	if t.HostnameVerification {
+		cfg = cfg.Clone()
+		chain, remote := cfg.VerifyConnection, nc.RemoteAddr()
+		cfg.VerifyConnection = func(cs tls.ConnectionState) error {
+			if chain != nil {
+				if err := chain(cs); err != nil {
+					return err
+				}
+			}
+			if len(cs.PeerCertificates) == 0 {
+				return errors.New("tls: the server sent no certificate")
+			}
+			return verifyServerHost(cs.PeerCertificates[0], host, remote, net.LookupAddr)
+		}
+	}
 	tc := tls.Client(nc, cfg)
 	if err := handshake(ctx, tc, nc, time.Now().Add(timeout)); err != nil {
 		return nil, fmt.Errorf("peer: TLS handshake with %s: %w", addr, err)
 	}
 	return tc, nil
+}
+
+// verifyServerHost checks a listener's certificate against the address dialed, then the
+// host: the configured name, or for a configured address the names lookup gives for it.
+func verifyServerHost(cert *x509.Certificate, host string, remote net.Addr, lookup func(string) ([]string, error)) error {
+	var ip string
+	if ta, ok := remote.(*net.TCPAddr); ok {
+		ip = ta.IP.String()
+	} else if h, _, err := net.SplitHostPort(remote.String()); err == nil {
+		ip = h
+	}
+	ipErr := cert.VerifyHostname(ip)
+	if ipErr == nil {
+		return nil
+	}
+	names := []string{host}
+	if net.ParseIP(host) != nil {
+		names, _ = lookup(ip)
+	}
+	for _, n := range names {
+		if n != "" && cert.VerifyHostname(strings.TrimSuffix(n, ".")) == nil {
+			return nil
+		}
+	}
+	return fmt.Errorf("tls: the certificate of %s matches neither its address nor its name: %w", host, ipErr)
 }
 
 // handshake runs tc's handshake with raw's deadlines at deadline and ctx able to cut it

@@ -3,6 +3,9 @@ package peer
 import (
 	"bytes"
 	"crypto/tls"
+	"crypto/x509"
+	"errors"
+	"fmt"
 	"io"
 	"log/slog"
 	"net"
@@ -26,13 +29,9 @@ func quorumTLS(t *testing.T, keystore, truststore string, dial, allowPlaintext b
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv, err := st.ServerConfig(nil)
+	qt, err := NewTLS(st, dial, allowPlaintext, nil)
 	if err != nil {
 		t.Fatal(err)
-	}
-	qt := &TLS{Server: srv, AllowPlaintext: allowPlaintext, DetectTimeout: st.HandshakeDetectionTimeout}
-	if dial {
-		qt.Client = func(host string) (*tls.Config, error) { return st.ClientConfig(host, nil) }
 	}
 	return qt
 }
@@ -250,4 +249,73 @@ func FuzzDetectTLS(f *testing.F) {
 			}
 		}
 	})
+}
+
+// TestVerifyServerHost: a listener's certificate is checked as ZKTrustManager checks it:
+// the IP address dialed first, then the configured host name, or for a configured address
+// the names reverse DNS gives.
+func TestVerifyServerHost(t *testing.T) {
+	remote := &net.TCPAddr{IP: net.IPv4(10, 0, 0, 7), Port: 2888}
+	byIP := &x509.Certificate{IPAddresses: []net.IP{net.IPv4(10, 0, 0, 7)}}
+	byName := &x509.Certificate{DNSNames: []string{"zk1.example.org"}}
+	lookup := func(ip string) ([]string, error) {
+		if ip == "10.0.0.7" {
+			return []string{"zk1.example.org."}, nil
+		}
+		return nil, errors.New("no PTR")
+	}
+	noLookup := func(string) ([]string, error) { return nil, errors.New("no PTR") }
+	for _, tc := range []struct {
+		name   string
+		cert   *x509.Certificate
+		host   string
+		lookup func(string) ([]string, error)
+		ok     bool
+	}{
+		{"IP SAN, dialled by name", byIP, "zk1.example.org", noLookup, true},
+		{"IP SAN, dialled by address", byIP, "10.0.0.7", noLookup, true},
+		{"DNS SAN, dialled by name", byName, "zk1.example.org", noLookup, true},
+		{"DNS SAN, dialled by address, reverse DNS names it", byName, "10.0.0.7", lookup, true},
+		{"DNS SAN, dialled by address, no reverse DNS", byName, "10.0.0.7", noLookup, false},
+		{"DNS SAN of another host", byName, "zk2.example.org", lookup, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			err := verifyServerHost(tc.cert, tc.host, remote, tc.lookup)
+			if (err == nil) != tc.ok {
+				t.Fatalf("verifyServerHost: %v, want ok=%v", err, tc.ok)
+			}
+		})
+	}
+}
+
+// TestTLSDialerChecksListenerName: with hostname verification a member refuses a listener
+// whose certificate (from the right CA) names another host; without it, it connects.
+func TestTLSDialerChecksListenerName(t *testing.T) {
+	pki := tlstest.New(t, t.TempDir())
+	for _, verify := range []bool{true, false} {
+		t.Run(fmt.Sprintf("hostnameVerification=%v", verify), func(t *testing.T) {
+			ln1, ln2 := listen(t), listen(t)
+			peers := map[int64]string{1: ln1.Addr().String(), 2: ln2.Addr().String()}
+			// Member 1 listens with a certificate for elsewhere.invalid and does not check
+			// names itself; member 2 dials it (the larger sid keeps its connection).
+			lax := quorumTLS(t, pki.WrongHost.JKS, pki.TrustJKS, true, false)
+			lax.HostnameVerification = false
+			a := newTCP(t, TCPConfig{ID: 1, Listener: ln1, Peers: peers, TLS: lax})
+			strict := quorumTLS(t, pki.Server.JKS, pki.TrustJKS, true, false)
+			strict.HostnameVerification = verify
+			var logB logBuffer
+			b := newTCP(t, TCPConfig{ID: 2, Listener: ln2, Peers: peers, TLS: strict, Logger: slog.New(slog.NewTextHandler(&logB, nil))})
+			b.Send(1, []byte("hello"))
+			if verify {
+				logB.waitFor(t, "matches neither its address nor its name")
+				if a.Connected(2) {
+					t.Fatal("member 2 connected to a listener whose certificate names another host")
+				}
+				return
+			}
+			if m := recvWithin(t, a); string(m.Payload) != "hello" {
+				t.Fatalf("received %+v", m)
+			}
+		})
+	}
 }
