@@ -111,7 +111,7 @@ func (t *TLS) Accepted(ctx context.Context, nc net.Conn, timeout time.Duration) 
 	if err := handshake(ctx, tc, nc, deadline); err != nil {
 		return nil, fmt.Errorf("peer: TLS handshake with %v: %w", nc.RemoteAddr(), err)
 	}
-	return tc, nil
+	return quickClose{tc}, nil
 }
 
 // Dialed secures a connection dialed to addr ("host:port"): a TLS handshake as the client
@@ -149,7 +149,7 @@ func (t *TLS) Dialed(ctx context.Context, nc net.Conn, addr string, timeout time
 	if err := handshake(ctx, tc, nc, time.Now().Add(timeout)); err != nil {
 		return nil, fmt.Errorf("peer: TLS handshake with %s: %w", addr, err)
 	}
-	return tc, nil
+	return quickClose{tc}, nil
 }
 
 // verifyServerHost checks a listener's certificate against the address dialed, then the
@@ -222,6 +222,14 @@ func detectTLS(nc net.Conn) (bool, net.Conn, error) {
 func isTLSPrefix(b []byte) bool {
 	return (len(b) < 1 || b[0] == 0x16) && (len(b) < 2 || b[1] == 0x03) && (len(b) < 3 || b[2] <= 0x04)
 }
+
+// quickClose is a TLS connection whose Close closes the socket at once, without the
+// close_notify alert crypto/tls first writes (waiting up to 5 s for a peer that does not
+// read): connections are closed from goroutines that must not wait, such as the server's
+// core, and neither quorum protocol needs the alert.
+type quickClose struct{ *tls.Conn }
+
+func (c quickClose) Close() error { return c.Conn.NetConn().Close() }
 
 // peekedConn reads through the buffer that holds the bytes detection looked at.
 type peekedConn struct {

@@ -2,7 +2,6 @@ package peer
 
 import (
 	"bytes"
-	"crypto/tls"
 	"crypto/x509"
 	"errors"
 	"fmt"
@@ -93,7 +92,7 @@ func TestTLSElectionChannels(t *testing.T) {
 			if c == nil {
 				t.Fatal("b has no connection to 1")
 			}
-			if _, ok := c.nc.(*tls.Conn); !ok {
+			if _, ok := c.nc.(quickClose); !ok {
 				t.Fatalf("b's connection to 1 is %T, not TLS", c.nc)
 			}
 		})
