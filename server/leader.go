@@ -1,6 +1,7 @@
 package server
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"net"
@@ -174,13 +175,47 @@ func (r *leaderRole) stop() {
 
 func (s *Server) acceptLearners(ln net.Listener) {
 	defer s.wg.Done()
+	// Closing the listener (the role stops, or the server) ends the pending handshakes.
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
 	for {
 		nc, err := ln.Accept()
 		if err != nil {
 			return
 		}
-		s.submit(event{kind: evQuorumAccepted, nconn: nc, listener: ln})
+		if !s.cfg.QuorumTLS.Listens() {
+			s.submit(event{kind: evQuorumAccepted, nconn: nc, listener: ln})
+			continue
+		}
+		// The TLS handshake runs on the connection's own goroutine, bounded as ZooKeeper's
+		// LearnerCnxAcceptor bounds it (tickTime * initLimit).
+		s.wg.Add(1)
+		go func() {
+			defer s.wg.Done()
+			timeout := time.Duration(s.cfg.TickTime*s.cfg.InitLimit) * time.Millisecond
+			c, err := s.cfg.QuorumTLS.Accepted(ctx, nc, timeout)
+			if err != nil {
+				if ctx.Err() == nil {
+					s.log.Warn("learner connection rejected", "remote", nc.RemoteAddr(), "err", err)
+				}
+				return
+			}
+			s.submit(event{kind: evQuorumAccepted, nconn: c, listener: ln})
+		}()
 	}
+}
+
+// stopContext returns a context cancelled when the server stops or cancel is called.
+func (s *Server) stopContext() (context.Context, context.CancelFunc) {
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() {
+		select {
+		case <-s.stopping:
+		case <-ctx.Done():
+		}
+		cancel()
+	}()
+	return ctx, cancel
 }
 
 // ownedBy reports whether server sid owns a session, claiming it for sid when no server

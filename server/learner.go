@@ -68,12 +68,24 @@ func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		ctx, cancel := s.stopContext()
+		defer cancel()
 		start := time.Now()
 		// The elected leader opens its quorum port as it decides, which is when we decide
 		// too: the first dials often come too early. Retry soon, then back off.
 		backoff := 5 * time.Millisecond
 		for {
+			wait := backoff
 			nc, err := net.DialTimeout("tcp", addr, time.Duration(s.cfg.TickTime)*time.Millisecond)
+			if err == nil && s.cfg.QuorumTLS.Dials() {
+				// As Learner.connectToLeader: the handshake bounded by tickTime * initLimit,
+				// a failure retried (a second later) until initLimit runs out.
+				nc, err = s.cfg.QuorumTLS.Dialed(ctx, nc, addr, deadline)
+				if err != nil && ctx.Err() == nil {
+					s.log.Warn("TLS connection to the leader failed", "leader", leader, "addr", addr, "err", err)
+					wait = time.Second
+				}
+			}
 			if err == nil {
 				s.submit(event{kind: evQuorumDialed, nconn: nc, leaderSid: leader})
 				return
@@ -85,7 +97,7 @@ func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
 			select {
 			case <-s.stopping:
 				return
-			case <-time.After(backoff):
+			case <-time.After(wait):
 				backoff = min(2*backoff, 100*time.Millisecond)
 			}
 		}

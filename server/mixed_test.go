@@ -21,6 +21,8 @@ type mixedMember struct {
 	zkd  *server.Server
 	ref  *refzk.Server
 	addr string
+	// quorumPort is the member's quorum (Zab) port.
+	quorumPort int
 }
 
 func (m *mixedMember) mode(t *testing.T) string {
@@ -49,6 +51,12 @@ func startMixed(t *testing.T, zkdIDs map[int64]bool, order []int64) []*mixedMemb
 // startMixedWith is startMixed with extra settings: zkdCfg changes the zkd members'
 // configuration, refLines are added to the ZooKeeper members' zoo.cfg.
 func startMixedWith(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg func(*server.Config), refLines []string) []*mixedMember {
+	return startMixedPer(t, zkdIDs, order, zkdCfg, func(_ int64, o *refzk.Options) { o.Config = append(o.Config, refLines...) })
+}
+
+// startMixedPer is startMixedWith with the ZooKeeper members' options set per member:
+// refOpts(sid, options) may add to them.
+func startMixedPer(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg func(*server.Config), refOpts func(int64, *refzk.Options)) []*mixedMember {
 	refzk.Require(t)
 	ports := freePorts(t, 6)
 	var peers []server.Peer
@@ -70,7 +78,7 @@ func startMixedWith(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg f
 				return false
 			})
 		}
-		m := &mixedMember{id: i}
+		m := &mixedMember{id: i, quorumPort: peers[i-1].QuorumPort}
 		if zkdIDs[i] {
 			logger := slog.New(slog.NewTextHandler(io.Discard, nil))
 			if os.Getenv("ZKTEST_LOG") != "" {
@@ -93,11 +101,30 @@ func startMixedWith(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg f
 			t.Cleanup(func() { srv.Close() })
 			m.zkd, m.addr = srv, srv.Addr()
 		} else {
-			m.ref = refzk.StartStandalone(t, refzk.Options{
+			opts := refzk.Options{
 				TickTime: 500, MyID: int(i), NoWait: true,
-				Config: append(append([]string{"initLimit=10", "syncLimit=5"}, lines...), refLines...),
-			})
+				Config: append([]string{"initLimit=10", "syncLimit=5"}, lines...),
+			}
+			if refOpts != nil {
+				refOpts(i, &opts)
+			}
+			m.ref = refzk.StartStandalone(t, opts)
 			m.addr = m.ref.Addr()
+			ref := m.ref
+			t.Cleanup(func() {
+				if t.Failed() {
+					if b, err := os.ReadFile(ref.LogPath()); err == nil {
+						var keep []string
+						for _, l := range strings.Split(string(b), "\n") {
+							if !strings.Contains(l, "Processing srvr command") {
+								keep = append(keep, l)
+							}
+						}
+						text := strings.Join(keep, "\n")
+						t.Logf("ZooKeeper %d's log (the end, without srvr lines):\n%s", i, text[max(0, len(text)-8000):])
+					}
+				}
+			})
 			// Wait until it takes part in elections (its election port is open).
 			ep := peers[i-1].ElectionPort
 			waitFor(t, "ZooKeeper's election port", func() bool {

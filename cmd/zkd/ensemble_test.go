@@ -36,6 +36,11 @@ func startProcEnsemble(t *testing.T, n int, tick int) *procEnsemble {
 // startProcEnsembleOpts can route every quorum connection through a faultnet bridge: each
 // server listens on its real quorum port, and the others' configs name the bridge.
 func startProcEnsembleOpts(t *testing.T, n int, tick int, bridged bool) *procEnsemble {
+	return startProcEnsembleCfg(t, n, tick, bridged, nil)
+}
+
+// startProcEnsembleCfg is startProcEnsembleOpts with extra zoo.cfg lines for every server.
+func startProcEnsembleCfg(t *testing.T, n int, tick int, bridged bool, extra []string) *procEnsemble {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
@@ -85,6 +90,7 @@ func startProcEnsembleOpts(t *testing.T, n int, tick int, bridged bool) *procEns
 			"dataDir=" + dir, fmt.Sprintf("clientPort=%d", ports[3*(i-1)]), "clientPortAddress=127.0.0.1",
 			"maxClientCnxns=0", "4lw.commands.whitelist=*", "preAllocSize=1024",
 		}, servers...)
+		lines = append(lines, extra...)
 		if err := os.WriteFile(cfg, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 			t.Fatal(err)
 		}

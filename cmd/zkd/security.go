@@ -11,6 +11,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
 	"github.com/zkd-io/zkd/internal/config"
+	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/sasl"
 	"github.com/zkd-io/zkd/internal/sasl/gssapi"
 	"github.com/zkd-io/zkd/internal/tlsconf"
@@ -34,7 +35,38 @@ func applySecurity(cfg *config.Config, sc *server.Config, logger *slog.Logger) e
 	if err := applyClientTLS(sec, sc, logger); err != nil {
 		return err
 	}
+	if err := applyQuorumTLS(sec, sc, logger); err != nil {
+		return err
+	}
 	return applySASL(sec, sc, logger, os.Getenv)
+}
+
+// applyQuorumTLS secures the election and learner connections from sslQuorum,
+// portUnification and the ssl.quorum.* keys, as ZooKeeper's QuorumPeer and QuorumX509Util
+// do: with sslQuorum the dialers use TLS and the listeners serve TLS only; portUnification
+// makes the listeners serve TLS and plaintext both (whatever sslQuorum says), which is the
+// middle step of a rolling upgrade from plaintext to TLS.
+func applyQuorumTLS(sec *config.Security, sc *server.Config, logger *slog.Logger) error {
+	if !sec.QuorumTLS && !sec.QuorumPortUnification {
+		if len(sec.SSLQuorum) > 0 {
+			logger.Warn("ssl.quorum.* keys are set but neither sslQuorum nor portUnification: the quorum runs without TLS, as ZooKeeper's does")
+		}
+		return nil
+	}
+	st, err := tlsconf.Parse(sec.SSLQuorum, tlsconf.QuorumPrefix)
+	if err != nil {
+		return err
+	}
+	// zkd rereads changed store files whether or not sslQuorumReloadCertFiles asks it to:
+	// a handshake after a change picks up the new files, and nothing else is affected.
+	qt, err := peer.NewTLS(st, sec.QuorumTLS, sec.QuorumPortUnification, logger)
+	if err != nil {
+		return err
+	}
+	sc.QuorumTLS = qt
+	logger.Info("quorum TLS", "sslQuorum", sec.QuorumTLS, "portUnification", sec.QuorumPortUnification,
+		"hostnameVerification", st.HostnameVerification, "clientHostnameVerification", st.ClientHostnameVerification)
+	return nil
 }
 
 // jvmProperty finds -Dname=value in the JVM flags ZooKeeper's scripts pass

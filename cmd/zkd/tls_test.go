@@ -70,15 +70,17 @@ func TestTLSFromZooCfg(t *testing.T) {
 }
 
 // TestSecurityConfigFailsClosed: a zoo.cfg asking for what zkd cannot honour (a bad keystore
-// password, a quorum TLS key) stops zkd at start with an error naming it, without the
-// password in it.
+// password, quorum TLS without a usable keystore, quorum SASL) stops zkd at start with an
+// error naming it, without the password in it.
 func TestSecurityConfigFailsClosed(t *testing.T) {
 	dir := t.TempDir()
 	pki := tlstest.New(t, filepath.Join(dir, "pki"))
 	for name, extra := range map[string]string{
-		"ssl.keyStore":           fmt.Sprintf("secureClientPort=%d\nssl.keyStore.location=%s\nssl.keyStore.password=not-the-pw-123\n", freePort(t), pki.Server.PKCS12),
-		"ssl.crl":                fmt.Sprintf("secureClientPort=%d\nssl.keyStore.location=%s\nssl.keyStore.password=%s\nssl.crl=true\n", freePort(t), pki.Server.PKCS12, tlstest.Password),
-		"quorum.auth.enableSasl": "quorum.auth.enableSasl=true\n",
+		"ssl.keyStore":                 fmt.Sprintf("secureClientPort=%d\nssl.keyStore.location=%s\nssl.keyStore.password=not-the-pw-123\n", freePort(t), pki.Server.PKCS12),
+		"ssl.crl":                      fmt.Sprintf("secureClientPort=%d\nssl.keyStore.location=%s\nssl.keyStore.password=%s\nssl.crl=true\n", freePort(t), pki.Server.PKCS12, tlstest.Password),
+		"quorum.auth.enableSasl":       "quorum.auth.enableSasl=true\n",
+		"ssl.quorum.keyStore":          fmt.Sprintf("sslQuorum=true\nssl.quorum.keyStore.location=%s\nssl.quorum.keyStore.password=not-the-pw-123\n", pki.Server.PKCS12),
+		"ssl.quorum.keyStore.location": "portUnification=true\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := t.TempDir()

@@ -74,10 +74,6 @@ const (
 // notImplemented maps each security key zkd cannot yet honour to the feature it asks for. A
 // key listed here and given with a value that asks for something stops start-up.
 var notImplemented = map[string]string{
-	"ssl.quorum.*":                          "quorum TLS",
-	"sslQuorum":                             "quorum TLS",
-	"portUnification":                       "quorum TLS",
-	"sslQuorumReloadCertFiles":              "quorum TLS",
 	"authProvider.*":                        "authentication providers other than ZooKeeper's (a Java class)",
 	"quorum.auth.enableSasl":                "quorum SASL",
 	"quorum.auth.learnerRequireSasl":        "quorum SASL",

@@ -41,4 +41,22 @@
 // A length outside 1..MaxMessageSize (512 KiB) closes the connection. The payload is an
 // election notification (internal/election). On a new connection the last message sent
 // to that peer is sent again, since it may have been lost with the old one.
+//
+// # TLS (sslQuorum, portUnification)
+//
+// TLS (NewTLS from the ssl.quorum.* settings) secures the quorum's connections, those of
+// this transport and the learners' connections to the leader's quorum port (server uses it
+// too): with sslQuorum a dialer runs a TLS handshake before the header (or, on the quorum
+// port, the first QuorumPacket); a listener requires one, or with portUnification looks at
+// the first bytes and takes plaintext too, as ZooKeeper's UnifiedServerSocket does:
+//
+//	0x16  0x03  0x00..0x04  ...   a TLS handshake record            -> TLS
+//	0xff  ...                     election header, protocol version -> plaintext
+//	0x00  ...                     legacy election header (sid), or
+//	                              a QuorumPacket's type             -> plaintext
+//
+// Both ends verify the other's certificate against the truststore; the dialer checks the
+// listener's against the address it dialed, then the configured host name (ZKTrustManager),
+// the listener the dialer's against its address (tlsconf's clientHostnameVerification).
+// Handshakes run on the connection's goroutine with a deadline, never on a shared one.
 package peer

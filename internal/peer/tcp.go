@@ -71,6 +71,9 @@ type TCPConfig struct {
 	RecvQueueLen int
 	// Logger receives connection events; nil means slog.Default().
 	Logger *slog.Logger
+	// TLS secures the connections (sslQuorum, portUnification); nil = plaintext. A
+	// handshake is bounded by DialTimeout when dialing and HandshakeTimeout when accepting.
+	TLS *TLS
 }
 
 // TCP is the election-port transport of QuorumCnxManager. Each pair of servers keeps one
@@ -404,6 +407,14 @@ func (t *TCP) dial(l *link, addr string) (kept bool, err error) {
 	if err != nil {
 		return false, err
 	}
+	if t.cfg.TLS.Dials() {
+		if nc, err = t.cfg.TLS.Dialed(t.ctx, nc, addr, t.cfg.DialTimeout); err != nil {
+			if t.ctx.Err() == nil {
+				t.log.Warn("cannot open election channel", "sid", l.sid, "addr", addr, "err", err)
+			}
+			return false, err
+		}
+	}
 	if err := nc.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout)); err != nil {
 		nc.Close()
 		return false, err
@@ -520,14 +531,25 @@ func (t *TCP) accept() {
 // (QuorumCnxManager.handleConnection).
 func (t *TCP) handshake(nc net.Conn) {
 	defer t.wg.Done()
+	raw := nc // the key in t.handshaking; nc may become its TLS connection
 	done := func() bool {
 		t.mu.Lock()
 		defer t.mu.Unlock()
-		delete(t.handshaking, nc)
+		delete(t.handshaking, raw)
 		return t.closed
 	}
+	var err error
+	if t.cfg.TLS.Listens() {
+		nc, err = t.cfg.TLS.Accepted(t.ctx, raw, t.cfg.HandshakeTimeout)
+		if err != nil {
+			if !done() {
+				t.log.Warn("election connection rejected", "remote", raw.RemoteAddr(), "err", err)
+			}
+			return
+		}
+	}
 	r := bufio.NewReader(nc)
-	err := nc.SetReadDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
+	err = nc.SetReadDeadline(time.Now().Add(t.cfg.HandshakeTimeout))
 	var sid int64
 	var addrs []string
 	if err == nil {
