@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkd-io/zkd/internal/needs"
 	"github.com/zkd-io/zkd/internal/refzk"
 	"github.com/zkd-io/zkd/internal/tlsconf/tlstest"
 	"github.com/zkd-io/zkd/server"
@@ -27,28 +26,10 @@ func refQuorumTLS(t *testing.T, pki *tlstest.PKI, sslQuorum, portUnification boo
 			"ssl.quorum.trustStore.password="+tlstest.Password,
 			fmt.Sprintf("sslQuorum=%v", sslQuorum),
 			fmt.Sprintf("portUnification=%v", portUnification))
-		o.JavaOpts = append(append([]string(nil), refzk.DefaultJavaOpts...), nettyBootClassPath(t))
+		// ZooKeeper's quorum TLS listener (UnifiedServerSocket) tells TLS from plaintext with
+		// Netty's SslHandler: it needs the Netty jars zookeeper.jar's manifest does not name.
+		o.Netty = true
 	}
-}
-
-// nettyBootClassPath is a JVM flag that puts Debian's Netty 4 on the class path: ZooKeeper's
-// quorum TLS listener (UnifiedServerSocket) tells TLS from plaintext with Netty's SslHandler,
-// which needs netty-codec and more than zookeeper.jar's manifest names; without them the
-// listener thread dies of NoClassDefFoundError on the first TLS connection. refzk puts its
-// own class path last on the command line, so the jars go on the boot class path, all of
-// Netty together so that one loader sees them all.
-func nettyBootClassPath(t *testing.T) string {
-	t.Helper()
-	var jars []string
-	for _, j := range []string{"netty-buffer", "netty-common", "netty-handler", "netty-transport",
-		"netty-codec", "netty-resolver", "netty-transport-native-unix-common", "netty-transport-native-epoll"} {
-		p := "/usr/share/java/" + j + ".jar"
-		if _, err := os.Stat(p); err != nil {
-			needs.Missing(t, "Netty 4 for ZooKeeper's quorum TLS ("+j+".jar)", "libnetty-java", err.Error())
-		}
-		jars = append(jars, p)
-	}
-	return "-Xbootclasspath/a:" + strings.Join(jars, ":")
 }
 
 // refLogHas reports whether ZooKeeper member m logged s.
