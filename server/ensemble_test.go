@@ -445,7 +445,13 @@ func grepLines(s, sub string) string {
 // quorum are dropped when it steps down, and give back their outstanding-request slots
 // (a leak here eventually stops the server from reading any client).
 func TestEnsembleStepDownReleasesOutstandingSlots(t *testing.T) {
-	e := startEnsembleConfig(t, 3, func(c *server.Config) { c.FourLetterWhitelist = []string{"*"} })
+	// The isolated leader must still lead when the creates arrive, right after its followers
+	// stop: it checks for a quorum every half tick, so a long tick leaves room for the stops
+	// (each writes a snapshot) and the sends on a loaded machine.
+	e := startEnsembleConfig(t, 3, func(c *server.Config) {
+		c.FourLetterWhitelist = []string{"*"}
+		c.TickTime = 1000
+	})
 	e.waitServing()
 	l := e.leaderIndex()
 	c := rawzk.Connect(t, e.members[l].cfg.ListenAddr)
