@@ -21,6 +21,7 @@ func newTCPElectionTransport(s *Server) (ElectionTransport, error) {
 		ListenAddr: self.electionAddr(),
 		Peers:      peers,
 		Logger:     s.log,
+		QuorumSASL: s.quorumSASL(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: election port %s: %w", self.electionAddr(), err)

@@ -179,7 +179,7 @@ func (s *Server) acceptLearners(ln net.Listener) {
 		if err != nil {
 			return
 		}
-		s.submit(event{kind: evQuorumAccepted, nconn: nc, listener: ln})
+		s.admitLearner(nc, ln) // quorum SASL, then the core
 	}
 }
 

@@ -75,7 +75,8 @@ func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
 		for {
 			nc, err := net.DialTimeout("tcp", addr, time.Duration(s.cfg.TickTime)*time.Millisecond)
 			if err == nil {
-				s.submit(event{kind: evQuorumDialed, nconn: nc, leaderSid: leader})
+				nc, err = s.authToLeader(nc) // quorum SASL, before the first packet
+				s.submit(event{kind: evQuorumDialed, nconn: nc, leaderSid: leader, err: err})
 				return
 			}
 			if time.Since(start) > deadline {

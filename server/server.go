@@ -26,6 +26,7 @@ import (
 	"github.com/zkd-io/zkd/internal/clock"
 	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/metrics"
+	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/session"
 	"github.com/zkd-io/zkd/internal/storage"
@@ -103,6 +104,9 @@ type Config struct {
 	SyncLimit int // ticks
 	// ElectionTransport carries election messages; nil means TCP on the election port.
 	ElectionTransport ElectionTransport
+	// QuorumSASL authenticates ensemble members to each other on the election and quorum
+	// ports (quorum.auth.enableSasl, quorumauth.go); nil means off.
+	QuorumSASL *peer.QuorumSASL
 	// ConfText renders the conf four-letter word, given the data and log directory sizes.
 	ConfText func(dataSize, logSize int64) string
 	// AdminAddr is where the AdminServer (HTTP, adminhttp.go) listens; "" = not served.
