@@ -49,6 +49,11 @@ func startMixed(t *testing.T, zkdIDs map[int64]bool, order []int64) []*mixedMemb
 // startMixedWith is startMixed with extra settings: zkdCfg changes the zkd members'
 // configuration, refLines are added to the ZooKeeper members' zoo.cfg.
 func startMixedWith(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg func(*server.Config), refLines []string) []*mixedMember {
+	return startMixedOpts(t, zkdIDs, order, zkdCfg, refLines, nil)
+}
+
+// startMixedOpts is startMixedWith with Java system properties for the ZooKeeper members.
+func startMixedOpts(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg func(*server.Config), refLines, refProps []string) []*mixedMember {
 	refzk.Require(t)
 	ports := freePorts(t, 6)
 	var peers []server.Peer
@@ -94,7 +99,7 @@ func startMixedWith(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg f
 			m.zkd, m.addr = srv, srv.Addr()
 		} else {
 			m.ref = refzk.StartStandalone(t, refzk.Options{
-				TickTime: 500, MyID: int(i), NoWait: true,
+				TickTime: 500, MyID: int(i), NoWait: true, SystemProperties: refProps,
 				Config: append(append([]string{"initLimit=10", "syncLimit=5"}, lines...), refLines...),
 			})
 			m.addr = m.ref.Addr()

@@ -58,6 +58,15 @@ func (s *Server) authToLeader(nc net.Conn) (net.Conn, error) {
 	defer release()
 	if err := q.Learn(nc); err != nil {
 		nc.Close()
+		s.log.Warn("cannot authenticate to the leader's quorum port", "remote", nc.RemoteAddr().String(), "err", err)
+		// The next election names the same leader at once; pause, as ZooKeeper's election
+		// does (finalizeWait), rather than knock on its door in a tight loop.
+		t := time.NewTimer(max(time.Duration(s.cfg.TickTime)*time.Millisecond, 200*time.Millisecond))
+		defer t.Stop()
+		select {
+		case <-t.C:
+		case <-s.stopping:
+		}
 		return nil, err
 	}
 	return nc, nil
