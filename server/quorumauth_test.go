@@ -12,6 +12,7 @@ import (
 	"testing"
 
 	"github.com/zkd-io/zkd/internal/peer"
+	"github.com/zkd-io/zkd/internal/refzk"
 	"github.com/zkd-io/zkd/internal/sasl"
 	"github.com/zkd-io/zkd/server"
 )
@@ -342,5 +343,92 @@ func checkRefAuthenticated(t *testing.T, members []*mixedMember) {
 		if bytes.Contains(b, []byte("Failed to authenticate using SASL")) {
 			t.Errorf("ZooKeeper %d logged a failed authentication", m.id)
 		}
+	}
+}
+
+// TestMixedQuorumSASLWrongPassword: in a mixed ensemble with every requirement on, a member
+// whose QuorumLearner password is wrong is refused by a leader of the other kind: a zkd
+// member by a ZooKeeper leader, and a ZooKeeper member by a zkd leader.
+func TestMixedQuorumSASLWrongPassword(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts JVMs")
+	}
+	refzk.Require(t)
+	for _, tc := range []struct {
+		name    string
+		zkdIDs  map[int64]bool // sid 3 leads (started first with sid 2), sid 1 has the wrong password
+		refused string         // what the leader logs when it refuses sid 1
+	}{
+		{"ZooKeeper leader refuses zkd", map[int64]bool{1: true, 2: true}, "Failed to authenticate using SASL"},
+		{"zkd leader refuses ZooKeeper", map[int64]bool{2: true, 3: true}, "quorum learner refused"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ports := freePorts(t, 6)
+			var peers []server.Peer
+			lines := append([]string{"initLimit=10", "syncLimit=5"}, quorumSASLRefLines...)
+			for i := int64(1); i <= 3; i++ {
+				q, e := ports[2*(i-1)], ports[2*(i-1)+1]
+				peers = append(peers, server.Peer{ID: i, Host: "127.0.0.1", QuorumPort: q, ElectionPort: e})
+				lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i, q, e))
+			}
+			members := map[int64]*mixedMember{}
+			var zkdLog *logCount
+			for _, i := range []int64{3, 2, 1} {
+				pass := "quorum-secret"
+				if i == 1 {
+					pass = "wrong"
+				}
+				m := &mixedMember{id: i}
+				if tc.zkdIDs[i] {
+					lc := &logCount{}
+					var w io.Writer = lc
+					if os.Getenv("ZKTEST_LOG") != "" {
+						w = io.MultiWriter(lc, os.Stderr)
+					}
+					if i == 3 {
+						zkdLog = lc
+					}
+					srv, err := server.New(server.Config{
+						ListenAddr: "127.0.0.1:0", DataDir: t.TempDir(), TickTime: 500, InitLimit: 10, SyncLimit: 5,
+						ServerID: i, Peers: peers, PreAllocSize: 1 << 20, QuorumSASL: quorumSASLFor(true, true, pass),
+						Logger: slog.New(slog.NewTextHandler(w, nil)).With("sid", i),
+					})
+					if err != nil {
+						t.Fatal(err)
+					}
+					if err := srv.Start(); err != nil {
+						t.Fatal(err)
+					}
+					t.Cleanup(func() { srv.Close() })
+					m.zkd, m.addr = srv, srv.Addr()
+				} else {
+					m.ref = refzk.StartStandalone(t, refzk.Options{
+						TickTime: 500, MyID: int(i), NoWait: true, Config: lines,
+						SystemProperties: []string{"-Djava.security.auth.login.config=" + jaasQuorum(t, pass)},
+					})
+					m.addr = m.ref.Addr()
+				}
+				members[i] = m
+				if i == 2 {
+					waitFor(t, "sid 3 to lead sid 2", func() bool {
+						return members[3].mode(t) == "leader" && members[2].mode(t) == "follower"
+					})
+				}
+			}
+			waitFor(t, "the leader to refuse sid 1 twice", func() bool {
+				if zkdLog != nil {
+					return zkdLog.count(tc.refused) >= 2
+				}
+				b, _ := os.ReadFile(members[3].ref.LogPath())
+				return bytes.Count(b, []byte(tc.refused)) >= 2
+			})
+			if m := members[1].mode(t); m == "follower" || m == "leader" {
+				t.Fatalf("sid 1, with the wrong password, serves as %q", m)
+			}
+			c := connectTo(t, members[2].addr)
+			if _, err := c.Create("/still-serving", nil, 0, open); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
 }
