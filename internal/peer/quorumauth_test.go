@@ -295,3 +295,26 @@ func (c *scriptConn) Write(b []byte) (int, error) { return len(b), nil }
 func (c *scriptConn) SetDeadline(time.Time) error { return nil }
 func (c *scriptConn) RemoteAddr() net.Addr        { return &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1)} }
 func (c *scriptConn) Close() error                { return nil }
+
+// FuzzQuorumSASLLearner: whatever the server answers, the connecting side ends with nil or an
+// ErrQuorumAuth, never a panic or a hang, and never nil: a script cannot hold the rspauth
+// that proves knowing the password, which depends on the learner's random cnonce.
+func FuzzQuorumSASLLearner(f *testing.F) {
+	f.Add(AppendAuthPacket(nil, AuthPacket{Magic: QuorumAuthMagic, Status: AuthInProgress,
+		Token: []byte(`realm="zk-quorum-sasl-md5",nonce="abc",charset=utf-8,algorithm=md5-sess`)}))
+	f.Add(AppendAuthPacket(nil, AuthPacket{Magic: QuorumAuthMagic, Status: AuthError, Token: []byte{}}))
+	f.Add(AppendAuthPacket(nil, AuthPacket{Magic: QuorumAuthMagic, Status: AuthSuccess, Token: []byte("rspauth=00")}))
+	f.Fuzz(func(t *testing.T, data []byte) {
+		q := &QuorumSASL{
+			LearnerRequired: true,
+			NewClient: func() (sasl.Client, error) {
+				return sasl.NewClient(sasl.DigestMD5, "zkd", "pw", sasl.QuorumService, sasl.QuorumHost)
+			},
+			Logger: discardLogger,
+		}
+		err := q.Learn(&scriptConn{r: bytes.NewReader(data)})
+		if !errors.Is(err, ErrQuorumAuth) {
+			t.Fatalf("error %v does not match ErrQuorumAuth", err)
+		}
+	})
+}
