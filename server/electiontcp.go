@@ -22,6 +22,7 @@ func newTCPElectionTransport(s *Server) (ElectionTransport, error) {
 		Peers:      peers,
 		Logger:     s.log,
 		TLS:        s.cfg.QuorumTLS,
+		QuorumSASL: s.quorumSASL(),
 	})
 	if err != nil {
 		return nil, fmt.Errorf("server: election port %s: %w", self.electionAddr(), err)

@@ -184,7 +184,7 @@ func (s *Server) acceptLearners(ln net.Listener) {
 			return
 		}
 		if !s.cfg.QuorumTLS.Listens() {
-			s.submit(event{kind: evQuorumAccepted, nconn: nc, listener: ln})
+			s.admitLearner(nc, ln) // quorum SASL, then the core
 			continue
 		}
 		// The TLS handshake runs on the connection's own goroutine, bounded as ZooKeeper's
@@ -200,7 +200,7 @@ func (s *Server) acceptLearners(ln net.Listener) {
 				}
 				return
 			}
-			s.submit(event{kind: evQuorumAccepted, nconn: c, listener: ln})
+			s.admitLearner(c, ln) // quorum SASL, then the core
 		}()
 	}
 }

@@ -87,7 +87,8 @@ func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
 				}
 			}
 			if err == nil {
-				s.submit(event{kind: evQuorumDialed, nconn: nc, leaderSid: leader})
+				nc, err = s.authToLeader(nc) // quorum SASL, before the first packet
+				s.submit(event{kind: evQuorumDialed, nconn: nc, leaderSid: leader, err: err})
 				return
 			}
 			if time.Since(start) > deadline {

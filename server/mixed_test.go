@@ -54,6 +54,14 @@ func startMixedWith(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg f
 	return startMixedPer(t, zkdIDs, order, zkdCfg, func(_ int64, o *refzk.Options) { o.Config = append(o.Config, refLines...) })
 }
 
+// startMixedOpts is startMixedWith with Java system properties for the ZooKeeper members.
+func startMixedOpts(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg func(*server.Config), refLines, refProps []string) []*mixedMember {
+	return startMixedPer(t, zkdIDs, order, zkdCfg, func(_ int64, o *refzk.Options) {
+		o.Config = append(o.Config, refLines...)
+		o.SystemProperties = append(o.SystemProperties, refProps...)
+	})
+}
+
 // startMixedPer is startMixedWith with the ZooKeeper members' options set per member:
 // refOpts(sid, options) may add to them.
 func startMixedPer(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg func(*server.Config), refOpts func(int64, *refzk.Options)) []*mixedMember {

@@ -107,6 +107,9 @@ type Config struct {
 	// QuorumTLS secures the election connections and the learners' connections to the
 	// leader (sslQuorum, portUnification, the ssl.quorum.* stores); nil = plaintext.
 	QuorumTLS *peer.TLS
+	// QuorumSASL authenticates ensemble members to each other on the election and quorum
+	// ports (quorum.auth.enableSasl, quorumauth.go); nil means off.
+	QuorumSASL *peer.QuorumSASL
 	// ConfText renders the conf four-letter word, given the data and log directory sizes.
 	ConfText func(dataSize, logSize int64) string
 	// AdminAddr is where the AdminServer (HTTP, adminhttp.go) listens; "" = not served.

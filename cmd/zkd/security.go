@@ -38,6 +38,9 @@ func applySecurity(cfg *config.Config, sc *server.Config, logger *slog.Logger) e
 	if err := applyQuorumTLS(sec, sc, logger); err != nil {
 		return err
 	}
+	if err := applyQuorumSASL(sec, sc, logger, os.Getenv); err != nil { // quorumsasl.go
+		return err
+	}
 	return applySASL(sec, sc, logger, os.Getenv)
 }
 
@@ -114,6 +117,11 @@ func applySASL(sec *config.Security, sc *server.Config, logger *slog.Logger, get
 		return fmt.Errorf("java.security.auth.login.config %s: %w", path, err)
 	}
 	if _, err := j.Section(section); err != nil {
+		if sec.QuorumSASL && sec.SASLServerSection == "" {
+			// A JAAS file for quorum SASL only: no SASL on the client port, as ZooKeeper.
+			logger.Info("no SASL on the client port: the JAAS file has no section " + section)
+			return nil
+		}
 		return fmt.Errorf("java.security.auth.login.config %s: no JAAS configuration section named %q: %w", path, section, err)
 	}
 	names := sasl.KerberosNames{RemoveHost: sec.KerberosRemoveHost, RemoveRealm: sec.KerberosRemoveRealm}

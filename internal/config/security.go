@@ -75,12 +75,7 @@ const (
 // key listed here and given with a value that asks for something stops start-up.
 var notImplemented = map[string]string{
 	"authProvider.*":                        "authentication providers other than ZooKeeper's (a Java class)",
-	"quorum.auth.enableSasl":                "quorum SASL",
-	"quorum.auth.learnerRequireSasl":        "quorum SASL",
-	"quorum.auth.serverRequireSasl":         "quorum SASL",
-	"quorum.auth.learner.saslLoginContext":  "quorum SASL",
-	"quorum.auth.server.saslLoginContext":   "quorum SASL",
-	"quorum.auth.kerberos.servicePrincipal": "quorum SASL",
+	"quorum.auth.kerberos.servicePrincipal": "quorum SASL with Kerberos (zkd's quorum SASL is DIGEST-MD5)",
 }
 
 // securitySysProps are the security keys ZooKeeper reads as "zookeeper."-prefixed system
@@ -265,6 +260,17 @@ func (s *Security) validate(bad func(key string, value any, format string, args 
 		if len(s.EnforceAuthSchemes) == 0 {
 			bad("enforce.auth.schemes", "", "enforce.auth.enabled is true: enforce.auth.schemes must be configured")
 		}
+	}
+	// As QuorumPeerConfig: a requirement needs quorum SASL on, and a server that requires
+	// learners to authenticate must authenticate as a learner itself, or it could not join.
+	if !s.QuorumSASL && s.QuorumServerRequireSASL {
+		bad("quorum.auth.serverRequireSasl", true, "quorum.auth.enableSasl is disabled, so cannot enable quorum.auth.serverRequireSasl")
+	}
+	if !s.QuorumSASL && s.QuorumLearnerRequireSASL {
+		bad("quorum.auth.learnerRequireSasl", true, "quorum.auth.enableSasl is disabled, so cannot enable quorum.auth.learnerRequireSasl")
+	}
+	if !s.QuorumLearnerRequireSASL && s.QuorumServerRequireSASL {
+		bad("quorum.auth.serverRequireSasl", true, "quorum.auth.learnerRequireSasl is disabled, so cannot enable quorum.auth.serverRequireSasl")
 	}
 	have := s.AuthSchemes()
 	for _, scheme := range s.EnforcedSchemes() {

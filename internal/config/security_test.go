@@ -123,3 +123,45 @@ func TestEnforceAuthConfig(t *testing.T) {
 		}
 	}
 }
+
+// TestQuorumSASLConfig: quorum SASL's keys as QuorumPeerConfig takes them: the requirements
+// need quorum.auth.enableSasl, serverRequireSasl needs learnerRequireSasl, and Kerberos's
+// service principal is still refused.
+func TestQuorumSASLConfig(t *testing.T) {
+	for _, tc := range []struct {
+		lines string
+		want  string // "" = accepted, else a substring of the error
+	}{
+		{"quorum.auth.enableSasl=true", ""},
+		{"quorum.auth.enableSasl=true\nquorum.auth.learnerRequireSasl=true", ""},
+		{"quorum.auth.enableSasl=true\nquorum.auth.learnerRequireSasl=true\nquorum.auth.serverRequireSasl=true\n" +
+			"quorum.auth.learner.saslLoginContext=L\nquorum.auth.server.saslLoginContext=S", ""},
+		{"quorum.auth.learnerRequireSasl=true", "quorum.auth.enableSasl is disabled, so cannot enable quorum.auth.learnerRequireSasl"},
+		{"quorum.auth.enableSasl=false\nquorum.auth.serverRequireSasl=true\nquorum.auth.learnerRequireSasl=true",
+			"quorum.auth.enableSasl is disabled, so cannot enable quorum.auth.serverRequireSasl"},
+		{"quorum.auth.enableSasl=true\nquorum.auth.serverRequireSasl=true",
+			"quorum.auth.learnerRequireSasl is disabled, so cannot enable quorum.auth.serverRequireSasl"},
+		{"quorum.auth.enableSasl=yes", "quorum.auth.enableSasl"},
+		{"quorum.auth.enableSasl=true\nquorum.auth.kerberos.servicePrincipal=zkquorum/_HOST", "quorum.auth.kerberos.servicePrincipal"},
+	} {
+		_, err := Parse(strings.NewReader(baseCfg + tc.lines + "\n"))
+		if tc.want == "" {
+			if err != nil {
+				t.Errorf("%q: %v", tc.lines, err)
+			}
+			continue
+		}
+		if err == nil || !strings.Contains(err.Error(), tc.want) || !errors.Is(err, ErrInvalid) {
+			t.Errorf("%q: err %v, want an ErrInvalid containing %q", tc.lines, err, tc.want)
+		}
+	}
+	c, err := Parse(strings.NewReader(baseCfg + "quorum.auth.enableSasl=true\nquorum.auth.learnerRequireSasl=true\n" +
+		"quorum.auth.serverRequireSasl=true\nquorum.auth.learner.saslLoginContext=L\nquorum.auth.server.saslLoginContext=S\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := c.Security; !s.QuorumSASL || !s.QuorumLearnerRequireSASL || !s.QuorumServerRequireSASL ||
+		s.QuorumLearnerLoginContext != "L" || s.QuorumServerLoginContext != "S" {
+		t.Fatalf("parsed %+v", s)
+	}
+}

@@ -59,4 +59,19 @@
 // listener's against the address it dialed, then the configured host name (ZKTrustManager),
 // the listener the dialer's against its address (tlsconf's clientHostnameVerification).
 // Handshakes run on the connection's goroutine with a deadline, never on a shared one.
+//
+// # Quorum SASL
+//
+// With quorum.auth.enableSasl (QuorumSASL, quorumauth.go), QuorumAuthPackets follow the
+// header on the election port, and open the quorum port's stream before the learner's first
+// QuorumPacket (the server package calls the same functions there):
+//
+//	+----------------------------+---------------+---------------+------------------+
+//	| magic long                 | status int    | n int         | token (n bytes)  |
+//	| 5f 24 35 01 35 01 ed cc    | 0 / 1 / -1    | -1 = null     |                  |
+//	+----------------------------+---------------+---------------+------------------+
+//
+// The connecting side sends only when quorum.auth.learnerRequireSasl is set; the accepting
+// side peeks at the first 8 bytes for the magic and, when absent, lets the peer in unless
+// quorum.auth.serverRequireSasl is set.
 package peer

@@ -74,6 +74,10 @@ type TCPConfig struct {
 	// TLS secures the connections (sslQuorum, portUnification); nil = plaintext. A
 	// handshake is bounded by DialTimeout when dialing and HandshakeTimeout when accepting.
 	TLS *TLS
+
+	// QuorumSASL authenticates connections after the header (quorum.auth.enableSasl,
+	// quorumauth.go); nil means none.
+	QuorumSASL *QuorumSASL
 }
 
 // TCP is the election-port transport of QuorumCnxManager. Each pair of servers keeps one
@@ -424,6 +428,10 @@ func (t *TCP) dial(l *link, addr string) (kept bool, err error) {
 		nc.Close()
 		return false, err
 	}
+	if err := t.cfg.QuorumSASL.Learn(nc); err != nil { // quorum SASL follows the header
+		nc.Close()
+		return false, err
+	}
 	if l.sid > t.cfg.ID {
 		t.log.Debug("have smaller server identifier, dropping the connection", "sid", l.sid)
 		nc.Close()
@@ -554,6 +562,9 @@ func (t *TCP) handshake(nc net.Conn) {
 	var addrs []string
 	if err == nil {
 		sid, addrs, err = ReadHeader(r)
+	}
+	if err == nil {
+		err = t.cfg.QuorumSASL.Authenticate(nc, r) // quorum SASL follows the header
 	}
 	if err == nil {
 		err = nc.SetReadDeadline(time.Time{})
