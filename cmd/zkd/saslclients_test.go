@@ -301,3 +301,58 @@ func TestKazooSASLRequired(t *testing.T) {
 		})
 	}
 }
+
+// jaasClient is a Java client's JAAS file for DIGEST-MD5 (ZooKeeper's Client section).
+func jaasClient(user, password string) string {
+	return fmt.Sprintf("Client {\n    org.apache.zookeeper.server.auth.DigestLoginModule required\n"+
+		"    username=%q\n    password=%q;\n};\n", user, password)
+}
+
+// runZkCli feeds commands to zkCli.sh on stdin against addr, with jvmFlags in
+// CLIENT_JVMFLAGS, and returns its output. The shell is killed after a generous limit.
+func runZkCli(t *testing.T, addr string, jvmFlags []string, commands ...string) string {
+	t.Helper()
+	zkCli := needs.ZkCli(t)
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, zkCli, "-server", addr, "-waitforconnection", "-timeout", "30000")
+	logDir := t.TempDir()
+	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS=-Xmx256m -XX:+UseSerialGC -XX:-UsePerfData "+strings.Join(jvmFlags, " "),
+		"ZOO_LOG_DIR="+logDir, "ZOO_LOG4J_PROP=WARN,CONSOLE")
+	cmd.Stdin = strings.NewReader(strings.Join(append(commands, "quit"), "\n") + "\n")
+	cmd.WaitDelay = 10 * time.Second
+	out, err := cmd.CombinedOutput()
+	if ctx.Err() != nil {
+		t.Fatalf("zkCli.sh against %s did not end within 2 minutes:\n%s", addr, out)
+	}
+	if err != nil {
+		t.Logf("zkCli.sh against %s: %v", addr, err)
+	}
+	return string(out)
+}
+
+// TestZkCliSASLDigest: zkCli.sh (the Java client) with a Client JAAS section logs in to zkd
+// and to ZooKeeper 3.8 with DIGEST-MD5: whoami shows sasl bob, a node with a sasl:bob ACL
+// is bob's; with a wrong password the login is refused and requests fail AuthFailed.
+func TestZkCliSASLDigest(t *testing.T) {
+	dir := t.TempDir()
+	jaas := writeFile(t, dir, "jaas.conf", jaasDigest)
+	good := writeFile(t, dir, "client-good.conf", jaasClient("bob", "bobsecret"))
+	bad := writeFile(t, dir, "client-bad.conf", jaasClient("bob", "not-bobs-password"))
+	servers := startSASLServers(t, jaas, []string{saslProvider})
+	for _, s := range servers {
+		out := runZkCli(t, s.addr, []string{"-Djava.security.auth.login.config=" + good},
+			"whoami", "create /zc bobs sasl:bob:cdrwa", "getAcl /zc", "get /zc")
+		t.Logf("zkCli.sh as bob against %s:\n%s", s.name, out)
+		for _, want := range []string{"sasl: bob", "'sasl,'bob", "bobs"} {
+			if !strings.Contains(out, want) {
+				t.Errorf("%s: zkCli.sh as bob: no %q in its output", s.name, want)
+			}
+		}
+		out = runZkCli(t, s.addr, []string{"-Djava.security.auth.login.config=" + bad}, "whoami", "get /zc")
+		t.Logf("zkCli.sh with a wrong password against %s:\n%s", s.name, out)
+		if strings.Contains(out, "sasl: bob") || !strings.Contains(out, "AuthFailed") {
+			t.Errorf("%s: zkCli.sh with a wrong password was not refused", s.name)
+		}
+	}
+}
