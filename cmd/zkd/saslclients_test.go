@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/krbtest"
 	"github.com/zkd-io/zkd/internal/needs"
 	"github.com/zkd-io/zkd/internal/rawzk"
 	"github.com/zkd-io/zkd/internal/refzk"
@@ -354,5 +355,59 @@ func TestZkCliSASLDigest(t *testing.T) {
 		if strings.Contains(out, "sasl: bob") || !strings.Contains(out, "AuthFailed") {
 			t.Errorf("%s: zkCli.sh with a wrong password was not refused", s.name)
 		}
+	}
+}
+
+// TestZkCliSASLGSSAPI: zkCli.sh logs in with Kerberos (GSSAPI) as client@EXAMPLE.COM, from a
+// loopback MIT KDC, to zkd and to ZooKeeper 3.8, each with a Server section naming the
+// service keytab of zookeeper/localhost: whoami shows sasl client@EXAMPLE.COM, or "client" with
+// kerberos.removeRealmFromPrincipal=true, as SaslServerCallbackHandler names it; a client
+// whose keytab holds stale keys is refused.
+func TestZkCliSASLGSSAPI(t *testing.T) {
+	kdc := krbtest.Start(t)
+	dir := t.TempDir()
+	jaas := writeFile(t, dir, "jaas.conf", fmt.Sprintf(`Server {
+    com.sun.security.auth.module.Krb5LoginModule required
+    useKeyTab=true
+    keyTab=%q
+    storeKey=true
+    useTicketCache=false
+    principal=%q;
+};
+`, kdc.ServiceKeytab, krbtest.ServicePrincipal))
+	client := kdc.WriteJavaClient(t, t.TempDir(), krbtest.ClientPrincipal, kdc.ClientKeytab)
+	// A keytab whose keys the KDC no longer has: written, then the key changed.
+	const stale = "stale@" + krbtest.Realm
+	kdc.AddPrincipal(t, stale, "")
+	staleKeytab := filepath.Join(t.TempDir(), "stale.keytab")
+	kdc.WriteKeytab(t, stale, staleKeytab)
+	kdc.Kadmin(t, "cpw -randkey "+stale)
+	staleClient := kdc.WriteJavaClient(t, t.TempDir(), stale, staleKeytab)
+
+	for _, tc := range []struct {
+		removeRealm bool
+		id          string
+	}{{false, krbtest.ClientPrincipal}, {true, "client"}} {
+		t.Run(fmt.Sprintf("removeRealmFromPrincipal=%v", tc.removeRealm), func(t *testing.T) {
+			cfg := []string{saslProvider, fmt.Sprintf("kerberos.removeRealmFromPrincipal=%v", tc.removeRealm)}
+			servers := startSASLServers(t, jaas, cfg, "java.security.krb5.conf="+kdc.Krb5Conf)
+			for _, s := range servers {
+				// The client names the server zookeeper/<host it dialled>: localhost.
+				addr := strings.Replace(s.addr, "127.0.0.1", "localhost", 1)
+				out := runZkCli(t, addr, client.JVMFlags, "whoami",
+					"create /gss x sasl:"+tc.id+":cdrwa", "get /gss")
+				t.Logf("zkCli.sh with Kerberos against %s:\n%s", s.name, out)
+				if !strings.Contains(out, "sasl: "+tc.id+"\n") || !strings.Contains(out, "Created /gss") ||
+					!strings.Contains(out, "\nx\n") {
+					t.Errorf("%s: zkCli.sh as %s: no sasl id %q, or the node was not its own:\n%s\nserver log:\n%s",
+						s.name, krbtest.ClientPrincipal, tc.id, out, tail(s.log(), 30))
+				}
+				out = runZkCli(t, addr, staleClient.JVMFlags, "whoami")
+				t.Logf("zkCli.sh with a stale keytab against %s:\n%s", s.name, out)
+				if strings.Contains(out, "sasl: ") || !strings.Contains(out, "AuthFailed") {
+					t.Errorf("%s: a client with a stale keytab was not refused", s.name)
+				}
+			}
+		})
 	}
 }
