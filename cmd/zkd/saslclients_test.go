@@ -411,3 +411,63 @@ func TestZkCliSASLGSSAPI(t *testing.T) {
 		})
 	}
 }
+
+// TestSASLBadTokens: garbage and truncated SASL tokens from a raw client, on zkd and on
+// ZooKeeper 3.8 with the same DIGEST-MD5 setup: each is answered AUTHFAILED and its
+// connection closed (zkd logs why), and a bystander session is served throughout.
+func TestSASLBadTokens(t *testing.T) {
+	jaas := writeFile(t, t.TempDir(), "jaas.conf", jaasDigest)
+	servers := startSASLServers(t, jaas, []string{saslProvider})
+	outcomes := map[string]string{} // ZooKeeper's, by case
+	for _, s := range servers {
+		bystander := rawzk.Connect(t, s.addr)
+		if code := saslLogin(t, bystander, "bob", "bobsecret"); code != jute.OK {
+			t.Fatalf("%s: bob: %v", s.name, code)
+		}
+		for name, tokens := range map[string][][]byte{
+			// DIGEST-MD5 servers ignore the client's initial response: answered, kept.
+			"garbage first token":   {[]byte("\x00\xff garbage \x01")},
+			"null token":            {nil},
+			"garbage after a nonce": {{}, []byte("username=\"bob\",nonce=")},
+			"truncated response":    {{}, []byte("username=\"bob\",realm=\"zk-sasl-md5\",nonce=\"abc")},
+			"not utf-8":             {{}, []byte{0xc3, 0x28, '=', '"', 0xff}},
+		} {
+			c := rawzk.Connect(t, s.addr)
+			var steps []string
+			for _, tok := range tokens {
+				h, err := c.Reply(c.Send(jute.OpSASL, &jute.SASLToken{Token: tok}), &jute.SASLToken{})
+				if err != nil {
+					steps = append(steps, "closed without a reply")
+					break
+				}
+				steps = append(steps, fmt.Sprint(h.Err))
+				if h.Err != jute.OK {
+					break
+				}
+			}
+			var closed bool
+			switch steps[len(steps)-1] {
+			case "closed without a reply":
+				closed = true
+			case fmt.Sprint(jute.OK): // answered mid-exchange: the connection serves on
+				h, err := c.Reply(c.Send(jute.OpExists, &jute.ExistsRequest{Path: "/"}), &jute.ExistsResponse{})
+				closed = err != nil || h.Err != jute.OK
+			default:
+				closed = c.Closed()
+			}
+			got := fmt.Sprintf("%v, closed %v", steps, closed)
+			t.Logf("%s: %s: %s", s.name, name, got)
+			if s.name == "zookeeper" {
+				outcomes[name] = got
+			} else if got != outcomes[name] {
+				t.Errorf("%s: zkd: %s, ZooKeeper: %s", name, got, outcomes[name])
+			}
+			if h := bystander.Call(jute.OpGetData, &jute.GetDataRequest{Path: "/"}, &jute.GetDataResponse{}); h.Err != jute.OK {
+				t.Fatalf("%s: bystander after %s: %v", s.name, name, h.Err)
+			}
+		}
+	}
+	if log := servers[1].log(); strings.Count(log, "client failed to SASL authenticate") < 3 {
+		t.Errorf("zkd logged fewer failed logins than it refused:\n%s", tail(log, 40))
+	}
+}
