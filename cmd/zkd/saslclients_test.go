@@ -164,11 +164,10 @@ if mode == "digest":
     stop(alice)
     eve = client("bob", "not-bobs-password")
     # kazoo reports the session as connected before its SASL exchange ends: the refusal
-    # shows on the first request, after which the client stays AUTH_FAILED.
+    # shows on the first request. (What the client says after that, AUTH_FAILED or CLOSED,
+    # depends on its own threads' timing, not on the server.)
     run("wrong password start", lambda: start(eve))
     run("wrong password get", lambda: eve.get("/"))
-    run("wrong password state", lambda: eve.client_state)
-    run("wrong password get again", lambda: eve.get("/"))
     stop(eve)
     nobody = client("mallory", "whatever")
     run("unknown user start", lambda: start(nobody))
@@ -230,15 +229,14 @@ func TestKazooSASLDigest(t *testing.T) {
 	servers := startSASLServers(t, jaas, []string{saslProvider})
 	got := runKazooSASL(t, servers, "digest")
 	want := map[string]string{
-		"bob start":            "connected",
-		"bob get":              "b'bobs'",
-		"bob acl":              `["ACL(perms=31, acl_list=['ALL'], id=Id(scheme='sasl', id='bob'))"]`,
-		"anon get":             "raised NoAuthError",
-		"alice get":            "raised NoAuthError",
-		"wrong password get":   "raised AuthFailedError",
-		"wrong password state": "AUTH_FAILED",
-		"unknown user get":     "raised AuthFailedError",
-		"bob still served":     "b'bobs'",
+		"bob start":          "connected",
+		"bob get":            "b'bobs'",
+		"bob acl":            `["ACL(perms=31, acl_list=['ALL'], id=Id(scheme='sasl', id='bob'))"]`,
+		"anon get":           "raised NoAuthError",
+		"alice get":          "raised NoAuthError",
+		"wrong password get": "raised AuthFailedError",
+		"unknown user get":   "raised AuthFailedError",
+		"bob still served":   "b'bobs'",
 	}
 	checkLines(t, got[len(got)-1], want)
 	if log := servers[1].log(); !strings.Contains(log, "client failed to SASL authenticate") {
