@@ -33,13 +33,10 @@ QuorumLearner {
 `, pass)
 }
 
-func writeFile(t *testing.T, name, text string) string {
+// writeTemp writes a file in a new temporary directory and returns its path.
+func writeTemp(t *testing.T, name, text string) string {
 	t.Helper()
-	path := filepath.Join(t.TempDir(), name)
-	if err := os.WriteFile(path, []byte(text), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	return path
+	return writeFile(t, t.TempDir(), name, text)
 }
 
 var discard = slog.New(slog.NewTextHandler(io.Discard, nil))
@@ -77,7 +74,7 @@ func quorumPair(t *testing.T, learner, srv *peer.QuorumSASL) error {
 // QuorumLearner sections (names from the saslLoginContext keys) configure quorum SASL; the
 // learner and server it builds authenticate each other, and a wrong password fails.
 func TestQuorumSASLFromJAAS(t *testing.T) {
-	good := writeFile(t, "jaas.conf", strings.NewReplacer("QuorumServer", "QS", "QuorumLearner", "QL").Replace(jaasQuorumText("quorum-secret")))
+	good := writeTemp(t, "jaas.conf", strings.NewReplacer("QuorumServer", "QS", "QuorumLearner", "QL").Replace(jaasQuorumText("quorum-secret")))
 	cfg, err := config.Parse(strings.NewReader("tickTime=2000\ndataDir=/tmp/x\nclientPort=2181\n" +
 		"quorum.auth.enableSasl=true\nquorum.auth.learnerRequireSasl=true\nquorum.auth.serverRequireSasl=true\n" +
 		"quorum.auth.server.saslLoginContext=QS\nquorum.auth.learner.saslLoginContext=QL\n"))
@@ -106,7 +103,7 @@ func TestQuorumSASLFromJAAS(t *testing.T) {
 	if err := quorumPair(t, q, q); err != nil {
 		t.Fatalf("exchange: %v", err)
 	}
-	bad := writeFile(t, "jaas.conf", strings.NewReplacer("QuorumServer", "QS", "QuorumLearner", "QL").Replace(jaasQuorumText("wrong")))
+	bad := writeTemp(t, "jaas.conf", strings.NewReplacer("QuorumServer", "QS", "QuorumLearner", "QL").Replace(jaasQuorumText("wrong")))
 	cfg.Security.JAASConfig = bad
 	var sc2 server.Config
 	if err := applyQuorumSASL(&cfg.Security, &sc2, discard, env); err != nil {
@@ -142,7 +139,7 @@ QuorumLearner { org.apache.zookeeper.server.auth.DigestLoginModule required user
 			case strings.HasPrefix(tc.jaas, "/"):
 				sec.JAASConfig = tc.jaas
 			case tc.jaas != "":
-				sec.JAASConfig = writeFile(t, "jaas.conf", tc.jaas)
+				sec.JAASConfig = writeTemp(t, "jaas.conf", tc.jaas)
 			}
 			var sc server.Config
 			err := applyQuorumSASL(&sec, &sc, discard, func(string) string { return "" })
@@ -167,7 +164,7 @@ func TestProcessEnsembleQuorumSASL(t *testing.T) {
 	if testing.Short() {
 		t.Skip("starts processes")
 	}
-	jaas := writeFile(t, "jaas.conf", jaasQuorumText("quorum-secret"))
+	jaas := writeTemp(t, "jaas.conf", jaasQuorumText("quorum-secret"))
 	const n = 3
 	ports := make([]int, 3*n)
 	var lns []net.Listener

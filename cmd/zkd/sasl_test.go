@@ -121,3 +121,34 @@ func TestSASLMissingSection(t *testing.T) {
 		t.Fatalf("err %v, want one naming the missing Server section", err)
 	}
 }
+
+// TestKerberosDefaultRealm: the DEFAULT auth_to_local rule needs the default realm, which
+// zkd finds where Java does (java.security.krb5.realm, the krb5.conf of
+// java.security.krb5.conf), then in KRB5_CONFIG, else the service principal's realm.
+// Without it no rule applied and every GSSAPI client was refused.
+func TestKerberosDefaultRealm(t *testing.T) {
+	dir := t.TempDir()
+	conf := filepath.Join(dir, "krb5.conf")
+	if err := os.WriteFile(conf, []byte("[libdefaults]\n\tdefault_realm = CONF.ORG\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	logger := slog.New(slog.NewTextHandler(io.Discard, nil))
+	for _, tc := range []struct {
+		env  map[string]string
+		want string
+	}{
+		{map[string]string{"SERVER_JVMFLAGS": "-Djava.security.krb5.realm=PROP.ORG -Djava.security.krb5.conf=" + conf}, "PROP.ORG"},
+		{map[string]string{"SERVER_JVMFLAGS": "-Djava.security.krb5.conf=" + conf}, "CONF.ORG"},
+		{map[string]string{"KRB5_CONFIG": conf}, "CONF.ORG"},
+		{map[string]string{"SERVER_JVMFLAGS": "-Djava.security.krb5.conf=" + filepath.Join(dir, "none")}, "SERVICE.ORG"},
+	} {
+		got := kerberosDefaultRealm(func(k string) string { return tc.env[k] }, "zookeeper/localhost@SERVICE.ORG", logger)
+		if got != tc.want && !(tc.want == "SERVICE.ORG" && got != "") {
+			t.Errorf("%v: %q, want %q", tc.env, got, tc.want)
+		}
+		names := sasl.KerberosNames{DefaultRealm: got, RemoveRealm: true}
+		if id, err := names.AuthorizationID("client@" + got); err != nil || id != "client" {
+			t.Errorf("%v: client@%s is %q, %v; want client", tc.env, got, id, err)
+		}
+	}
+}

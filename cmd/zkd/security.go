@@ -1,13 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"net"
 	"os"
 	"strconv"
 	"strings"
 
+	krb5config "github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
 	"github.com/zkd-io/zkd/internal/config"
@@ -138,6 +141,7 @@ func applySASL(sec *config.Security, sc *server.Config, logger *slog.Logger, get
 			return fmt.Errorf("java.security.auth.login.config %s: keyTab %s: %w", path, opts.KeyTab, err)
 		}
 		principal := opts.Principal
+		names.DefaultRealm = kerberosDefaultRealm(getenv, principal, logger)
 		sc.NewSASLServer = func() (server.SASLServer, error) {
 			g, err := gssapi.NewServer(gssapi.ServerConfig{Keytab: kt, Principal: principal})
 			if err != nil {
@@ -157,6 +161,40 @@ func applySASL(sec *config.Security, sc *server.Config, logger *slog.Logger, get
 	}
 	logger.Info("SASL", "mechanism", sasl.DigestMD5, "jaas", path, "section", section, "users", len(users))
 	return nil
+}
+
+// kerberosDefaultRealm is the realm whose principals the DEFAULT auth_to_local rule
+// shortens (client@REALM to client). Java takes it from java.security.krb5.realm or the
+// krb5.conf it reads (java.security.krb5.conf, else /etc/krb5.conf); zkd reads the same
+// places, then KRB5_CONFIG as MIT tools do. Without any, Java has no default realm and no
+// rule applies to any client, so ZooKeeper leaves the id the client asked for; zkd, which
+// refuses a client no rule names, takes the realm of its own service principal instead.
+func kerberosDefaultRealm(getenv func(string) string, principal string, logger *slog.Logger) string {
+	if r := jvmProperty(getenv, "java.security.krb5.realm"); r != "" {
+		return r
+	}
+	paths := []string{jvmProperty(getenv, "java.security.krb5.conf"), getenv("KRB5_CONFIG"), "/etc/krb5.conf"}
+	for _, p := range paths {
+		if p == "" {
+			continue
+		}
+		if _, err := os.Stat(p); errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		// gokrb5 returns what it parsed along with an error for a directive it does not
+		// support: the default realm is still good then.
+		c, err := krb5config.Load(p)
+		if err != nil {
+			logger.Warn("reading krb5.conf for its default_realm", "path", p, "err", err)
+		}
+		if c != nil && c.LibDefaults.DefaultRealm != "" {
+			return c.LibDefaults.DefaultRealm
+		}
+	}
+	if _, realm, ok := strings.Cut(principal, "@"); ok {
+		return realm
+	}
+	return ""
 }
 
 // kerberosAuthz maps a GSSAPI exchange's client principal to the sasl ACL id, as
