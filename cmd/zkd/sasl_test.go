@@ -110,15 +110,20 @@ func TestSASLFromJAASFile(t *testing.T) {
 	}
 }
 
-// TestSASLMissingSection: a JAAS file without the Server section stops start-up.
+// TestSASLMissingSection: a JAAS file without the Server section means no client SASL, as in
+// ZooKeeper, unless sasl.serverconfig named the section, which then stops start-up.
 func TestSASLMissingSection(t *testing.T) {
 	dir := t.TempDir()
 	jaas := filepath.Join(dir, "jaas.conf")
 	os.WriteFile(jaas, []byte("Client { org.apache.zookeeper.server.auth.DigestLoginModule required username=\"a\" password=\"b\"; };\n"), 0o600)
-	sec := config.Security{JAASConfig: jaas}
-	err := applySASL(&sec, &server.Config{}, slog.New(slog.NewTextHandler(io.Discard, nil)), func(string) string { return "" })
-	if err == nil || !strings.Contains(err.Error(), `"Server"`) {
-		t.Fatalf("err %v, want one naming the missing Server section", err)
+	noEnv := func(string) string { return "" }
+	var sc server.Config
+	if err := applySASL(&config.Security{JAASConfig: jaas}, &sc, discard, noEnv); err != nil || sc.NewSASLServer != nil {
+		t.Fatalf("default section missing: err %v, SASL configured %v; want neither", err, sc.NewSASLServer != nil)
+	}
+	err := applySASL(&config.Security{JAASConfig: jaas, SASLServerSection: "ZkServer"}, &server.Config{}, discard, noEnv)
+	if err == nil || !strings.Contains(err.Error(), `"ZkServer"`) {
+		t.Fatalf("err %v, want one naming the missing ZkServer section", err)
 	}
 }
 

@@ -101,6 +101,7 @@ func applySASL(sec *config.Security, sc *server.Config, logger *slog.Logger, get
 	if section == "" {
 		section = jvmProperty(getenv, "zookeeper.sasl.serverconfig")
 	}
+	explicitSection := section != ""
 	if section == "" {
 		section = "Server"
 	}
@@ -120,9 +121,10 @@ func applySASL(sec *config.Security, sc *server.Config, logger *slog.Logger, get
 		return fmt.Errorf("java.security.auth.login.config %s: %w", path, err)
 	}
 	if _, err := j.Section(section); err != nil {
-		if sec.QuorumSASL && sec.SASLServerSection == "" {
-			// A JAAS file for quorum SASL only: no SASL on the client port, as ZooKeeper.
-			logger.Info("no SASL on the client port: the JAAS file has no section " + section)
+		if !explicitSection {
+			// As ZooKeeper's configureSaslLogin: a JAAS file without the Server section (one
+			// for quorum SASL only, say) means no SASL on the client port.
+			logger.Warn("no SASL on the client port: the JAAS file has no section "+section, "jaas", path)
 			return nil
 		}
 		return fmt.Errorf("java.security.auth.login.config %s: no JAAS configuration section named %q: %w", path, section, err)
