@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"log/slog"
 	"net"
 	"net/http"
 	"os"
@@ -47,7 +48,12 @@ func (s *Server) startAdmin() error {
 		ReadHeaderTimeout: adminReadTimeout,
 		WriteTimeout:      adminWriteTimeout,
 		IdleTimeout:       adminIdleTimeout,
+		ConnContext:       adminConnContext,
+		// net/http's own complaints (a failed TLS handshake on an HTTPS-only port) go to
+		// the server's log, naming the client.
+		ErrorLog: slog.NewLogLogger(s.log.With("component", "admin").Handler(), slog.LevelWarn),
 	}
+	ln = s.wrapAdminListener(ln)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -55,7 +61,14 @@ func (s *Server) startAdmin() error {
 			s.log.Error("admin server stopped", "err", err)
 		}
 	}()
-	s.log.Info("admin server serving", "addr", ln.Addr().String(), "commandURL", s.adminURL())
+	scheme := "http"
+	switch a := s.cfg.AdminTLS; {
+	case a != nil && a.ForceHTTPS:
+		scheme = "https"
+	case a != nil:
+		scheme = "http+https"
+	}
+	s.log.Info("admin server serving", "addr", ln.Addr().String(), "commandURL", s.adminURL(), "scheme", scheme)
 	return nil
 }
 
@@ -99,6 +112,9 @@ func (s *Server) AdminHandler(commandURL string) http.Handler {
 		if !ok || (rest != "" && rest[0] != '/') {
 			http.NotFound(w, r)
 			return
+		}
+		if adminConnState(r) != nil {
+			w.Header().Set("Strict-Transport-Security", stsHeader)
 		}
 		name := strings.TrimPrefix(rest, "/")
 		cmd, known := admin.LookupHTTP(name)

@@ -1,6 +1,7 @@
 package server
 
 import (
+	"crypto/x509"
 	"encoding/binary"
 	"encoding/json"
 	"errors"
@@ -25,7 +26,7 @@ import (
 
 // The AdminServer's snapshot and restore commands (ZooKeeper 3.9's SnapshotCommand and
 // RestoreCommand). Both need a caller authenticated through the Authorization header
-// ("digest user:password" or "ip") holding every permission on "/", and both are rate
+// ("digest user:password", "ip", or "x509" over HTTPS, adminhttps.go) holding every permission on "/", and both are rate
 // limited. snapshot captures the tree on the core (references only, as for a learner's
 // SNAP), writes snapshot.<zxid> into the data directory off the core, and streams it with
 // 3.9's lastProcessedZxid section appended. restore reads a snapshot stream off the core
@@ -39,8 +40,7 @@ type AdminSnapConfig struct {
 	SnapshotDisabled bool  // admin.snapshot.enabled=false
 	RestoreDisabled  bool  // admin.restore.enabled=false
 	RateLimitMs      int64 // admin.rateLimiterIntervalInMS: 0 = 300000, negative = none
-	// NeedClientAuth is admin.needClientAuth. It only matters for x509 over TLS, which zkd's
-	// AdminServer does not serve: it is accepted and has no effect.
+	// NeedClientAuth is admin.needClientAuth, kept for the record: AdminTLS applies it.
 	NeedClientAuth bool
 }
 
@@ -130,7 +130,7 @@ func (s *Server) serveAuthCommand(w http.ResponseWriter, r *http.Request, cmd ad
 		writeAdminJSON(w, http.StatusUnauthorized, admin.ErrorResponse(name, admin.AuthMissingMsg))
 		return
 	}
-	ids, err := adminAuthenticate(authInfo[0], r.RemoteAddr, s.cfg.SuperDigest)
+	ids, err := s.adminAuthenticate(authInfo[0], r)
 	if err != nil {
 		s.log.Warn("admin command not authenticated", "command", name, "remote", r.RemoteAddr, "err", err)
 		writeAdminJSON(w, http.StatusUnauthorized, admin.ErrorResponse(name, admin.NotAuthenticated))
@@ -158,10 +158,12 @@ func (s *Server) serveAuthCommand(w http.ResponseWriter, r *http.Request, cmd ad
 }
 
 // adminAuthenticate is Commands.handleAuthentication: the Authorization header holds a
-// scheme and, for digest, "user:password", separated by one space. digest and ip are the
-// providers zkd has; x509 needs a TLS client certificate, and zkd's AdminServer speaks
-// plain HTTP only, so it fails as any unknown scheme does.
-func adminAuthenticate(header, remoteAddr, superDigest string) ([]jute.ID, error) {
+// scheme and, for digest, "user:password", separated by one space. digest and ip are always
+// there; x509 needs its provider (authProvider.N) and takes its id from the client
+// certificate of an HTTPS request (admin.needClientAuth asks for one), checked against the
+// client port's truststore first, as X509AuthenticationProvider does. Any other scheme
+// fails as ZooKeeper fails a scheme without a provider.
+func (s *Server) adminAuthenticate(header string, r *http.Request) ([]jute.ID, error) {
 	parts := strings.Split(header, " ")
 	for len(parts) > 0 && parts[len(parts)-1] == "" { // Java's split drops trailing empties
 		parts = parts[:len(parts)-1]
@@ -175,15 +177,53 @@ func adminAuthenticate(header, remoteAddr, superDigest string) ([]jute.ID, error
 	}
 	switch parts[0] {
 	case auth.SchemeIP:
-		host, _, err := net.SplitHostPort(remoteAddr)
+		host, _, err := net.SplitHostPort(r.RemoteAddr)
 		if err != nil {
-			return nil, fmt.Errorf("client address %q: %w", remoteAddr, err)
+			return nil, fmt.Errorf("client address %q: %w", r.RemoteAddr, err)
 		}
 		return []jute.ID{{Scheme: auth.SchemeIP, ID: host}}, nil
 	case auth.SchemeDigest:
-		return auth.Authenticate(parts[0], data, superDigest)
+		return auth.Authenticate(parts[0], data, s.cfg.SuperDigest)
+	case auth.SchemeX509:
+		if !s.cfg.AuthProviders.X509 {
+			break
+		}
+		return s.adminX509(r)
 	}
 	return nil, fmt.Errorf("no authentication provider for scheme %q", parts[0])
+}
+
+// adminX509 is X509AuthenticationProvider.handleAuthentication for an HTTPS request: the
+// x509 id of the client certificate (and super, for X509AuthenticationProvider.superUser).
+func (s *Server) adminX509(r *http.Request) ([]jute.ID, error) {
+	st := adminConnState(r)
+	if st == nil {
+		return nil, errors.New("x509: the request did not come over HTTPS")
+	}
+	if len(st.PeerCertificates) == 0 {
+		return nil, errors.New("x509: no client certificate (admin.needClientAuth=true asks for one)")
+	}
+	var verify func([]*x509.Certificate) error
+	if s.cfg.AdminTLS != nil {
+		verify = s.cfg.AdminTLS.VerifyX509
+	}
+	if verify == nil {
+		return nil, errors.New("x509: no truststore to check the certificate against (ssl.trustStore.location)")
+	}
+	if err := verify(st.PeerCertificates); err != nil {
+		return nil, fmt.Errorf("x509: %w", err)
+	}
+	id, err := X509ID(st.PeerCertificates[0])
+	if err != nil {
+		return nil, err
+	}
+	var ids []jute.ID
+	if su := s.cfg.AuthProviders.X509SuperUser; su != "" && su == id {
+		ids = append(ids, jute.ID{Scheme: auth.SchemeSuper, ID: id})
+	}
+	ids = append(ids, jute.ID{Scheme: auth.SchemeX509, ID: id})
+	s.log.Info("admin x509 authentication", "remote", r.RemoteAddr, "id", id)
+	return ids, nil
 }
 
 // adminAuthorized is Commands.handleAuthorization: ids must hold each permission bit of

@@ -31,6 +31,7 @@ const (
 	cntConnectionDrop                               // NIOServerCnxn.handleFailedRead: client hung up
 	cntRequestCommitQueued                          // CommitProcessor.commit: a txn committed (ensemble)
 	cntUnsuccessfulHandshake                        // NettyServerCnxnFactory.CertificateVerifier: a failed TLS handshake
+	cntInsecureAdmin                                // UnifiedConnectionFactory: a plain-HTTP AdminServer connection on a unified port
 	numCounters
 )
 
@@ -53,6 +54,7 @@ var counterNames = [numCounters]string{
 	cntConnectionDrop:                "connection_drop_count",
 	cntRequestCommitQueued:           "request_commit_queued",
 	cntUnsuccessfulHandshake:         "unsuccessful_handshake",
+	cntInsecureAdmin:                 "insecure_admin_count",
 }
 
 // counters are atomics: most are counted on the core, some by the connections' reader

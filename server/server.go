@@ -118,6 +118,9 @@ type Config struct {
 	AdminCommandURL string
 	// AdminSnap configures the AdminServer's snapshot and restore commands (adminsnap.go).
 	AdminSnap AdminSnapConfig
+	// AdminTLS serves the AdminServer over HTTPS (admin.forceHttps, admin.portUnification,
+	// adminhttps.go); nil = plain HTTP.
+	AdminTLS *AdminTLS
 	// InitialConfig is the text of the zoo.cfg the server was started from, which the
 	// AdminServer's initial_configuration command answers.
 	InitialConfig string

@@ -154,6 +154,9 @@ func run(args []string) error {
 	if err := applySecurity(cfg, &sc, logger); err != nil {
 		return err
 	}
+	if err := applyAdminTLS(cfg, &sc, logger); err != nil {
+		return err
+	}
 	if *cfgPath != "" {
 		// The AdminServer's initial_configuration answers the file as written.
 		text, err := os.ReadFile(*cfgPath)

@@ -134,7 +134,9 @@ type Config struct {
 	AdminSnapshotDisabled bool  // admin.snapshot.enabled is not "true"
 	AdminRestoreDisabled  bool  // admin.restore.enabled is not "true"
 	AdminRateLimiterMs    int64 // admin.rateLimiterIntervalInMS; 0 = 300000, -1 = written as <= 0
-	AdminNeedClientAuth   bool  // admin.needClientAuth (x509 needs TLS, which zkd lacks)
+	AdminNeedClientAuth   bool  // admin.needClientAuth: HTTPS clients need a certificate
+	// AdminServer HTTPS part: admin.portUnification and admin.forceHttps (adminhttps.go).
+	AdminTLS AdminTLSKeys
 	// Prometheus metrics part: the metricsProvider.* keys (metrics.go).
 	Metrics MetricsConfig
 	// Snapshot compression part: zookeeper.snapshot.compression.method, the format
@@ -385,6 +387,11 @@ func (c *Config) set(key, v string) error {
 		}
 	case "admin.needClientAuth":
 		c.AdminNeedClientAuth = strings.EqualFold(v, "true") // Boolean.getBoolean
+	// AdminServer HTTPS part: Boolean.getBoolean.
+	case "admin.portUnification":
+		c.AdminTLS.PortUnification = javaGetBoolean(v)
+	case "admin.forceHttps":
+		c.AdminTLS.ForceHTTPS = javaGetBoolean(v)
 	case SessionSecretKey:
 		err = c.setSessionSecretFile(v)
 	case ReadOnlyModeKey, "zookeeper." + ReadOnlyModeKey:
@@ -413,6 +420,8 @@ var sysPropKeys = map[string]bool{
 	// AdminServer snapshot/restore part.
 	"admin.snapshot.enabled": true, "admin.restore.enabled": true,
 	"admin.rateLimiterIntervalInMS": true, "admin.needClientAuth": true,
+	// AdminServer HTTPS part.
+	"admin.portUnification": true, "admin.forceHttps": true,
 }
 
 func canonicalKey(key string) string {
@@ -586,6 +595,7 @@ func (c *Config) validate(file string) error {
 	if c.AdminCommandURL != "" && !strings.HasPrefix(c.AdminCommandURL, "/") {
 		bad("admin.commandURL", c.AdminCommandURL, `must start with "/"`)
 	}
+	c.validateAdminTLS(bad)
 	c.Metrics.validate(bad)
 	c.Security.validate(bad)
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
@@ -682,6 +692,12 @@ func (c *Config) String() string {
 	}
 	if c.AdminNeedClientAuth {
 		kv("admin.needClientAuth", true)
+	}
+	if c.AdminTLS.PortUnification {
+		kv("admin.portUnification", true)
+	}
+	if c.AdminTLS.ForceHTTPS {
+		kv("admin.forceHttps", true)
 	}
 	c.Metrics.render(kv)
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
