@@ -97,7 +97,10 @@ func testDropWithPendingRequests(t *testing.T, e *env) {
 func testStalledServer(t *testing.T, e *env) {
 	root := e.ns(t)
 	ps := e.proxies(t, 2)
-	c := dial(t, connString(proxyAddrs(ps), root), WithSessionTimeout(2*time.Second))
+	// 4 s, what Apache ZooKeeper (tickTime 2000) negotiates anyway: after the stall is
+	// noticed (2/3 of the timeout) the client has a third of it to reach the other server,
+	// which a 2 s timeout made 0.7 s, too little on a loaded machine.
+	c := dial(t, connString(proxyAddrs(ps), root), WithSessionTimeout(4*time.Second))
 	rec := recordStates(c)
 	ctx := testCtx(t)
 	mustCreate(t, c, "/eph", nil, ModeEphemeral)
