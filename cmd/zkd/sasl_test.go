@@ -157,3 +157,31 @@ func TestKerberosDefaultRealm(t *testing.T) {
 		}
 	}
 }
+
+// TestSASLSuperPasswordAndRules: SASLAuthenticationProvider.superPassword replaces the
+// user_super password (as SaslServerCallbackHandler); a bad security.auth_to_local rule
+// stops start-up.
+func TestSASLSuperPasswordAndRules(t *testing.T) {
+	dir := t.TempDir()
+	jaas := filepath.Join(dir, "jaas.conf")
+	if err := os.WriteFile(jaas, []byte(jaasServer), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	noEnv := func(string) string { return "" }
+	var sc server.Config
+	sec := config.Security{JAASConfig: jaas, SASLSuperPassword: "override", AuthToLocal: "RULE:[1:$1@$0](.*@EXAMPLE.COM)s/@.*// DEFAULT"}
+	if err := applySASL(&sec, &sc, discard, noEnv); err != nil {
+		t.Fatal(err)
+	}
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.NewSASLServer = sc.NewSASLServer }))
+	if code := saslLogin(t, rawzk.Connect(t, srv.Addr()), "super", "override"); code != jute.OK {
+		t.Fatalf("super with superPassword: %v", code)
+	}
+	if code := saslLogin(t, rawzk.Connect(t, srv.Addr()), "super", "adminsecret"); code != jute.ErrAuthFailed {
+		t.Fatalf("super with the replaced JAAS password: %v, want AUTHFAILED", code)
+	}
+	bad := config.Security{JAASConfig: jaas, AuthToLocal: "RULE:[1:$1"}
+	if err := applySASL(&bad, &server.Config{}, discard, noEnv); err == nil || !strings.Contains(err.Error(), "auth_to_local") {
+		t.Fatalf("bad auth_to_local rule: err %v", err)
+	}
+}

@@ -130,6 +130,11 @@ func applySASL(sec *config.Security, sc *server.Config, logger *slog.Logger, get
 		return fmt.Errorf("java.security.auth.login.config %s: no JAAS configuration section named %q: %w", path, section, err)
 	}
 	names := sasl.KerberosNames{RemoveHost: sec.KerberosRemoveHost, RemoveRealm: sec.KerberosRemoveRealm}
+	if sec.AuthToLocal != "" {
+		if names.Rules, err = sasl.ParseRules(sec.AuthToLocal); err != nil {
+			return fmt.Errorf("security.auth_to_local: %w", err)
+		}
+	}
 	if j.HasModule(section, sasl.Krb5LoginModule) {
 		opts, err := j.Krb5(section)
 		if err != nil {
@@ -157,6 +162,11 @@ func applySASL(sec *config.Security, sc *server.Config, logger *slog.Logger, get
 	users, err := j.ServerUsers(section)
 	if err != nil {
 		return fmt.Errorf("java.security.auth.login.config %s: %w", path, err)
+	}
+	// SaslServerCallbackHandler: the property replaces super's password, only when the
+	// section has a user_super entry.
+	if _, ok := users["super"]; ok && sec.SASLSuperPassword != "" {
+		users["super"] = sec.SASLSuperPassword
 	}
 	sc.NewSASLServer = func() (server.SASLServer, error) {
 		return sasl.NewServer(sasl.DigestMD5, sasl.ServerConfig{Users: users, Authorize: names.Authorize})

@@ -49,6 +49,12 @@ type Security struct {
 	// it that configures the client-facing SASL server (sasl.serverconfig, "Server").
 	JAASConfig        string
 	SASLServerSection string
+	// AuthToLocal is security.auth_to_local: Kerberos auth_to_local rules mapping
+	// principals to sasl ids ("" = DEFAULT).
+	AuthToLocal string
+	// SASLSuperPassword is SASLAuthenticationProvider.superPassword: it replaces the
+	// password of the JAAS Server section's user_super entry.
+	SASLSuperPassword string
 
 	QuorumSASL                bool   // quorum.auth.enableSasl
 	QuorumLearnerRequireSASL  bool   // quorum.auth.learnerRequireSasl
@@ -86,7 +92,8 @@ var securitySysProps = []string{
 	"enforce.auth.enabled", "enforce.auth.schemes", "sessionRequireClientSASLAuth",
 	"allowSaslFailedClients", "kerberos.removeHostFromPrincipal",
 	"kerberos.removeRealmFromPrincipal", "superUser", "X509AuthenticationProvider.superUser",
-	"sasl.serverconfig", "serverCnxnFactory",
+	"sasl.serverconfig", "serverCnxnFactory", "security.auth_to_local",
+	"SASLAuthenticationProvider.superPassword",
 }
 
 // setSecurityKey applies key when it is a security key; handled is false otherwise.
@@ -182,6 +189,10 @@ func (s *Security) setSecurityKey(key, v string) (handled bool, err error) {
 	case "java.security.auth.login.config":
 		s.JAASConfig = v
 		askIf(bare, v != "")
+	case "security.auth_to_local":
+		s.AuthToLocal = v
+	case "SASLAuthenticationProvider.superPassword":
+		s.SASLSuperPassword = v
 	case "sasl.serverconfig":
 		s.SASLServerSection = v
 		askIf(bare, v != "")
