@@ -182,3 +182,16 @@ func TestOutstandingLimitDoesNotDeadlock(t *testing.T) {
 		}
 	}
 }
+
+// TestCloseTwice: Close may be called again (a test's cleanup after the test's own) and
+// returns without panicking.
+func TestCloseTwice(t *testing.T) {
+	srv := zktest.Start(t)
+	s := srv.Server
+	if err := s.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Close(); err != nil {
+		t.Fatalf("second Close: %v", err)
+	}
+}

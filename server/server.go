@@ -227,6 +227,8 @@ type Server struct {
 	log *slog.Logger
 	clk clock.Clock
 	ln  net.Listener
+	closeOnce sync.Once
+	closeErr  error
 	// secureLn is the secure client port's listener (TLS), nil when there is none.
 	secureLn net.Listener
 	start    time.Time
@@ -539,7 +541,9 @@ func (s *Server) Close() error {
 		s.stopAdmin()
 	})
 	s.wg.Wait()
-	return s.closePersist()
+	// A second Close (a test's cleanup after its own) finds everything closed.
+	s.closeOnce.Do(func() { s.closeErr = s.closePersist() })
+	return s.closeErr
 }
 
 // Query runs f on the core goroutine and waits for it: tests and admin commands read core
