@@ -117,6 +117,8 @@ type Config struct {
 	ContainerCheckIntervalMs int
 
 	Servers map[int]ServerSpec // ensemble members; empty for standalone
+	// Hierarchy is group.N and weight.N (quorum.go): a hierarchical quorum when set.
+	Hierarchy Hierarchy
 
 	// Quotas part: zookeeper.enforceQuota refuses writes past hard quotas.
 	EnforceQuota bool
@@ -285,6 +287,9 @@ func (c *Config) set(key, v string) error {
 	}
 	if c.Metrics.setMetricsKey(key, v) {
 		return nil
+	}
+	if handled, err := c.Hierarchy.setHierarchyKey(key, v); handled {
+		return err
 	}
 	if handled, err := c.Security.setSecurityKey(key, v); handled {
 		return err
@@ -588,6 +593,7 @@ func (c *Config) validate(file string) error {
 	}
 	c.Metrics.validate(bad)
 	c.Security.validate(bad)
+	c.Hierarchy.validate(c.Servers, bad)
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[id]
 		key := fmt.Sprintf("server.%d", id)
@@ -687,6 +693,7 @@ func (c *Config) String() string {
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 		kv(fmt.Sprintf("server.%d", id), c.Servers[id])
 	}
+	c.Hierarchy.render(kv)
 	return b.String()
 }
 
