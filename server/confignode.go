@@ -5,7 +5,8 @@ import (
 )
 
 // quorumConfigText is what /zookeeper/config holds in this ensemble: its server.N lines as
-// ZooKeeper's QuorumVerifier prints them. zkd has no dynamic reconfiguration yet, so the
+// ZooKeeper's QuorumVerifier prints them (with the group.N and weight.N lines of a
+// hierarchical quorum). zkd has no dynamic reconfiguration yet, so the
 // configuration is the static one, whose version is 0.
 func (s *Server) quorumConfigText() []byte {
 	specs := make(map[int]config.ServerSpec, len(s.cfg.Peers))
@@ -15,7 +16,7 @@ func (s *Server) quorumConfigText() []byte {
 			Observer: p.Observer, ClientHost: p.ClientHost, ClientPort: p.ClientPort,
 		}
 	}
-	return []byte(config.QuorumText(specs, 0))
+	return []byte(config.HierarchicalText(specs, s.cfg.Hierarchy, 0))
 }
 
 // fillConfigNode writes the ensemble's configuration into /zookeeper/config, where ZooKeeper

@@ -12,6 +12,7 @@ import (
 	"github.com/zkd-io/zkd/internal/clock"
 	"github.com/zkd-io/zkd/internal/election"
 	"github.com/zkd-io/zkd/internal/peer"
+	"github.com/zkd-io/zkd/internal/quorum"
 	"github.com/zkd-io/zkd/internal/session"
 	"github.com/zkd-io/zkd/internal/zab"
 	"github.com/zkd-io/zkd/jute"
@@ -47,6 +48,8 @@ type ElectionTransport interface {
 
 // ensemble is what an ensemble member keeps across roles; the core goroutine owns it.
 type ensemble struct {
+	// qv decides every quorum: election, NEWLEADER and commit acks, pings, step-down.
+	qv         quorum.Verifier
 	elect      *election.Election
 	electTimer clock.Timer
 	transport  ElectionTransport
@@ -138,7 +141,15 @@ func (s *Server) initEnsemble() error {
 		return err
 	}
 	s.ens.st = zab.PersistentState{AcceptedEpoch: acc, CurrentEpoch: cur, LastLogged: last}
-	cfg := election.Config{ID: s.cfg.ServerID, Voters: s.voters()}
+	s.ens.qv = quorum.NewMajority(s.voters()...)
+	if h := s.cfg.Hierarchy; h.Hierarchical() {
+		qv, err := quorum.NewHierarchical(s.voters(), h.Groups, h.Weights)
+		if err != nil {
+			return fmt.Errorf("server: group.N and weight.N: %w", err)
+		}
+		s.ens.qv = qv
+	}
+	cfg := election.Config{ID: s.cfg.ServerID, Voters: s.voters(), QV: s.ens.qv}
 	for _, p := range s.cfg.Peers {
 		if p.Observer {
 			cfg.Observers = append(cfg.Observers, p.ID)

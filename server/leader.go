@@ -57,7 +57,7 @@ func newLeaderRole(s *Server) role {
 	}
 	r.ln = ln
 	cfg := zab.LeaderConfig{
-		ID: s.cfg.ServerID, QV: zab.NewMajority(s.voters()...), TickMs: int64(s.cfg.TickTime),
+		ID: s.cfg.ServerID, QV: s.ens.qv, TickMs: int64(s.cfg.TickTime),
 		InitLimit: int64(s.cfg.InitLimit), SyncLimit: int64(s.cfg.SyncLimit), CommitLogCount: historyLen,
 		HistoryOnDisk: true, FirstCounter: s.cfg.zxidCounterStart,
 	}

@@ -24,6 +24,7 @@ import (
 	"github.com/zkd-io/zkd/internal/admin"
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/clock"
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/metrics"
 	"github.com/zkd-io/zkd/internal/peer"
@@ -99,7 +100,10 @@ type Config struct {
 	SnapshotCompression storage.SnapCompression
 	// Peers lists the ensemble's members, this server (ServerID) included; empty means
 	// standalone.
-	Peers     []Peer
+	Peers []Peer
+	// Hierarchy is the ensemble's group.N and weight.N lines: a hierarchical quorum when set,
+	// majority otherwise.
+	Hierarchy config.Hierarchy
 	InitLimit int // ticks
 	SyncLimit int // ticks
 	// ElectionTransport carries election messages; nil means TCP on the election port.

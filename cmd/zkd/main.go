@@ -174,6 +174,7 @@ func run(args []string) error {
 		}
 		sc.ServerID = id
 		sc.InitLimit, sc.SyncLimit = cfg.InitLimit, cfg.SyncLimit
+		sc.Hierarchy = cfg.Hierarchy
 		for _, spec := range cfg.Servers {
 			sc.Peers = append(sc.Peers, server.Peer{
 				ID: int64(spec.ID), Host: spec.Host, QuorumPort: spec.QuorumPort,

@@ -117,6 +117,8 @@ type Config struct {
 	ContainerCheckIntervalMs int
 
 	Servers map[int]ServerSpec // ensemble members; empty for standalone
+	// Hierarchy is group.N and weight.N (quorum.go): a hierarchical quorum when set.
+	Hierarchy Hierarchy
 
 	// Quotas part: zookeeper.enforceQuota refuses writes past hard quotas.
 	EnforceQuota bool
@@ -287,6 +289,9 @@ func (c *Config) set(key, v string) error {
 	}
 	if c.Metrics.setMetricsKey(key, v) {
 		return nil
+	}
+	if handled, err := c.Hierarchy.setHierarchyKey(key, v); handled {
+		return err
 	}
 	if handled, err := c.Security.setSecurityKey(key, v); handled {
 		return err
@@ -598,6 +603,7 @@ func (c *Config) validate(file string) error {
 	c.validateAdminTLS(bad)
 	c.Metrics.validate(bad)
 	c.Security.validate(bad)
+	c.Hierarchy.validate(c.Servers, bad)
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[id]
 		key := fmt.Sprintf("server.%d", id)
@@ -703,6 +709,7 @@ func (c *Config) String() string {
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 		kv(fmt.Sprintf("server.%d", id), c.Servers[id])
 	}
+	c.Hierarchy.render(kv)
 	return b.String()
 }
 

@@ -25,6 +25,22 @@ import (
 // ids there, so ensembles with ids at or above the capacity may list colliding ids in
 // another order than ZooKeeper.
 func QuorumText(servers map[int]ServerSpec, version int64) string {
+	var b strings.Builder
+	writeServerLines(&b, servers)
+	b.WriteString("version=")
+	b.WriteString(strconv.FormatUint(uint64(version), 16))
+	return b.String()
+}
+
+// writeServerLines writes QuorumText's server.N lines.
+func writeServerLines(b *strings.Builder, servers map[int]ServerSpec) {
+	for _, id := range serverOrder(servers) {
+		fmt.Fprintf(b, "server.%d=%s\n", id, quorumServerString(servers[id]))
+	}
+}
+
+// serverOrder is the order in which ZooKeeper's HashMap of members lists the servers.
+func serverOrder(servers map[int]ServerSpec) []int {
 	ids := make([]int, 0, len(servers))
 	for id := range servers {
 		ids = append(ids, id)
@@ -36,13 +52,7 @@ func QuorumText(servers map[int]ServerSpec, version int64) string {
 		}
 		return a - b
 	})
-	var b strings.Builder
-	for _, id := range ids {
-		fmt.Fprintf(&b, "server.%d=%s\n", id, quorumServerString(servers[id]))
-	}
-	b.WriteString("version=")
-	b.WriteString(strconv.FormatUint(uint64(version), 16))
-	return b.String()
+	return ids
 }
 
 // quorumServerString is QuorumServer.toString for one address per server.

@@ -3,6 +3,8 @@ package election
 import (
 	"math"
 	"slices"
+
+	"github.com/zkd-io/zkd/internal/quorum"
 )
 
 // ZooKeeper's defaults (FastLeaderElection.finalizeWait and maxNotificationInterval).
@@ -11,8 +13,7 @@ const (
 	DefaultMaxNotificationIntervalMs = 60000
 )
 
-// Config describes the ensemble as this server sees it. Only majority quorums are supported
-// (QuorumMaj); every voter has weight 1 and non-voters weight 0.
+// Config describes the ensemble as this server sees it.
 type Config struct {
 	// ID is this server's sid.
 	ID int64
@@ -21,6 +22,9 @@ type Config struct {
 	// Observers are the observers' sids. Any sid not in Voters is treated as a non-voter; the
 	// list is kept for the caller's benefit.
 	Observers []int64
+	// QV decides which sets of voters are a quorum and weighs each voter (a vote for a
+	// server of weight 0 never wins, as in ZooKeeper); nil means a majority of Voters.
+	QV quorum.Verifier
 	// FinalizeWaitMs is how long a tally that reached a quorum must stay unchallenged;
 	// 0 means 200.
 	FinalizeWaitMs int64
@@ -122,6 +126,9 @@ func New(cfg Config) *Election {
 	voters := slices.Clone(cfg.Voters)
 	slices.Sort(voters)
 	voters = slices.Compact(voters)
+	if cfg.QV == nil {
+		cfg.QV = quorum.NewMajority(voters...)
+	}
 	e := &Election{cfg: cfg, voters: voters, isVote: make(map[int64]bool, len(voters)), state: Looking}
 	for _, v := range voters {
 		e.isVote[v] = true
@@ -306,9 +313,9 @@ func (e *Election) handle(nowMs int64, n Notification) {
 }
 
 // totalOrderPredicate: does the new vote beat the current one? Higher peerEpoch, then higher
-// zxid, then higher sid; a vote for a non-voter (weight 0) never wins.
+// zxid, then higher sid; a vote for a non-voter or a voter of weight 0 never wins.
 func (e *Election) totalOrderPredicate(newID, newZxid, newEpoch, curID, curZxid, curEpoch int64) bool {
-	if !e.isVote[newID] {
+	if !e.isVote[newID] || e.cfg.QV.Weight(newID) == 0 {
 		return false
 	}
 	return newEpoch > curEpoch ||
@@ -351,11 +358,13 @@ func (e *Election) process(nowMs int64, n Notification) {
 		case e.totalOrderPredicate(n.Leader, n.Zxid, n.PeerEpoch, e.propLeader, e.propZxid, e.propEpoch):
 			e.propLeader, e.propZxid, e.propEpoch = n.Leader, n.Zxid, n.PeerEpoch
 			e.sendNotifications()
-		case n.From != e.cfg.ID && (n.Leader != e.propLeader || n.Zxid != e.propZxid || n.PeerEpoch != e.propEpoch):
+		case n.From != e.cfg.ID && e.totalOrderPredicate(e.propLeader, e.propZxid, e.propEpoch, n.Leader, n.Zxid, n.PeerEpoch):
 			// Beyond ZooKeeper: the sender proposes a worse leader than we do. It would learn
 			// ours only when one of us resends (200 ms on, doubling), typically because our
 			// notification reached it while it still followed the old leader. Tell it now;
-			// it adopts ours and tells everyone, and an equal vote gets no answer.
+			// it adopts ours and tells everyone, and an equal vote gets no answer. Only a
+			// vote that wins is told: with weights neither of two votes may beat the other
+			// (each side proposing a server of weight 0, say), and telling would never end.
 			e.send(n.From, e.notification(Looking, e.propLeader, e.propZxid, e.clock, e.propEpoch))
 		}
 		e.recvset[n.From] = vote{leader: n.Leader, zxid: n.Zxid, electionEpoch: n.ElectionEpoch, peerEpoch: n.PeerEpoch, state: Looking}
@@ -390,15 +399,15 @@ func (e *Election) process(nowMs int64, n Notification) {
 	}
 }
 
-// hasQuorum: do more than half of the voters hold a vote equal to target?
+// hasQuorum: do the voters holding a vote equal to target form a quorum?
 func (e *Election) hasQuorum(votes map[int64]vote, target vote) bool {
-	acks := 0
+	acks := make(map[int64]bool, len(votes))
 	for sid, v := range votes {
 		if e.isVote[sid] && v.equal(target) {
-			acks++
+			acks[sid] = true
 		}
 	}
-	return acks > len(e.voters)/2
+	return e.cfg.QV.IsQuorum(acks)
 }
 
 // checkLeader: a leader other than this server must have said it is LEADING; this server may

@@ -1,6 +1,10 @@
 package zab
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/zkd-io/zkd/internal/quorum"
+)
 
 // Quorum packet types (QuorumPacket.Type); see the package doc for what each carries.
 const (
@@ -55,34 +59,12 @@ func PacketName(t int32) string {
 	return fmt.Sprintf("UNKNOWN(%d)", t)
 }
 
-// QuorumVerifier decides whether a set of voters is a quorum.
-type QuorumVerifier interface {
-	IsQuorum(sids map[int64]bool) bool
-	IsVoter(sid int64) bool
-}
+// QuorumVerifier decides whether a set of voters is a quorum (internal/quorum owns the
+// rules, so that election and Zab count alike).
+type QuorumVerifier = quorum.Verifier
 
 // Majority is the default verifier: more than half of the voters.
-type Majority struct {
-	Voters map[int64]bool
-}
+type Majority = quorum.Majority
 
 // NewMajority returns a majority verifier over voters.
-func NewMajority(voters ...int64) Majority {
-	m := Majority{Voters: make(map[int64]bool, len(voters))}
-	for _, v := range voters {
-		m.Voters[v] = true
-	}
-	return m
-}
-
-func (m Majority) IsVoter(sid int64) bool { return m.Voters[sid] }
-
-func (m Majority) IsQuorum(sids map[int64]bool) bool {
-	n := 0
-	for sid, ok := range sids {
-		if ok && m.Voters[sid] {
-			n++
-		}
-	}
-	return n*2 > len(m.Voters)
-}
+func NewMajority(voters ...int64) Majority { return quorum.NewMajority(voters...) }
