@@ -227,10 +227,10 @@ func (c *Config) setDefaults() {
 
 // Server is a standalone zkd server.
 type Server struct {
-	cfg Config
-	log *slog.Logger
-	clk clock.Clock
-	ln  net.Listener
+	cfg       Config
+	log       *slog.Logger
+	clk       clock.Clock
+	ln        net.Listener
 	closeOnce sync.Once
 	closeErr  error
 	// secureLn is the secure client port's listener (TLS), nil when there is none.
