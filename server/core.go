@@ -59,7 +59,8 @@ type clientSession struct {
 	queue []*queued
 	// held: a submitted sync is unanswered, or writes wait unsubmitted behind one.
 	held bool
-	// local: made by a read-only server, known to it alone (readonly.go).
+	// local: made by a read-only server (readonly.go) or a member with local sessions
+	// (localsess.go), known to it alone.
 	local bool
 }
 
@@ -392,6 +393,8 @@ func (s *Server) onRequest(c *conn, r *request) {
 		// ZooKeeper reads a reconfig's body before it takes a zxid: MARSHALLINGERROR with
 		// the current one and no txn (a read's answer, in order). Other writes whose body
 		// does not decode take a zxid and log an error txn (row ZOOKEEPER-4575).
+	case r.hdr.Type == jute.OpCloseSession && sess.local:
+		// No txn: answered at its turn like a read (closeLocal, localsess.go).
 	case prep.IsWrite(r.hdr.Type):
 		q.write = true
 	case r.hdr.Type == jute.OpSync && s.role.syncIsWrite() && r.bodyErr == nil:
