@@ -102,16 +102,16 @@ func (r *leaderRole) submit(q *queued) {
 	}
 	sess := q.c.sess
 	if r.local.needsGlobal(q) {
-		if !r.local.upgrading {
-			// As ZooKeeper's leader: an error txn (PrepRequestProcessor throws the
-			// exception LeaderRequestProcessor recorded).
-			r.s.prepareError(q, jute.ErrEphemeralOnLocalSession)
-			return
+		if r.local.upgrading {
+			// LeaderRequestProcessor: the createSession goes into the pipeline first.
+			r.local.upgrade(sess)
+			r.owners[sess.id] = r.s.cfg.ServerID
+			r.s.createSessionLocal(sess)
+		} else {
+			// As ZooKeeper's leader: the ephemeral create fails in prep (with the exception
+			// LeaderRequestProcessor recorded), a multi holding one op by op.
+			q.ephemeralErr = jute.ErrEphemeralOnLocalSession
 		}
-		// LeaderRequestProcessor: the createSession goes into the pipeline first.
-		r.local.upgrade(sess)
-		r.owners[sess.id] = r.s.cfg.ServerID
-		r.s.createSessionLocal(sess)
 	}
 	r.s.prepareLocal(q, !r.ownedBy(sess.id, r.s.cfg.ServerID))
 }
@@ -388,9 +388,10 @@ func (r *leaderRole) remoteRequest(fr zab.ForwardedRequest) {
 	now := s.nowMs()
 	sess := s.sessions[fr.Session]
 	// Another member's local session, which this leader never hears of: its writes are
-	// taken without an owner check, but not an ephemeral create, which needs a session the
-	// quorum knows (LeaderSessionTracker.checkSession and checkGlobalSession).
-	foreignLocal := sess == nil && fr.Type != jute.OpCloseSession && r.local.foreign(fr.Session) && !createsEphemeral(fr.Type, rec)
+	// taken without an owner check, but an ephemeral create fails as the session's expired,
+	// as it needs one the quorum knows (LeaderSessionTracker.checkSession and
+	// checkGlobalSession).
+	foreignLocal := sess == nil && fr.Type != jute.OpCloseSession && r.local.foreign(fr.Session)
 	if fr.Type != jute.OpCreateSession && !foreignLocal {
 		// As ZooKeeper's checkSession: a request of a session that is gone or closing must
 		// not reach the tree (an ephemeral would outlive its session). A session whose
@@ -422,7 +423,11 @@ func (r *leaderRole) remoteRequest(fr zab.ForwardedRequest) {
 		s.tracker.SetClosing(fr.Session)
 		txn = s.prep.CloseSession(fr.Session, fr.Cxid, zxid, now)
 	default:
-		txn = s.prep.Prepare(&prep.Request{SessionID: fr.Session, Cxid: fr.Cxid, Type: fr.Type, Body: rec, AuthIDs: fr.AuthInfo}, zxid, now)
+		pr := &prep.Request{SessionID: fr.Session, Cxid: fr.Cxid, Type: fr.Type, Body: rec, AuthIDs: fr.AuthInfo}
+		if foreignLocal {
+			pr.EphemeralErr = jute.ErrSessionExpired
+		}
+		txn = s.prep.Prepare(pr, zxid, now)
 	}
 	r.propose(&pendingTxn{kind: pkRemote, txn: txn})
 }

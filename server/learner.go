@@ -143,10 +143,11 @@ func (r *learnerRole) submit(q *queued) {
 			// FollowerRequestProcessor: the createSession goes to the leader first.
 			r.local.upgrade(q.c.sess)
 			r.forwardCreateSession(q.c.sess)
-		} else {
-			// As ZooKeeper's learner, the request still goes to the leader (which answers a
-			// session it does not know as expired, with an error txn), and the client is
-			// told why.
+		} else if q.req.hdr.Type != jute.OpMulti {
+			// As ZooKeeper's learner, the request still goes to the leader (which fails an
+			// ephemeral create of a session it does not know as expired), and the client is
+			// told why. A multi is answered op by op from the leader's txn: ZooKeeper's
+			// FinalRequestProcessor does not throw the exception for a multi.
 			q.failWith = jute.ErrEphemeralOnLocalSession
 		}
 	}

@@ -178,15 +178,3 @@ func (s *Server) closeLocal(c *conn, r *request) {
 	s.sessionClosed(sess.id, false, c)
 	s.detach(c)
 }
-
-// prepareError proposes an error txn that answers q with code (the leader's own client).
-func (s *Server) prepareError(q *queued, code jute.Code) {
-	zxid, ok := s.role.nextZxid()
-	if !ok {
-		return
-	}
-	sess := q.c.sess
-	p := &pendingTxn{kind: pkClient, txn: sessionErrorTxn(sess.id, q.req.hdr.Xid, code, zxid, s.nowMs()), q: q, sess: sess}
-	q.txn = p
-	s.role.propose(p)
-}

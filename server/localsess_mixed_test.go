@@ -62,6 +62,15 @@ func checkMixedLocalSessions(t *testing.T, members []*mixedMember, upgrading boo
 			t.Fatalf("%s %d: ephemeral create: %v, owner %#x; want OK, %#x", kind(m), m.id, h.Err, cr.Stat.EphemeralOwner, c.Session)
 		case !upgrading && h.Err != jute.ErrEphemeralOnLocalSession:
 			t.Fatalf("%s %d: ephemeral create: %v, want %v", kind(m), m.id, h.Err, jute.ErrEphemeralOnLocalSession)
+		case !upgrading:
+			want := jute.ErrSessionExpired // the leader does not know the session
+			if m.mode(t) == "leader" {
+				want = jute.ErrEphemeralOnLocalSession
+			}
+			checkMultiFailed(t, c, &jute.MultiRequest{Ops: []jute.MultiOp{
+				{Type: jute.OpCreate, Body: &jute.CreateRequest{Path: e + "m", ACL: openACL}},
+				{Type: jute.OpCreate, Body: &jute.CreateRequest{Path: e + "m/e", ACL: openACL, Flags: jute.FlagEphemeral}},
+			}}, want)
 		}
 		// What every member sees of it.
 		for _, o := range members {

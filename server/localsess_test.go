@@ -204,9 +204,13 @@ func TestLocalSessionsNoUpgrade(t *testing.T) {
 			{Type: jute.OpCreate, Body: &jute.CreateRequest{Path: "/m", ACL: openACL}},
 			{Type: jute.OpCreate, Body: &jute.CreateRequest{Path: "/m/e", ACL: openACL, Flags: jute.FlagEphemeral}},
 		}}
-		if h := c.Call(jute.OpMulti, multi, &jute.MultiResponse{}); h.Err == jute.OK {
-			t.Fatalf("member %d: a multi with an ephemeral create succeeded", i)
+		// Op by op, as ZooKeeper answers it: the leader fails the create for the local
+		// session, a follower's leader for a session it does not know.
+		want := jute.ErrSessionExpired
+		if i == li {
+			want = jute.ErrEphemeralOnLocalSession
 		}
+		checkMultiFailed(t, c, multi, want)
 		if h := c.Call(jute.OpCreate, &jute.CreateRequest{Path: "/p", ACL: openACL}, &jute.CreateResponse{}); h.Err != jute.OK && h.Err != jute.ErrNodeExists {
 			t.Fatalf("member %d: persistent create: %v", i, h.Err)
 		}
@@ -296,5 +300,25 @@ func TestLocalSessionsStandalone(t *testing.T) {
 	}
 	if z := server.LastZxid(srv); z != 2 {
 		t.Fatalf("zxid %#x, want 2 (createSession, create)", z)
+	}
+}
+
+// checkMultiFailed sends multi, whose last op is an ephemeral create on a local session,
+// and checks ZooKeeper's answer: the header OK, each op an error result, the last one want.
+func checkMultiFailed(t *testing.T, c *rawzk.Client, multi *jute.MultiRequest, want jute.Code) {
+	t.Helper()
+	var mr jute.MultiResponse
+	h := c.Call(jute.OpMulti, multi, &mr)
+	if h.Err != jute.OK || len(mr.Results) != len(multi.Ops) {
+		t.Fatalf("multi with an ephemeral create: %v %+v", h.Err, mr)
+	}
+	for i, r := range mr.Results {
+		w := jute.OK
+		if i == len(mr.Results)-1 {
+			w = want
+		}
+		if r.Type != jute.OpError || r.Err != w {
+			t.Fatalf("multi with an ephemeral create: result %d is %+v, want error %v", i, r, w)
+		}
 	}
 }

@@ -29,8 +29,12 @@ type queued struct {
 	done bool
 	txn  *pendingTxn // its txn, when this server prepared it
 	// failWith, when set, is the answer whatever txn the leader made of the request: an
-	// ephemeral create of a local session that may not be upgraded (localsess.go).
+	// ephemeral create of a local session that may not be upgraded, sent to the leader
+	// from a learner (localsess.go).
 	failWith jute.Code
+	// ephemeralErr, when set, fails the request's ephemeral creates as it is prepared here
+	// (prep.Request.EphemeralErr): the same, on the leader.
+	ephemeralErr jute.Code
 }
 
 // enqueue puts a request that cannot be answered now at the tail of its session's queue
