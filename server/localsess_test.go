@@ -322,3 +322,31 @@ func checkMultiFailed(t *testing.T, c *rawzk.Client, multi *jute.MultiRequest, w
 		}
 	}
 }
+
+// TestLocalSessionsEndWithTheRole: a member that loses its leader forgets its local
+// sessions, which no other server could take over; after the next election their clients
+// are answered as expired.
+func TestLocalSessionsEndWithTheRole(t *testing.T) {
+	e := startLocalSessions(t, true)
+	li := e.leaderIndex()
+	fi := (li + 1) % 3
+	f := e.members[fi]
+	c, resp := handshake(t, f.cfg.ListenAddr, 0, nil, 30000)
+	c.NC.Close()
+	e.stop(li)
+	waitFor(t, "a new leader", func() bool {
+		for i, m := range e.modes() {
+			if i != li && m == "leader" {
+				return true
+			}
+		}
+		return false
+	})
+	waitFor(t, "the member to serve again", func() bool { return f.srv.Mode() == "leader" || f.srv.Mode() == "follower" })
+	if known, _ := server.SessionKind(f.srv, resp.SessionID); known {
+		t.Fatal("local session kept across a role change")
+	}
+	if _, r := handshake(t, f.cfg.ListenAddr, resp.SessionID, resp.Passwd, 30000); r.SessionID != 0 {
+		t.Fatalf("local session back after a role change: %+v", r)
+	}
+}
