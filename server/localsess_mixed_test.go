@@ -64,7 +64,7 @@ func checkMixedLocalSessions(t *testing.T, members []*mixedMember, upgrading boo
 			t.Fatalf("%s %d: ephemeral create: %v, want %v", kind(m), m.id, h.Err, jute.ErrEphemeralOnLocalSession)
 		case !upgrading:
 			want := jute.ErrSessionExpired // the leader does not know the session
-			if m.id == 3 { // the leader, checked by the caller (srvr can fail under load)
+			if m.id == 3 {                 // the leader, checked by the caller (srvr can fail under load)
 				want = jute.ErrEphemeralOnLocalSession
 			}
 			checkMultiFailed(t, c, &jute.MultiRequest{Ops: []jute.MultiOp{
