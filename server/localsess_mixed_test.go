@@ -63,8 +63,10 @@ func checkMixedLocalSessions(t *testing.T, members []*mixedMember, upgrading boo
 		case !upgrading && h.Err != jute.ErrEphemeralOnLocalSession:
 			t.Fatalf("%s %d: ephemeral create: %v, want %v", kind(m), m.id, h.Err, jute.ErrEphemeralOnLocalSession)
 		case !upgrading:
-			want := jute.ErrSessionExpired // the leader does not know the session
-			if m.id == 3 {                 // the leader, checked by the caller (srvr can fail under load)
+			// A follower's leader does not know the session; sid 3 is the leader (the
+			// caller checked; srvr can fail under load).
+			want := jute.ErrSessionExpired
+			if m.id == 3 {
 				want = jute.ErrEphemeralOnLocalSession
 			}
 			checkMultiFailed(t, c, &jute.MultiRequest{Ops: []jute.MultiOp{
