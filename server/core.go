@@ -59,7 +59,8 @@ type clientSession struct {
 	queue []*queued
 	// held: a submitted sync is unanswered, or writes wait unsubmitted behind one.
 	held bool
-	// local: made by a read-only server, known to it alone (readonly.go).
+	// local: made by a read-only server (readonly.go) or a member with local sessions
+	// (localsess.go), known to it alone.
 	local bool
 }
 
@@ -392,6 +393,8 @@ func (s *Server) onRequest(c *conn, r *request) {
 		// ZooKeeper reads a reconfig's body before it takes a zxid: MARSHALLINGERROR with
 		// the current one and no txn (a read's answer, in order). Other writes whose body
 		// does not decode take a zxid and log an error txn (row ZOOKEEPER-4575).
+	case r.hdr.Type == jute.OpCloseSession && sess.local:
+		// No txn: answered at its turn like a read (closeLocal, localsess.go).
 	case prep.IsWrite(r.hdr.Type):
 		q.write = true
 	case r.hdr.Type == jute.OpSync && s.role.syncIsWrite() && r.bodyErr == nil:
@@ -436,7 +439,7 @@ func (s *Server) prepareLocal(q *queued, moved bool) {
 		s.tracker.SetClosing(sess.id)
 		txn = s.prep.CloseSession(sess.id, r.hdr.Xid, zxid, s.nowMs())
 	default:
-		pr := &prep.Request{SessionID: sess.id, Cxid: r.hdr.Xid, Type: r.hdr.Type, Body: r.body, AuthIDs: c.authIDs}
+		pr := &prep.Request{SessionID: sess.id, Cxid: r.hdr.Xid, Type: r.hdr.Type, Body: r.body, AuthIDs: c.authIDs, EphemeralErr: q.ephemeralErr}
 		txn = s.prep.Prepare(pr, zxid, s.nowMs())
 	}
 	p := &pendingTxn{kind: pkClient, txn: txn, q: q, sess: sess}

@@ -35,10 +35,11 @@ type leaderRole struct {
 	// as ZooKeeper's Leader object is.
 	establishedAt time.Time
 	proposalSizes admin.BufferStats
+	local         *localSessions // nil without local sessions (localsess.go)
 }
 
 func newLeaderRole(s *Server) role {
-	r := &leaderRole{conns: map[zab.ConnID]*quorumConn{}, owners: map[int64]int64{}, proposalSizes: admin.NewBufferStats()}
+	r := &leaderRole{conns: map[zab.ConnID]*quorumConn{}, owners: map[int64]int64{}, proposalSizes: admin.NewBufferStats(), local: s.newLocalSessions()}
 	r.zabRole = newZabRole(s, r)
 	// A new leader owns session expiry from now on: every session's clock starts afresh,
 	// as ZooKeeper's leader builds its session tracker (followers never saw the touches).
@@ -76,11 +77,18 @@ func (r *leaderRole) ownsSessions() bool { return r.established }
 func (r *leaderRole) syncIsWrite() bool  { return true }
 
 func (r *leaderRole) createSession(sess *clientSession) {
+	if r.local != nil {
+		r.local.create(sess)
+		return
+	}
 	r.owners[sess.id] = r.s.cfg.ServerID
 	r.s.createSessionLocal(sess)
 }
 
 func (r *leaderRole) reconnect(c *conn, req *jute.ConnectRequest) {
+	if r.local.reconnect(c, req) {
+		return
+	}
 	if r.s.reconnectLocal(c, req) {
 		r.owners[req.SessionID] = r.s.cfg.ServerID
 	}
@@ -92,7 +100,20 @@ func (r *leaderRole) submit(q *queued) {
 		r.apply.Push(r.zl.LocalSync())
 		return
 	}
-	r.s.prepareLocal(q, !r.ownedBy(q.c.sess.id, r.s.cfg.ServerID))
+	sess := q.c.sess
+	if r.local.needsGlobal(q) {
+		if r.local.upgrading {
+			// LeaderRequestProcessor: the createSession goes into the pipeline first.
+			r.local.upgrade(sess)
+			r.owners[sess.id] = r.s.cfg.ServerID
+			r.s.createSessionLocal(sess)
+		} else {
+			// As ZooKeeper's leader: the ephemeral create fails in prep (with the exception
+			// LeaderRequestProcessor recorded), a multi holding one op by op.
+			q.ephemeralErr = jute.ErrEphemeralOnLocalSession
+		}
+	}
+	r.s.prepareLocal(q, !r.ownedBy(sess.id, r.s.cfg.ServerID))
 }
 
 func (r *leaderRole) nextZxid() (int64, bool) {
@@ -122,11 +143,20 @@ func (r *leaderRole) tick(now time.Time) {
 	r.apply.Push(r.zl.Tick(now.UnixMilli()))
 	if r.established && r.current() && r.s.stepDown == nil {
 		r.s.expireSessions(now)
+		r.local.expire(now)
 	}
 }
 
-func (r *leaderRole) touch(sess *clientSession) { r.s.tracker.Touch(sess.id, r.s.nowMs()) }
-func (r *leaderRole) sessionClosed(id int64)    { delete(r.owners, id) }
+func (r *leaderRole) touch(sess *clientSession) {
+	if !r.local.touch(sess) {
+		r.s.tracker.Touch(sess.id, r.s.nowMs())
+	}
+}
+
+func (r *leaderRole) sessionClosed(id int64) {
+	delete(r.owners, id)
+	r.local.forget(id)
+}
 
 func (r *leaderRole) quorumPacket(q *quorumConn, p jute.QuorumPacket, _ *snapState) {
 	if r.conns[q.id] == q {
@@ -163,6 +193,7 @@ func (r *leaderRole) quorumDialed(nc net.Conn, _ int64, _ error) {
 }
 
 func (r *leaderRole) stop() {
+	r.local.stop()
 	if r.ln != nil {
 		r.ln.Close()
 	}
@@ -293,7 +324,8 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 	for _, a := range n.Revalidate {
 		s.counters.add(cntRevalidate, 1)
 		sess := s.sessions[a.Session]
-		valid := sess != nil && sess.valid && !sess.closing
+		// The leader's own local sessions are unknown to the others, as anywhere else.
+		valid := sess != nil && sess.valid && !sess.closing && !sess.local
 		if valid {
 			s.tracker.TouchTimeout(a.Session, a.Timeout, s.nowMs())
 			r.owners[a.Session] = a.Sid
@@ -340,15 +372,32 @@ func (r *leaderRole) remoteRequest(fr zab.ForwardedRequest) {
 	if fr.Type == jute.OpCreateSession && jute.Unmarshal(fr.Body, &to) != nil {
 		return // before taking a zxid: zxids have no gaps
 	}
+	var rec jute.Record
+	if fr.Type != jute.OpCreateSession && fr.Type != jute.OpCloseSession {
+		// Decoded as the learner's clients' requests are, so a write answers alike wherever
+		// it was sent; a body that does not decode fails in prep.
+		var err error
+		if rec, _, err = decodeBody(fr.Type, fr.Body); err != nil {
+			rec = nil
+		}
+	}
 	zxid, ok := r.nextZxid()
 	if !ok {
 		return
 	}
 	now := s.nowMs()
-	if fr.Type != jute.OpCreateSession {
+	sess := s.sessions[fr.Session]
+	// Another member's local session, which this leader never hears of: its writes are
+	// taken without an owner check, but an ephemeral create fails as the session's expired,
+	// as it needs one the quorum knows (LeaderSessionTracker.checkSession and
+	// checkGlobalSession).
+	foreignLocal := sess == nil && fr.Type != jute.OpCloseSession && r.local.foreign(fr.Session)
+	if fr.Type != jute.OpCreateSession && !foreignLocal {
 		// As ZooKeeper's checkSession: a request of a session that is gone or closing must
-		// not reach the tree (an ephemeral would outlive its session).
-		if sess := s.sessions[fr.Session]; sess == nil || !sess.valid || sess.closing {
+		// not reach the tree (an ephemeral would outlive its session). A session whose
+		// createSession is proposed but not applied is live, as ZooKeeper's tracker has it
+		// from prep on: an upgraded local session's create follows its createSession.
+		if sess == nil || sess.closing {
 			r.propose(&pendingTxn{kind: pkRemote, txn: sessionErrorTxn(fr.Session, fr.Cxid, jute.ErrSessionExpired, zxid, now)})
 			return
 		}
@@ -374,13 +423,11 @@ func (r *leaderRole) remoteRequest(fr zab.ForwardedRequest) {
 		s.tracker.SetClosing(fr.Session)
 		txn = s.prep.CloseSession(fr.Session, fr.Cxid, zxid, now)
 	default:
-		// Decoded as the learner's clients' requests are, so a write answers alike wherever
-		// it was sent; a body that does not decode fails in prep.
-		rec, _, err := decodeBody(fr.Type, fr.Body)
-		if err != nil {
-			rec = nil
+		pr := &prep.Request{SessionID: fr.Session, Cxid: fr.Cxid, Type: fr.Type, Body: rec, AuthIDs: fr.AuthInfo}
+		if foreignLocal {
+			pr.EphemeralErr = jute.ErrSessionExpired
 		}
-		txn = s.prep.Prepare(&prep.Request{SessionID: fr.Session, Cxid: fr.Cxid, Type: fr.Type, Body: rec, AuthIDs: fr.AuthInfo}, zxid, now)
+		txn = s.prep.Prepare(pr, zxid, now)
 	}
 	r.propose(&pendingTxn{kind: pkRemote, txn: txn})
 }

@@ -21,6 +21,7 @@ type learnerRole struct {
 	synced    bool
 	syncs     []*queued                 // forwarded syncs, oldest first
 	reconns   map[int64][]pendingReconn // reconnects waiting for the leader's answer
+	local     *localSessions            // nil without local sessions (localsess.go)
 }
 
 // followerRole is a voting learner.
@@ -58,7 +59,7 @@ func unknownLeader(s *Server, leader int64) role {
 }
 
 func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
-	r := &learnerRole{leaderSid: leader, observer: observer, reconns: map[int64][]pendingReconn{}}
+	r := &learnerRole{leaderSid: leader, observer: observer, reconns: map[int64][]pendingReconn{}, local: s.newLocalSessions()}
 	r.zabRole = newZabRole(s, r)
 	p, _ := s.peer(leader)
 	s.log.Info("following", "leader", leader, "addr", p.quorumAddr())
@@ -111,12 +112,24 @@ func (r *learnerRole) ownsSessions() bool { return false }
 func (r *learnerRole) syncIsWrite() bool  { return true }
 
 func (r *learnerRole) createSession(sess *clientSession) {
+	if r.local != nil {
+		r.local.create(sess)
+		return
+	}
+	r.forwardCreateSession(sess)
+}
+
+func (r *learnerRole) forwardCreateSession(sess *clientSession) {
 	body := jute.Marshal(&jute.CreateSessionTxn{TimeOut: sess.timeout})
 	r.apply.Push(r.zl.Forward(sess.id, 0, jute.OpCreateSession, body, nil))
 }
 
-// reconnect asks the leader, which owns sessions, whether the session is still alive.
+// reconnect asks the leader, which owns sessions, whether the session is still alive; a
+// local session of this member is checked here.
 func (r *learnerRole) reconnect(c *conn, req *jute.ConnectRequest) {
+	if r.local.reconnect(c, req) {
+		return
+	}
 	r.reconns[req.SessionID] = append(r.reconns[req.SessionID], pendingReconn{c: c, req: req})
 	r.apply.Push(r.zl.Revalidate(req.SessionID, req.TimeOut))
 }
@@ -125,6 +138,19 @@ func (r *learnerRole) submit(q *queued) {
 	req := q.req
 	if q.sync {
 		r.syncs = append(r.syncs, q)
+	}
+	if r.local.needsGlobal(q) {
+		if r.local.upgrading {
+			// FollowerRequestProcessor: the createSession goes to the leader first.
+			r.local.upgrade(q.c.sess)
+			r.forwardCreateSession(q.c.sess)
+		} else if q.req.hdr.Type != jute.OpMulti {
+			// As ZooKeeper's learner, the request still goes to the leader (which fails an
+			// ephemeral create of a session it does not know as expired), and the client is
+			// told why. A multi is answered op by op from the leader's txn: ZooKeeper's
+			// FinalRequestProcessor does not throw the exception for a multi.
+			q.failWith = jute.ErrEphemeralOnLocalSession
+		}
 	}
 	r.apply.Push(r.zl.Forward(q.c.sess.id, req.hdr.Xid, req.hdr.Type, req.raw, q.c.authIDs))
 }
@@ -143,10 +169,20 @@ func (r *learnerRole) tick(now time.Time) {
 	if r.zl != nil {
 		r.apply.Push(r.zl.Tick(now.UnixMilli()))
 	}
+	if r.synced && r.current() && r.s.stepDown == nil {
+		r.local.expire(now)
+	}
 }
 
-func (r *learnerRole) touch(sess *clientSession) { r.zl.Touch(sess.id, sess.timeout) }
-func (r *learnerRole) sessionClosed(int64)       {}
+// touch records a session's activity: a local session's here, a global one's for the
+// leader, which hears of it with the next ping.
+func (r *learnerRole) touch(sess *clientSession) {
+	if !r.local.touch(sess) {
+		r.zl.Touch(sess.id, sess.timeout)
+	}
+}
+
+func (r *learnerRole) sessionClosed(id int64) { r.local.forget(id) }
 
 func (r *learnerRole) quorumAccepted(nc net.Conn, _ net.Listener) { nc.Close() }
 
@@ -210,6 +246,7 @@ func (r *learnerRole) quorumClosed(q *quorumConn) {
 }
 
 func (r *learnerRole) stop() {
+	r.local.stop()
 	r.dialing = false
 	if r.conn != nil {
 		r.conn.close()

@@ -476,7 +476,7 @@ func (s *Server) resetSnapThreshold() {
 func (s *Server) sessionList() []storage.SnapSession {
 	out := make([]storage.SnapSession, 0, len(s.sessions))
 	for id, sess := range s.sessions {
-		if sess.valid {
+		if sess.valid && !sess.local { // a local session is not the quorum's
 			out = append(out, storage.SnapSession{ID: id, Timeout: sess.timeout})
 		}
 	}

@@ -72,17 +72,9 @@ func (r *readOnlyRole) syncIsWrite() bool  { return false }
 // NOTREADONLY reply header that no client can read, so no read-only session can be made;
 // zkd makes local sessions whatever that key says.)
 func (r *readOnlyRole) createSession(sess *clientSession) {
-	s := r.s
-	sess.local, sess.valid = true, true
-	r.tracker.Add(sess.id, sess.timeout, s.nowMs())
-	req, c := sess.connReq, sess.conn
-	sess.connReq = nil
-	pw := s.secrets().Password(sess.id)
-	s.log.Info("read-only session established", "session", hex(sess.id), "remote", c.remote, "timeout", sess.timeout)
-	c.send(outMsg{raw: jute.Marshal(&jute.ConnectResponse{
-		TimeOut: sess.timeout, SessionID: sess.id, Passwd: pw[:], ReadOnly: true, HasReadOnly: req.HasReadOnly,
-	})})
-	c.established <- true
+	sess.local = true
+	r.tracker.Add(sess.id, sess.timeout, r.s.nowMs())
+	r.s.establishLocal(sess, true)
 }
 
 // reconnect takes back a local session. A global session is refused by closing the

@@ -53,6 +53,8 @@ func (s *Server) doRead(c *conn, r *request) {
 	}
 	s.recordLatency(c, r)
 	switch r.hdr.Type {
+	case jute.OpCloseSession: // a local session's (localsess.go)
+		s.closeLocal(c, r)
 	case jute.OpPing:
 		// ZooKeeper answers every ping with the ping xid, whatever xid it came with.
 		s.reply(c, jute.XidPing, jute.OK, nil)
@@ -344,9 +346,15 @@ func (s *Server) replyWrite(q *queued, txn *jute.LoggedTxn, res *applyResult) {
 	send := func(err jute.Code, body jute.Record) {
 		c.send(outMsg{hdr: jute.ReplyHeader{Xid: xid, Zxid: zxid, Err: err}, body: body})
 	}
-	switch txn.Header.Type {
-	case jute.OpError:
+	switch {
+	case q.failWith != jute.OK:
+		send(q.failWith, nil)
+		return
+	case txn.Header.Type == jute.OpError:
 		send(txn.Body.(*jute.ErrorTxn).Err, nil)
+		return
+	}
+	switch txn.Header.Type {
 	case jute.OpCreate:
 		send(jute.OK, &jute.CreateResponse{Path: res.Path})
 	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:

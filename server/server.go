@@ -134,7 +134,13 @@ type Config struct {
 	// ReadOnlyMode lets an ensemble member without a quorum serve reads to read-only
 	// clients (readonlymode.enabled, readonly.go).
 	ReadOnlyMode bool
-	Logger       *slog.Logger
+	// LocalSessions makes an ensemble member's new sessions local to it, with no txn
+	// (localSessionsEnabled, localsess.go); LocalSessionsUpgrading upgrades one to a global
+	// session when it creates an ephemeral (localSessionsUpgradingEnabled), which otherwise
+	// fails with EPHEMERALONLOCALSESSION. A standalone server ignores both, as ZooKeeper's.
+	LocalSessions          bool
+	LocalSessionsUpgrading bool
+	Logger                 *slog.Logger
 	// FS is the file system; nil means the real one.
 	FS storage.FS
 	// Clock is the time sessions, ticks and timers run on; nil means the wall clock.

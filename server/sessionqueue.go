@@ -28,6 +28,13 @@ type queued struct {
 	// done: its outstanding-request slot is given back; it is answered or dropped.
 	done bool
 	txn  *pendingTxn // its txn, when this server prepared it
+	// failWith, when set, is the answer whatever txn the leader made of the request: an
+	// ephemeral create of a local session that may not be upgraded, sent to the leader
+	// from a learner (localsess.go).
+	failWith jute.Code
+	// ephemeralErr, when set, fails the request's ephemeral creates as it is prepared here
+	// (prep.Request.EphemeralErr): the same, on the leader.
+	ephemeralErr jute.Code
 }
 
 // enqueue puts a request that cannot be answered now at the tail of its session's queue

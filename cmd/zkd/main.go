@@ -252,6 +252,8 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 		FourLetterWhitelist:    cfg.FourLetterWhitelist,
 		SessionSecretFile:      cfg.SessionSecretFile,
 		ReadOnlyMode:           cfg.ReadOnlyMode,
+		LocalSessions:          cfg.LocalSessions.Enabled,
+		LocalSessionsUpgrading: cfg.LocalSessions.Upgrading,
 		Logger:                 logger,
 	}
 	comp, known := storage.ParseSnapCompression(cfg.SnapshotCompression)

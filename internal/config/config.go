@@ -154,6 +154,9 @@ type Config struct {
 	SessionSecretFile string
 	// ReadOnlyMode is readonlymode.enabled (readonly.go).
 	ReadOnlyMode bool
+	// LocalSessions is localSessionsEnabled and localSessionsUpgradingEnabled
+	// (localsessions.go).
+	LocalSessions LocalSessions
 
 	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
 	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
@@ -401,6 +404,8 @@ func (c *Config) set(key, v string) error {
 		err = c.setSessionSecretFile(v)
 	case ReadOnlyModeKey, "zookeeper." + ReadOnlyModeKey:
 		c.setReadOnlyMode(v)
+	case LocalSessionsKey, LocalSessionsUpgradingKey:
+		err = c.setLocalSessions(key, v)
 	default:
 		return errUnknownKey
 	}

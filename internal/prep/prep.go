@@ -65,6 +65,11 @@ type Request struct {
 	Type      jute.OpCode
 	Body      jute.Record
 	AuthIDs   []jute.ID
+	// EphemeralErr, when set, fails every ephemeral create of the request with it, before
+	// any other check but the create mode's and TTL's (ZooKeeper's validateCreateRequest):
+	// the session is one the quorum does not know, a local session that may not be
+	// upgraded or another member's.
+	EphemeralErr jute.Code
 }
 
 // IsWrite reports whether a client request with this opcode goes through prep and the log
@@ -501,6 +506,9 @@ func (p *Preparer) create(r *Request, typ jute.OpCode, path string, data []byte,
 		// processor dies, and the server fails to start on that log again). zkd refuses it
 		// too rather than write such a log.
 		return nil, jute.ErrBadArguments
+	}
+	if mode.ephemeral && r.EphemeralErr != jute.OK {
+		return nil, r.EphemeralErr
 	}
 	parentPath, err := parentForWrite(path)
 	if err != nil {
