@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/portlock"
 )
 
 // The realm and principals every KDC started here has.
@@ -73,7 +74,7 @@ func Start(t testing.TB) *KDC {
 	// try a few ports.
 	var lastErr error
 	for range 3 {
-		port, lock, err := reservePort()
+		port, lock, err := portlock.Reserve()
 		if err != nil {
 			t.Fatalf("krbtest: %v", err)
 		}

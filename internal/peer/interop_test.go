@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"math"
-	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -16,11 +15,11 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"syscall"
 	"testing"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/election"
+	"github.com/zkd-io/zkd/internal/portlock"
 	"github.com/zkd-io/zkd/internal/proc"
 	"github.com/zkd-io/zkd/internal/refzk"
 )
@@ -135,37 +134,12 @@ func startZK(t *testing.T, sid int64, client int, serverLines []string) *zkProc 
 // processes the way refzk locks its ports, and held until the test ends.
 func reserveZKPort(t *testing.T) int {
 	t.Helper()
-	lo, hi := 10000, 32767
-	if b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range"); err == nil {
-		if f := strings.Fields(string(b)); len(f) > 0 {
-			if n, err := strconv.Atoi(f[0]); err == nil && n > 12000 {
-				hi = n - 1
-			}
-		}
+	port, lock, err := portlock.Reserve()
+	if err != nil {
+		t.Fatal(err)
 	}
-	lockDir := filepath.Join(os.TempDir(), "zkd-refzk-ports")
-	os.MkdirAll(lockDir, 0o777)
-	for range 200 {
-		port := lo + rand.IntN(hi-lo+1)
-		f, err := os.OpenFile(filepath.Join(lockDir, strconv.Itoa(port)), os.O_CREATE|os.O_RDWR, 0o666)
-		if err != nil {
-			continue
-		}
-		if syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB) != nil {
-			f.Close()
-			continue
-		}
-		l, err := net.Listen("tcp", net.JoinHostPort("127.0.0.1", strconv.Itoa(port)))
-		if err != nil {
-			f.Close()
-			continue
-		}
-		l.Close()
-		t.Cleanup(func() { f.Close() })
-		return port
-	}
-	t.Fatal("no free port")
-	return 0
+	t.Cleanup(func() { lock.Close() })
+	return port
 }
 
 // zkConfigText is what ZooKeeper sends as its config in notifications for a static

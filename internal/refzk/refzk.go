@@ -25,6 +25,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/portlock"
 	"github.com/zkd-io/zkd/internal/proc"
 )
 
@@ -249,7 +250,7 @@ var errPortInUse = errors.New("port already in use")
 
 // start launches one server in dir and waits until it serves. On error the process is gone.
 func start(t testing.TB, dir string, opts Options) (*Server, error) {
-	port, portLock, err := reservePort()
+	port, portLock, err := portlock.Reserve()
 	if err != nil {
 		return nil, err
 	}
@@ -265,7 +266,7 @@ func start(t testing.TB, dir string, opts Options) (*Server, error) {
 		s.dataDir = filepath.Join(dir, "data")
 	}
 	if opts.AdminServer {
-		adminPort, adminLock, err := reservePort()
+		adminPort, adminLock, err := portlock.Reserve()
 		if err != nil {
 			portLock.Close()
 			return nil, err
@@ -277,7 +278,7 @@ func start(t testing.TB, dir string, opts Options) (*Server, error) {
 			"admin.serverPort=" + strconv.Itoa(adminPort)}, opts.Config...)
 	}
 	if opts.SecureClientPort {
-		securePort, secureLock, err := reservePort()
+		securePort, secureLock, err := portlock.Reserve()
 		if err != nil {
 			portLock.Close()
 			return nil, err

@@ -154,25 +154,6 @@ func openSession(t *testing.T, addr string) {
 	}
 }
 
-func TestReservePort(t *testing.T) {
-	port, lock, err := reservePort()
-	if err != nil {
-		t.Fatal(err)
-	}
-	if port < 10000 || port >= ephemeralStart() {
-		t.Errorf("port %d is not below the ephemeral range (%d)", port, ephemeralStart())
-	}
-	if _, ok := lockPort(port); ok {
-		t.Errorf("port %d could be locked twice", port)
-	}
-	lock.Close()
-	again, ok := lockPort(port)
-	if !ok {
-		t.Fatalf("port %d still locked after Close", port)
-	}
-	again.Close()
-}
-
 // TestSecureClientPort: with SecureClientPort and the ssl.* keys, ZooKeeper serves TLS on
 // SecureAddr (NettyServerCnxnFactory, so NettyJars are enough), refuses a client without a
 // certificate under clientAuth=need, and keeps serving plaintext on Addr.

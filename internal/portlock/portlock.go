@@ -1,4 +1,7 @@
-package refzk
+// Package portlock hands out loopback ports for child processes tests start (Apache
+// ZooKeeper's JVM, a Kerberos KDC): free, below the kernel's ephemeral range, and locked
+// machine-wide so that test processes running side by side never pick the same one.
+package portlock
 
 import (
 	"errors"
@@ -12,15 +15,15 @@ import (
 	"syscall"
 )
 
-// reservePort picks a free loopback port below the kernel's ephemeral range, so that neither
+// Reserve picks a free loopback port below the kernel's ephemeral range, so that neither
 // listeners on port 0 (zkd servers in tests) nor outgoing connections can take it before the
-// JVM binds it, and locks it so that other test processes using this package skip it. The lock
-// is released when the returned Closer is closed, or when the process dies.
-func reservePort() (int, io.Closer, error) {
-	lo, hi := 10000, ephemeralStart()-1
+// child process binds it, and locks it so that other test processes using this package skip
+// it. The lock is released when the returned Closer is closed, or when the process dies.
+func Reserve() (int, io.Closer, error) {
+	lo, hi := 10000, EphemeralStart()-1
 	for range 100 {
 		port := lo + rand.IntN(hi-lo+1)
-		lock, ok := lockPort(port)
+		lock, ok := Lock(port)
 		if !ok {
 			continue
 		}
@@ -35,8 +38,8 @@ func reservePort() (int, io.Closer, error) {
 	return 0, nil, errors.New("no free port found")
 }
 
-// ephemeralStart is the first port the kernel hands out on its own.
-func ephemeralStart() int {
+// EphemeralStart is the first port the kernel hands out on its own.
+func EphemeralStart() int {
 	const fallback = 32768
 	b, err := os.ReadFile("/proc/sys/net/ipv4/ip_local_port_range")
 	if err != nil {
@@ -53,9 +56,9 @@ func ephemeralStart() int {
 	return n
 }
 
-// lockPort takes an exclusive flock on a per-port file shared by all processes on the machine.
+// Lock takes an exclusive flock on a per-port file shared by all processes on the machine.
 // When the lock directory cannot be used the port is taken unlocked.
-func lockPort(port int) (io.Closer, bool) {
+func Lock(port int) (io.Closer, bool) {
 	dir := filepath.Join(os.TempDir(), "zkd-refzk-ports")
 	if err := os.MkdirAll(dir, 0o777); err != nil {
 		return io.NopCloser(nil), true
