@@ -11,10 +11,14 @@ import (
 func (s *Server) quorumConfigText() []byte {
 	specs := make(map[int]config.ServerSpec, len(s.cfg.Peers))
 	for _, p := range s.cfg.Peers {
-		specs[int(p.ID)] = config.ServerSpec{
+		spec := config.ServerSpec{
 			ID: int(p.ID), Host: p.Host, QuorumPort: p.QuorumPort, ElectionPort: p.ElectionPort,
 			Observer: p.Observer, ClientHost: p.ClientHost, ClientPort: p.ClientPort,
 		}
+		for _, a := range p.MoreAddrs {
+			spec.MoreAddrs = append(spec.MoreAddrs, config.ServerAddr(a))
+		}
+		specs[int(p.ID)] = spec
 	}
 	return []byte(config.HierarchicalText(specs, s.cfg.Hierarchy, 0))
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"net"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -30,10 +31,54 @@ type Peer struct {
 	// was a lone port.
 	ClientHost string
 	ClientPort int
+	// MoreAddrs are the line's further addresses (multiAddress.enabled): the member listens
+	// on all of them and the others dial them in turn after Host's.
+	MoreAddrs []PeerAddr
+}
+
+// PeerAddr is one more host:quorumPort:electionPort of a member.
+type PeerAddr struct {
+	Host         string
+	QuorumPort   int
+	ElectionPort int
 }
 
 func (p Peer) quorumAddr() string   { return net.JoinHostPort(p.Host, strconv.Itoa(p.QuorumPort)) }
 func (p Peer) electionAddr() string { return net.JoinHostPort(p.Host, strconv.Itoa(p.ElectionPort)) }
+
+// quorumAddrs and electionAddrs are every address of the member, the first first.
+func (p Peer) quorumAddrs() []string {
+	out := []string{p.quorumAddr()}
+	for _, a := range p.MoreAddrs {
+		out = append(out, net.JoinHostPort(a.Host, strconv.Itoa(a.QuorumPort)))
+	}
+	return out
+}
+
+func (p Peer) electionAddrs() []string {
+	out := []string{p.electionAddr()}
+	for _, a := range p.MoreAddrs {
+		out = append(out, net.JoinHostPort(a.Host, strconv.Itoa(a.ElectionPort)))
+	}
+	return out
+}
+
+// listenAddrs is where a member's port listens: its addresses, or with quorumListenOnAllIPs
+// every interface on each distinct port (QuorumCnxManager and Leader bind the wildcard
+// address with the configured port).
+func listenAddrs(addrs []string, allIPs bool) []string {
+	if !allIPs {
+		return addrs
+	}
+	var out []string
+	for _, a := range addrs {
+		_, port, _ := net.SplitHostPort(a)
+		if w := net.JoinHostPort("0.0.0.0", port); !slices.Contains(out, w) {
+			out = append(out, w)
+		}
+	}
+	return out
+}
 
 // ElectionMessage is one election-port payload from a peer.
 type ElectionMessage = peer.Message

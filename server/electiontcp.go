@@ -2,7 +2,11 @@ package server
 
 import (
 	"fmt"
+	"net"
+	"strings"
+	"time"
 
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/peer"
 )
 
@@ -13,19 +17,59 @@ func newTCPElectionTransport(s *Server) (ElectionTransport, error) {
 	peers := map[int64]string{}
 	for _, p := range s.cfg.Peers {
 		if p.ID != s.cfg.ServerID {
-			peers[p.ID] = p.electionAddr()
+			peers[p.ID] = strings.Join(p.electionAddrs(), "|")
 		}
 	}
+	ln, err := s.bindElectionPort(listenAddrs(self.electionAddrs(), s.cfg.QuorumListenOnAllIPs))
+	if err != nil {
+		return nil, err
+	}
+	// The header names the configured addresses when the listener's own address is not
+	// one (a wildcard, or only the first of several).
+	version, adv := peer.ProtocolVersionV1, ""
+	if len(self.MoreAddrs) > 0 {
+		version = peer.ProtocolVersionV2 // what ZooKeeper sends with multiAddress.enabled
+	}
+	if len(self.MoreAddrs) > 0 || s.cfg.QuorumListenOnAllIPs {
+		adv = strings.Join(self.electionAddrs(), "|")
+	}
 	t, err := peer.NewTCP(peer.TCPConfig{
-		ID:         s.cfg.ServerID,
-		ListenAddr: self.electionAddr(),
-		Peers:      peers,
-		Logger:     s.log,
-		TLS:        s.cfg.QuorumTLS,
-		QuorumSASL: s.quorumSASL(),
+		ID:              s.cfg.ServerID,
+		Listener:        ln,
+		AdvertiseAddr:   adv,
+		ProtocolVersion: version,
+		Peers:           peers,
+		Logger:          s.log,
+		TLS:             s.cfg.QuorumTLS,
+		QuorumSASL:      s.quorumSASL(),
 	})
 	if err != nil {
+		ln.Close()
 		return nil, fmt.Errorf("server: election port %s: %w", self.electionAddr(), err)
 	}
 	return t, nil
+}
+
+// bindElectionPort listens on addrs, trying electionPortBindRetry times a second apart as
+// QuorumCnxManager's listener does (a port a previous process still holds frees up).
+func (s *Server) bindElectionPort(addrs []string) (net.Listener, error) {
+	tries := s.cfg.ElectionPortBindRetry
+	if tries == 0 {
+		tries = config.DefaultElectionPortBindRetry
+	}
+	for n := 1; ; n++ {
+		ln, err := peer.ListenAll(addrs)
+		if err == nil {
+			return ln, nil
+		}
+		if tries > 0 && n >= tries {
+			return nil, fmt.Errorf("server: election port, after %d attempts (%s): %w", n, config.ElectionPortBindRetryKey, err)
+		}
+		s.log.Warn("cannot bind the election port, retrying", "addrs", addrs, "attempt", n, "err", err)
+		select {
+		case <-s.stopping:
+			return nil, fmt.Errorf("server: election port: closed while binding: %w", err)
+		case <-time.After(time.Second):
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/zkd-io/zkd/internal/admin"
 	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/storage"
 	"github.com/zkd-io/zkd/internal/zab"
@@ -50,9 +51,9 @@ func newLeaderRole(s *Server) role {
 		}
 	}
 	self := s.self()
-	ln, err := net.Listen("tcp", self.quorumAddr())
+	ln, err := peer.ListenAll(listenAddrs(self.quorumAddrs(), s.cfg.QuorumListenOnAllIPs))
 	if err != nil {
-		s.log.Error("cannot listen on the quorum port", "addr", self.quorumAddr(), "err", err)
+		s.log.Error("cannot listen on the quorum port", "addr", self.quorumAddrs(), "err", err)
 		s.stepDown = fmt.Errorf("quorum port unavailable: %w", err)
 		return lookingRole{} // no state machine behind it: nothing may call into one
 	}

@@ -62,9 +62,9 @@ func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
 	r := &learnerRole{leaderSid: leader, observer: observer, reconns: map[int64][]pendingReconn{}, local: s.newLocalSessions()}
 	r.zabRole = newZabRole(s, r)
 	p, _ := s.peer(leader)
-	s.log.Info("following", "leader", leader, "addr", p.quorumAddr())
+	s.log.Info("following", "leader", leader, "addr", p.quorumAddrs())
 	r.dialing = true
-	addr := p.quorumAddr()
+	addrs := p.quorumAddrs()
 	deadline := time.Duration(s.cfg.TickTime*s.cfg.InitLimit) * time.Millisecond
 	s.wg.Add(1)
 	go func() {
@@ -77,7 +77,15 @@ func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
 		backoff := 5 * time.Millisecond
 		for {
 			wait := backoff
-			nc, err := net.DialTimeout("tcp", addr, time.Duration(s.cfg.TickTime)*time.Millisecond)
+			// Learner.connectToLeader: the leader's addresses in turn, the first that answers.
+			var nc net.Conn
+			var err error
+			var addr string
+			for _, addr = range addrs {
+				if nc, err = net.DialTimeout("tcp", addr, time.Duration(s.cfg.TickTime)*time.Millisecond); err == nil {
+					break
+				}
+			}
 			if err == nil && s.cfg.QuorumTLS.Dials() {
 				// As Learner.connectToLeader: the handshake bounded by tickTime * initLimit,
 				// a failure retried (a second later) until initLimit runs out.

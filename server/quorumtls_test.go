@@ -105,6 +105,19 @@ func (m *tcpMember) stop() {
 // startTCPEnsemble starts n zkd members electing on their TCP election ports; tlsFor gives
 // member i's quorum TLS.
 func startTCPEnsemble(t *testing.T, n int, tlsFor func(i int) *peer.TLS) []*tcpMember {
+	return startTCPEnsembleFull(t, n, func(i int, c *server.Config) { c.QuorumTLS = tlsFor(i) })
+}
+
+// startTCPEnsembleConfig starts n plaintext members; f adjusts each configuration.
+func startTCPEnsembleConfig(t *testing.T, n int, f func(*server.Config)) []*tcpMember {
+	return startTCPEnsembleFull(t, n, func(_ int, c *server.Config) {
+		if f != nil {
+			f(c)
+		}
+	})
+}
+
+func startTCPEnsembleFull(t *testing.T, n int, f func(i int, c *server.Config)) []*tcpMember {
 	ports := freePorts(t, 2*n)
 	var peers []server.Peer
 	for i := range n {
@@ -120,8 +133,9 @@ func startTCPEnsemble(t *testing.T, n int, tlsFor func(i int) *peer.TLS) []*tcpM
 		m.cfg = server.Config{
 			ListenAddr: "127.0.0.1:0", DataDir: t.TempDir(), TickTime: 200, InitLimit: 20, SyncLimit: 10,
 			ServerID: int64(i + 1), Peers: peers, PreAllocSize: 1 << 20, Logger: slog.New(h).With("sid", i+1),
-			MaxSessionTimeout: 20000, QuorumTLS: tlsFor(i),
+			MaxSessionTimeout: 20000,
 		}
+		f(i, &m.cfg)
 		members = append(members, m)
 	}
 	t.Cleanup(func() {

@@ -106,6 +106,13 @@ type Config struct {
 	Hierarchy config.Hierarchy
 	InitLimit int // ticks
 	SyncLimit int // ticks
+	// QuorumListenOnAllIPs makes the quorum and election ports listen on every interface
+	// (quorumListenOnAllIPs); members still advertise and dial the configured addresses.
+	QuorumListenOnAllIPs bool
+	// ElectionPortBindRetry is how many times binding the election port is tried, a second
+	// apart, before Start fails: 0 means ZooKeeper's default 3, negative forever (until
+	// Close).
+	ElectionPortBindRetry int
 	// ElectionTransport carries election messages; nil means TCP on the election port.
 	ElectionTransport ElectionTransport
 	// QuorumTLS secures the election connections and the learners' connections to the

@@ -175,12 +175,18 @@ func run(args []string) error {
 		sc.ServerID = id
 		sc.InitLimit, sc.SyncLimit = cfg.InitLimit, cfg.SyncLimit
 		sc.Hierarchy = cfg.Hierarchy
+		sc.QuorumListenOnAllIPs = cfg.QuorumShape.ListenOnAllIPs
+		sc.ElectionPortBindRetry = cfg.QuorumShape.ElectionPortBindRetry
 		for _, spec := range cfg.Servers {
-			sc.Peers = append(sc.Peers, server.Peer{
+			p := server.Peer{
 				ID: int64(spec.ID), Host: spec.Host, QuorumPort: spec.QuorumPort,
 				ElectionPort: spec.ElectionPort, Observer: spec.Observer,
 				ClientHost: spec.ClientHost, ClientPort: spec.ClientPort,
-			})
+			}
+			for _, a := range spec.MoreAddrs {
+				p.MoreAddrs = append(p.MoreAddrs, server.PeerAddr(a))
+			}
+			sc.Peers = append(sc.Peers, p)
 		}
 	}
 

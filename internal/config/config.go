@@ -59,15 +59,23 @@ type ServerSpec struct {
 	Observer     bool
 	ClientHost   string // "" when the line gives no client address (or only a port)
 	ClientPort   int    // 0 when the line has no client part
+	// MoreAddrs are the addresses after the first ('|'-separated, multiAddress.enabled);
+	// Host, QuorumPort and ElectionPort are the first.
+	MoreAddrs []ServerAddr
 }
 
-// String renders the spec in zoo.cfg syntax (the value of the server.N key).
-func (s ServerSpec) String() string {
+// String renders the spec in zoo.cfg syntax (the value of the server.N key), as
+// QuorumServer.toString does: several addresses are sorted by host.
+func (s ServerSpec) String() string { return s.render(true) }
+
+// render is String; unsorted keeps the addresses in the order written, so that the first
+// stays first when the line is read back.
+func (s ServerSpec) render(sorted bool) string {
 	role := "participant"
 	if s.Observer {
 		role = "observer"
 	}
-	out := fmt.Sprintf("%s:%d:%d:%s", bracketHost(s.Host), s.QuorumPort, s.ElectionPort, role)
+	out := s.addrsString(sorted) + ":" + role
 	switch {
 	case s.ClientPort != 0 && s.ClientHost != "":
 		out += fmt.Sprintf(";%s:%d", bracketHost(s.ClientHost), s.ClientPort)
@@ -157,6 +165,9 @@ type Config struct {
 	// LocalSessions is localSessionsEnabled and localSessionsUpgradingEnabled
 	// (localsessions.go).
 	LocalSessions LocalSessions
+	// QuorumShape is multiAddress.*, quorumListenOnAllIPs, electionPortBindRetry and
+	// observerMasterPort (quorumshape.go).
+	QuorumShape QuorumShape
 
 	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
 	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
@@ -297,6 +308,9 @@ func (c *Config) set(key, v string) error {
 		return err
 	}
 	if handled, err := c.Security.setSecurityKey(key, v); handled {
+		return err
+	}
+	if handled, err := c.QuorumShape.setQuorumShapeKey(key, v); handled {
 		return err
 	}
 	var err error
@@ -609,6 +623,7 @@ func (c *Config) validate(file string) error {
 	c.Metrics.validate(bad)
 	c.Security.validate(bad)
 	c.Hierarchy.validate(c.Servers, bad)
+	c.QuorumShape.validate(c.Servers, bad)
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 		s := c.Servers[id]
 		key := fmt.Sprintf("server.%d", id)
@@ -712,9 +727,10 @@ func (c *Config) String() string {
 	}
 	c.Metrics.render(kv)
 	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
-		kv(fmt.Sprintf("server.%d", id), c.Servers[id])
+		kv(fmt.Sprintf("server.%d", id), c.Servers[id].render(false))
 	}
 	c.Hierarchy.render(kv)
+	c.QuorumShape.render(kv)
 	return b.String()
 }
 

@@ -197,7 +197,6 @@ func TestParseErrors(t *testing.T) {
 		{"server bad id", base + "server.x=h:1:2", "server.x", []string{`server id "x"`}},
 		{"server negative id", base + "server.-1=h:1:2", "server.-1", []string{"non-negative"}},
 		{"server two client parts", base + "server.1=h:1:2;a;b", "server.1", []string{"want host:quorumPort"}},
-		{"server multi address", base + "server.1=h:1:2|g:1:2", "server.1", []string{"multiple addresses"}},
 		{"server spaces", base + "server.1= h1 : 2888 : 3888", "server.1", []string{"quorum port: not an integer"}},
 		{"server space in host", base + "server.1=h 1:2888:3888", "server.1", []string{`bad host "h 1"`}},
 		{"server unclosed bracket", base + "server.1=[::1:1:2", "server.1", []string{"missing ']'"}},

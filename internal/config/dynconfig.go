@@ -55,13 +55,13 @@ func serverOrder(servers map[int]ServerSpec) []int {
 	return ids
 }
 
-// quorumServerString is QuorumServer.toString for one address per server.
+// quorumServerString is QuorumServer.toString.
 func quorumServerString(s ServerSpec) string {
 	role := "participant"
 	if s.Observer {
 		role = "observer"
 	}
-	out := fmt.Sprintf("%s:%d:%d:%s", bracketHost(s.Host), s.QuorumPort, s.ElectionPort, role)
+	out := s.addrsString(true) + ":" + role
 	if s.ClientPort != 0 {
 		host := s.ClientHost
 		if host == "" {

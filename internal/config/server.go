@@ -10,8 +10,8 @@ import (
 const serverFormat = "want host:quorumPort:electionPort[:participant|observer][;[clientHost:]clientPort]"
 
 // parseServer reads the value of a server.N key the way ZooKeeper 3.8's QuorumServer does,
-// minus name resolution. Multiple addresses per server ('|') are off by default in ZooKeeper
-// and not supported by zkd.
+// minus name resolution. Several '|'-separated addresses are parsed here; validate refuses
+// them unless multiAddress.enabled (quorumshape.go).
 func parseServer(id, v string) (ServerSpec, error) {
 	var s ServerSpec
 	n, err := strconv.Atoi(id)
@@ -23,32 +23,25 @@ func parseServer(id, v string) (ServerSpec, error) {
 	if strings.Contains(clientPart, ";") {
 		return s, errors.New(serverFormat)
 	}
-	if strings.Contains(serverPart, "|") {
-		return s, errors.New("multiple addresses per server are not supported")
-	}
-	host, fields, err := splitHostPorts(serverPart)
-	if err != nil {
-		return s, err
-	}
-	if len(fields) < 2 || len(fields) > 3 {
-		return s, errors.New(serverFormat)
-	}
-	s.Host = host
-	if s.QuorumPort, err = parsePort(fields[0]); err != nil {
-		return s, fmt.Errorf("quorum port: %w", err)
-	}
-	if s.ElectionPort, err = parsePort(fields[1]); err != nil {
-		return s, fmt.Errorf("election port: %w", err)
-	}
-	if len(fields) == 3 {
-		switch strings.ToLower(fields[2]) {
-		case "participant":
-		case "observer":
-			s.Observer = true
-		default:
-			return s, fmt.Errorf("unrecognised peer type %q", fields[2])
+	var role string
+	for i, addr := range strings.Split(serverPart, "|") {
+		a, r, err := parseServerAddr(addr)
+		if err != nil {
+			return s, err
+		}
+		if i > 0 && r != "" && role != "" && r != role {
+			return s, fmt.Errorf("multiple addresses should have similar roles: %s vs %s", role, r)
+		}
+		if role == "" {
+			role = r
+		}
+		if i == 0 {
+			s.Host, s.QuorumPort, s.ElectionPort = a.Host, a.QuorumPort, a.ElectionPort
+		} else {
+			s.MoreAddrs = append(s.MoreAddrs, a)
 		}
 	}
+	s.Observer = role == "observer"
 	if hasClient && clientPart != "" {
 		chost, cfields, err := splitHostPorts(clientPart)
 		if err != nil {
@@ -67,6 +60,33 @@ func parseServer(id, v string) (ServerSpec, error) {
 		}
 	}
 	return s, s.validate()
+}
+
+// parseServerAddr reads one host:quorumPort:electionPort[:participant|observer]; role is ""
+// when the address names none.
+func parseServerAddr(v string) (a ServerAddr, role string, err error) {
+	host, fields, err := splitHostPorts(v)
+	if err != nil {
+		return a, "", err
+	}
+	if len(fields) < 2 || len(fields) > 3 {
+		return a, "", errors.New(serverFormat)
+	}
+	a.Host = host
+	if a.QuorumPort, err = parsePort(fields[0]); err != nil {
+		return a, "", fmt.Errorf("quorum port: %w", err)
+	}
+	if a.ElectionPort, err = parsePort(fields[1]); err != nil {
+		return a, "", fmt.Errorf("election port: %w", err)
+	}
+	if len(fields) == 3 {
+		switch role = strings.ToLower(strings.TrimSpace(fields[2])); role {
+		case "participant", "observer":
+		default:
+			return a, "", fmt.Errorf("unrecognised peer type %q", fields[2])
+		}
+	}
+	return a, role, nil
 }
 
 // splitHostPorts splits "host:a:b" or "[v6addr]:a:b" into the host and the fields after it.
@@ -118,6 +138,11 @@ func (s ServerSpec) validate() error {
 		return errors.New("client host without a client port")
 	case strings.ContainsAny(s.ClientHost, " \t"):
 		return fmt.Errorf("bad client host %q", s.ClientHost)
+	}
+	for _, a := range s.MoreAddrs {
+		if err := a.validate(); err != nil {
+			return err
+		}
 	}
 	return nil
 }

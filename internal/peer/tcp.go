@@ -42,11 +42,12 @@ type TCPConfig struct {
 	ID int64
 	// Listener serves the election port; when nil, ListenAddr is listened on.
 	Listener   net.Listener
-	ListenAddr string
+	ListenAddr string // several joined with '|' are all listened on (ListenAll)
 	// AdvertiseAddr ("host:port") is the election address sent in connection headers; peers
 	// with a larger sid connect back to it. Default: the listener's address.
 	AdvertiseAddr string
-	// Peers maps sids to election addresses ("host:port").
+	// Peers maps sids to election addresses ("host:port"; several joined with '|', as
+	// multiAddress lists them, are dialled in turn until one connects).
 	Peers map[int64]string
 	// ProtocolVersion of the headers sent: ProtocolVersionV1 (default, what ZooKeeper sends
 	// unless multiAddress.enabled) or ProtocolVersionV2.
@@ -109,7 +110,7 @@ type link struct {
 	queue       [][]byte
 	last        []byte // the last message written, resent on a new connection (lastMessageSent)
 	conn        *conn
-	learned     string // the address the peer sent in its header
+	learned     string // the address(es) the peer sent in its header, joined with '|'
 	connectBack bool   // the peer (smaller sid) asked us to connect
 	dialNow     bool   // skip the back-off wait once
 }
@@ -171,7 +172,7 @@ func NewTCP(cfg TCPConfig) (*TCP, error) {
 	ln := cfg.Listener
 	if ln == nil {
 		var err error
-		if ln, err = net.Listen("tcp", cfg.ListenAddr); err != nil {
+		if ln, err = ListenAll(SplitAddrs(cfg.ListenAddr)); err != nil {
 			return nil, fmt.Errorf("peer: listening on the election port: %w", err)
 		}
 	}
@@ -407,7 +408,17 @@ func (t *TCP) dial(l *link, addr string) (kept bool, err error) {
 		return false, fmt.Errorf("no election address for sid %d", l.sid)
 	}
 	d := net.Dialer{Timeout: t.cfg.DialTimeout}
-	nc, err := d.DialContext(t.ctx, "tcp", addr)
+	var nc net.Conn
+	for _, a := range SplitAddrs(addr) {
+		// QuorumCnxManager.connectOne: each of the peer's addresses in turn.
+		if nc, err = d.DialContext(t.ctx, "tcp", a); err == nil {
+			addr = a
+			break
+		}
+		if t.ctx.Err() != nil {
+			return false, err
+		}
+	}
 	if err != nil {
 		return false, err
 	}
@@ -600,7 +611,7 @@ func (t *TCP) handshake(nc net.Conn) {
 		old := l.conn
 		l.conn = nil
 		if len(addrs) > 0 {
-			l.learned = addrs[0]
+			l.learned = strings.Join(addrs, "|")
 		}
 		l.connectBack, l.dialNow = true, true
 		t.mu.Unlock()
@@ -616,7 +627,7 @@ func (t *TCP) handshake(nc net.Conn) {
 		}
 		if len(addrs) > 0 {
 			t.mu.Lock()
-			l.learned = addrs[0]
+			l.learned = strings.Join(addrs, "|")
 			t.mu.Unlock()
 		}
 		t.install(l, nc, r)

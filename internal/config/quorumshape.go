@@ -1,0 +1,183 @@
+package config
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"maps"
+	"slices"
+	"strings"
+)
+
+// Quorum shape keys (issue 13): several addresses per server.N line, listening on all
+// interfaces, retrying the election port's bind, and the observer master port.
+const (
+	// MultiAddressKey allows server.N lines with several '|'-separated addresses
+	// (QuorumPeer.CONFIG_KEY_MULTI_ADDRESS_ENABLED).
+	MultiAddressKey = "multiAddress.enabled"
+	// MultiAddressReachabilityKey and MultiAddressTimeoutKey tune ZooKeeper's ICMP check of
+	// which address to use. zkd dials the addresses in turn instead and accepts both keys
+	// for compatibility.
+	MultiAddressReachabilityKey = "multiAddress.reachabilityCheckEnabled"
+	MultiAddressTimeoutKey      = "multiAddress.reachabilityCheckTimeoutMs"
+	// QuorumListenOnAllIPsKey makes the quorum and election ports listen on every interface.
+	QuorumListenOnAllIPsKey = "quorumListenOnAllIPs"
+	// ElectionPortBindRetryKey is how many times the election port's bind is tried before
+	// the server gives up (ZooKeeper's zookeeper.electionPortBindRetry); 0 = forever.
+	ElectionPortBindRetryKey = "electionPortBindRetry"
+	// ObserverMasterPortKey makes followers serve observers on that port. zkd does not
+	// implement it: a positive value stops start-up.
+	ObserverMasterPortKey = "observerMasterPort"
+)
+
+// QuorumShape is the configuration of how ensemble members reach each other beyond the
+// single address of a server.N line. The zero value is ZooKeeper's defaults.
+type QuorumShape struct {
+	MultiAddressEnabled bool
+	// ReachabilityCheckDisabled and ReachabilityCheckTimeoutMs (0 = 1000) are accepted and
+	// unused: zkd dials each address in turn rather than pinging them first.
+	ReachabilityCheckDisabled  bool
+	ReachabilityCheckTimeoutMs int
+	ListenOnAllIPs             bool
+	// ElectionPortBindRetry is the number of bind attempts for the election port: 0 means
+	// ZooKeeper's default (3) and -1 forever (a zoo.cfg value of 0). Use
+	// ElectionPortBindRetries.
+	ElectionPortBindRetry int
+	ObserverMasterPort    int // > 0 asks for a feature zkd lacks (validate refuses it)
+}
+
+// DefaultElectionPortBindRetry is ZooKeeper's DEFAULT_PORT_BIND_MAX_RETRY.
+const DefaultElectionPortBindRetry = 3
+
+// ElectionPortBindRetries is how many times to try binding the election port; 0 = forever,
+// as ZooKeeper counts.
+func (q *QuorumShape) ElectionPortBindRetries() int {
+	switch {
+	case q.ElectionPortBindRetry < 0:
+		return 0
+	case q.ElectionPortBindRetry == 0:
+		return DefaultElectionPortBindRetry
+	}
+	return q.ElectionPortBindRetry
+}
+
+// setQuorumShapeKey applies key when it is a quorum shape key; handled is false otherwise.
+// multiAddress.* and electionPortBindRetry are system properties in ZooKeeper, so their
+// "zookeeper."-prefixed forms are taken too.
+func (q *QuorumShape) setQuorumShapeKey(key, v string) (handled bool, err error) {
+	bare := strings.TrimPrefix(key, "zookeeper.")
+	switch {
+	case bare == MultiAddressKey:
+		q.MultiAddressEnabled, err = parseBool(v)
+	case bare == MultiAddressReachabilityKey:
+		var on bool
+		on, err = parseBool(v)
+		q.ReachabilityCheckDisabled = !on
+	case bare == MultiAddressTimeoutKey:
+		q.ReachabilityCheckTimeoutMs, err = javaParseInt(v)
+	case bare == ElectionPortBindRetryKey:
+		// Integer.getInteger: a value that is not a number leaves the default, and
+		// QuorumCnxManager takes the default for a negative one.
+		switch n, perr := javaParseInt(v); {
+		case perr != nil || n < 0:
+			q.ElectionPortBindRetry = 0
+		case n == 0:
+			q.ElectionPortBindRetry = -1
+		default:
+			q.ElectionPortBindRetry = n
+		}
+	case key == QuorumListenOnAllIPsKey:
+		q.ListenOnAllIPs, err = parseBool(v)
+	case key == ObserverMasterPortKey:
+		q.ObserverMasterPort, err = javaParseInt(v)
+	default:
+		return false, nil
+	}
+	return true, err
+}
+
+// validate applies ZooKeeper's rule that several addresses need multiAddress.enabled (which
+// QuorumServer checks whatever the order of the keys) and fails closed on observerMasterPort.
+func (q *QuorumShape) validate(servers map[int]ServerSpec, bad func(key string, value any, format string, args ...any)) {
+	if !q.MultiAddressEnabled {
+		for _, id := range slices.Sorted(maps.Keys(servers)) {
+			if s := servers[id]; len(s.MoreAddrs) > 0 {
+				bad(fmt.Sprintf("server.%d", id), s, "Multiple address feature is disabled, but multiple "+
+					"addresses were specified for sid %d (set %s=true)", id, MultiAddressKey)
+			}
+		}
+	}
+	if q.ObserverMasterPort > 0 {
+		bad(ObserverMasterPortKey, q.ObserverMasterPort, "%w: zkd does not implement observers syncing "+
+			"from followers yet and will not start with it; remove the key (observers then sync from the leader)",
+			ErrNotImplemented)
+	}
+}
+
+// ServerAddr is one host:quorumPort:electionPort of a server.N line.
+type ServerAddr struct {
+	Host         string
+	QuorumPort   int
+	ElectionPort int
+}
+
+func (a ServerAddr) String() string {
+	return fmt.Sprintf("%s:%d:%d", bracketHost(a.Host), a.QuorumPort, a.ElectionPort)
+}
+
+func (a ServerAddr) validate() error {
+	switch {
+	case a.Host == "" || strings.ContainsAny(a.Host, " \t"):
+		return fmt.Errorf("bad host %q", a.Host)
+	case a.QuorumPort < 1 || a.QuorumPort > 65535:
+		return fmt.Errorf("quorum port %d out of range", a.QuorumPort)
+	case a.ElectionPort < 1 || a.ElectionPort > 65535:
+		return fmt.Errorf("election port %d out of range", a.ElectionPort)
+	case a.QuorumPort == a.ElectionPort:
+		return errors.New("quorum and election port must be different")
+	}
+	return nil
+}
+
+// Addrs is every address of the server, the first one first, then the others as written.
+func (s ServerSpec) Addrs() []ServerAddr {
+	return append([]ServerAddr{{s.Host, s.QuorumPort, s.ElectionPort}}, s.MoreAddrs...)
+}
+
+// addrsString is the address part of QuorumServer.toString, joined with '|': sorted by
+// host when asked, as ZooKeeper (which keeps them in a set) prints them.
+func (s ServerSpec) addrsString(sorted bool) string {
+	addrs := s.Addrs()
+	if sorted {
+		slices.SortStableFunc(addrs, func(a, b ServerAddr) int {
+			return cmp.Or(strings.Compare(a.Host, b.Host), a.QuorumPort-b.QuorumPort)
+		})
+	}
+	parts := make([]string, len(addrs))
+	for i, a := range addrs {
+		parts[i] = a.String()
+	}
+	return strings.Join(parts, "|")
+}
+
+// render writes the keys that differ from the defaults, for Config.String.
+func (q *QuorumShape) render(kv func(k string, v any)) {
+	if q.MultiAddressEnabled {
+		kv(MultiAddressKey, true)
+	}
+	if q.ReachabilityCheckDisabled {
+		kv(MultiAddressReachabilityKey, false)
+	}
+	if q.ReachabilityCheckTimeoutMs != 0 {
+		kv(MultiAddressTimeoutKey, q.ReachabilityCheckTimeoutMs)
+	}
+	if q.ListenOnAllIPs {
+		kv(QuorumListenOnAllIPsKey, true)
+	}
+	if q.ElectionPortBindRetry != 0 {
+		kv(ElectionPortBindRetryKey, q.ElectionPortBindRetries())
+	}
+	if q.ObserverMasterPort != 0 {
+		kv(ObserverMasterPortKey, q.ObserverMasterPort)
+	}
+}
