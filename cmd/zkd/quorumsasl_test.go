@@ -7,8 +7,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -165,48 +163,10 @@ func TestProcessEnsembleQuorumSASL(t *testing.T) {
 		t.Skip("starts processes")
 	}
 	jaas := writeTemp(t, "jaas.conf", jaasQuorumText("quorum-secret"))
-	const n = 3
-	ports := make([]int, 3*n)
-	var lns []net.Listener
-	for i := range ports {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
-		if err != nil {
-			t.Fatal(err)
-		}
-		lns = append(lns, ln)
-		ports[i] = ln.Addr().(*net.TCPAddr).Port
-	}
-	for _, ln := range lns {
-		ln.Close()
-	}
-	e := &procEnsemble{t: t}
-	for i := 1; i <= n; i++ {
-		dir := t.TempDir()
-		if err := os.WriteFile(filepath.Join(dir, "myid"), []byte(fmt.Sprint(i)), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		lines := []string{
-			"tickTime=200", "initLimit=10", "syncLimit=5", "dataDir=" + dir,
-			fmt.Sprintf("clientPort=%d", ports[3*(i-1)]), "clientPortAddress=127.0.0.1", "4lw.commands.whitelist=*",
-			"preAllocSize=1024", "quorum.auth.enableSasl=true", "quorum.auth.learnerRequireSasl=true",
-			"quorum.auth.serverRequireSasl=true", "java.security.auth.login.config=" + jaas,
-		}
-		for j := 1; j <= n; j++ {
-			lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", j, ports[3*(j-1)+1], ports[3*(j-1)+2]))
-		}
-		cfg := filepath.Join(dir, "zoo.cfg")
-		if err := os.WriteFile(cfg, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		e.dirs = append(e.dirs, dir)
-		e.cfgs = append(e.cfgs, cfg)
-		e.addrs = append(e.addrs, fmt.Sprintf("127.0.0.1:%d", ports[3*(i-1)]))
-		e.procs = append(e.procs, nil)
-	}
-	for i := 0; i < n; i++ {
-		e.start(i)
-	}
-	e.waitQuorum(n)
+	e := startProcEnsembleCfg(t, 3, 200, false, []string{
+		"quorum.auth.enableSasl=true", "quorum.auth.learnerRequireSasl=true",
+		"quorum.auth.serverRequireSasl=true", "java.security.auth.login.config=" + jaas,
+	})
 	c := connectAll(t, e.addrs)
 	if _, err := c.Create("/q", []byte("sasl"), 0, zk.WorldACL(zk.PermAll)); err != nil {
 		t.Fatal(err)
