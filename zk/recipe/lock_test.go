@@ -68,8 +68,9 @@ func mustCreate(t *testing.T, c *zk.Conn, p string, data []byte) {
 
 // exclusionRun has workers, spread over conns, increment a counter node under a Mutex,
 // rounds times each; it checks that no two ever held the lock at once and that no increment
-// was lost.
-func exclusionRun(t *testing.T, conns []*zk.Conn, perConn, rounds int) {
+// was lost. quiesce, when not nil, runs once the workers are done and before the checks read
+// the tree (it stops fault injection, which would fail those reads).
+func exclusionRun(t *testing.T, conns []*zk.Conn, perConn, rounds int, quiesce func()) {
 	ctx := testCtx(t)
 	mustCreate(t, conns[0], "/counter", []byte("0"))
 	var inside, maxInside atomic.Int32
@@ -108,6 +109,9 @@ func exclusionRun(t *testing.T, conns []*zk.Conn, perConn, rounds int) {
 		}
 	}
 	wg.Wait()
+	if quiesce != nil {
+		quiesce()
+	}
 	close(errs)
 	for err := range errs {
 		t.Fatal(err)
@@ -132,7 +136,7 @@ func testMutexExclusion(t *testing.T, e *tenv) {
 	for range 4 {
 		conns = append(conns, e.conn(t))
 	}
-	exclusionRun(t, conns, 5, 4)
+	exclusionRun(t, conns, 5, 4, nil)
 }
 
 // testMutexHerd: with 10 waiters queued (in 3 sessions), each release wakes exactly one
@@ -405,7 +409,10 @@ func testMutexConnectionChaos(t *testing.T, e *tenv) {
 			drops++
 		}
 	}()
-	exclusionRun(t, conns, 2, 6)
-	close(stop)
-	t.Logf("%s: %d connection drops", e.name, <-chaos)
+	drops := 0
+	exclusionRun(t, conns, 2, 6, func() {
+		close(stop)
+		drops = <-chaos
+	})
+	t.Logf("%s: %d connection drops", e.name, drops)
 }
