@@ -4,7 +4,6 @@ import (
 	"io"
 	"log/slog"
 	"net"
-	"os"
 	"strconv"
 	"strings"
 	"testing"
@@ -21,41 +20,20 @@ func startMultiAddrEnsemble(t *testing.T, n int, f func(*server.Config)) []*tcpM
 	live := func(i int) server.Peer {
 		return server.Peer{ID: int64(i + 1), Host: "127.0.0.2", QuorumPort: ports[4*i], ElectionPort: ports[4*i+1]}
 	}
-	var members []*tcpMember
-	for i := range n {
-		var peers []server.Peer
+	return startTCPEnsembleFull(t, n, func(i int, c *server.Config) {
+		c.Peers = nil
 		for j := range n {
 			p := live(j)
 			if j != i {
 				p = server.Peer{ID: int64(j + 1), Host: "127.0.0.1", QuorumPort: ports[4*j+2], ElectionPort: ports[4*j+3],
 					MoreAddrs: []server.PeerAddr{{Host: p.Host, QuorumPort: p.QuorumPort, ElectionPort: p.ElectionPort}}}
 			}
-			peers = append(peers, p)
-		}
-		m := &tcpMember{log: &syncBuffer{}}
-		var h slog.Handler = slog.NewTextHandler(m.log, &slog.HandlerOptions{Level: slog.LevelInfo})
-		if os.Getenv("ZKTEST_LOG") != "" {
-			h = slog.NewTextHandler(io.MultiWriter(m.log, os.Stderr), &slog.HandlerOptions{Level: slog.LevelDebug})
-		}
-		m.cfg = server.Config{
-			ListenAddr: "127.0.0.1:0", DataDir: t.TempDir(), TickTime: 200, InitLimit: 20, SyncLimit: 10,
-			ServerID: int64(i + 1), Peers: peers, PreAllocSize: 1 << 20, Logger: slog.New(h).With("sid", i+1),
-			MaxSessionTimeout: 20000,
+			c.Peers = append(c.Peers, p)
 		}
 		if f != nil {
-			f(&m.cfg)
-		}
-		members = append(members, m)
-	}
-	t.Cleanup(func() {
-		for _, m := range members {
-			m.stop()
+			f(c)
 		}
 	})
-	for _, m := range members {
-		m.start(t)
-	}
-	return members
 }
 
 // TestMultiAddressEnsemble: with every member's first address dead, election runs over the
