@@ -259,7 +259,7 @@ func (b *bench) result(workers []*worker, w window) *Result {
 	}
 	res.fill(rec, w.end.Sub(w.start))
 	res.fillServer(w.before, w.after)
-	res.ClientCPUSeconds = round3((w.cpuAfter - w.cpuBefore).Seconds())
+	res.fillClient(w.cpuAfter - w.cpuBefore)
 	res.fillMachine(w.machBefore, w.machAfter, runtime.NumCPU())
 	return res
 }
