@@ -294,7 +294,8 @@ func TestConnLatencyBracketsServer(t *testing.T) {
 	reissued := false
 	cl := &call{cb: func(cl *call) {
 		got <- outcome{cl.start, cl.end, cl.err} // before the call is reused
-		if !reissued { // once, from the reader: the reader must write it
+		// Re-issued once, from the reader, which must then write it itself.
+		if !reissued {
 			reissued = true
 			cl.setRequest(jute.OpExists, &jute.ExistsRequest{Path: "/b"})
 			if !c.enqueue(cl, false) {
