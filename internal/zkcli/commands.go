@@ -61,8 +61,8 @@ func init() {
 		{"create", "[-s] [-e] [-c] [-t ttl] path [data] [acl]", opts(flag("e", "ephemeral"), flag("s", "sequential"), flag("c", "container"), valued("t", "ttl")), cmdCreate},
 		{"delete", "[-v version] path", opts(valued("v", "version")), cmdDelete},
 		{"deleteall", "path [-b batch size]", opts(valued("b", "batch size")), cmdDeleteAll},
-		{"set", "[-s] [-v version] path data", opts(flag("s", "stats"), valued("v", "version"), flag("b", "Supply data in base64 format")), cmdSet},
-		{"get", "[-s] [-w] path", opts(flag("s", "stats"), flag("w", "watch"), flag("b", "Output data in base64 format"), flag("x", "Output data in hexdump format")), cmdGet},
+		{"set", "[-s] [-v version] path data", opts(flag("s", "stats"), valued("v", "version")), cmdSet},
+		{"get", "[-s] [-w] path", opts(flag("s", "stats"), flag("w", "watch")), cmdGet},
 		{"ls", "[-s] [-w] [-R] path", opts(flag("?", "help"), flag("s", "stat"), flag("w", "watch"), flag("R", "recurse")), cmdLs},
 		{"getAcl", "[-s] path", opts(flag("s", "stats")), cmdGetACL},
 		{"setAcl", "[-s] [-v version] [-R] path acl", opts(flag("s", "stats"), valued("v", "version"), flag("R", "recursive")), cmdSetACL},
@@ -77,7 +77,7 @@ func init() {
 			group: []string{"n", "b", "N", "B"}}, cmdDelQuota},
 		{"addauth", "scheme auth", opts(), cmdAddAuth},
 		{"config", "[-c] [-w] [-s]", opts(flag("s", "stats"), flag("w", "watch"), flag("c", "client connection string")), cmdConfig},
-		{"removewatches", "path [-c|-d|-a] [-l]", opts(flag("c", "child watcher type"), flag("d", "data watcher type"), flag("a", "any watcher type"), flag("l", "remove locally when there is no server connection"), flag("p", "persistent watcher type"), flag("r", "persistent recursive watcher type")), cmdRemoveWatches},
+		{"removewatches", "path [-c|-d|-a] [-l]", opts(flag("c", "child watcher type"), flag("d", "data watcher type"), flag("a", "any watcher type"), flag("l", "remove locally when there is no server connection")), cmdRemoveWatches},
 		{"getEphemerals", "path", opts(), cmdGetEphemerals},
 		{"getAllChildrenNumber", "path", opts(), cmdGetAllChildrenNumber},
 		{"version", "", opts(), cmdVersion},
@@ -304,7 +304,7 @@ func cmdLs(ctx context.Context, e *env) error {
 	if err != nil {
 		return keeper(err, path)
 	}
-	e.s.watch(ch)
+	e.s.watchOnce(watchChild, path, ch)
 	sort.Strings(kids)
 	if e.json() {
 		doc := map[string]any{"path": path, "children": nonNil(kids)}

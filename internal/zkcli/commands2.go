@@ -3,7 +3,6 @@ package zkcli
 import (
 	"context"
 	"encoding/base64"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"sort"
@@ -22,7 +21,7 @@ func (e *env) lsRecursive(ctx context.Context, path string, watch bool) error {
 	if watch {
 		var ch <-chan zk.Event
 		_, _, ch, err = e.c.GetW(ctx, path)
-		e.s.watch(ch)
+		e.s.watchOnce(watchData, path, ch)
 	} else {
 		_, _, err = e.c.Get(ctx, path)
 	}
@@ -49,7 +48,7 @@ func (e *env) lsRecursive(ctx context.Context, path string, watch bool) error {
 		)
 		if watch {
 			kids, _, ch, err = e.c.ChildrenW(ctx, p)
-			e.s.watch(ch)
+			e.s.watchOnce(watchChild, p, ch)
 		} else {
 			kids, _, err = e.c.Children(ctx, p)
 		}
@@ -313,13 +312,6 @@ func cmdSet(ctx context.Context, e *env) error {
 	}
 	path := e.args[1]
 	data := []byte(e.args[2])
-	if e.cl.has("b") {
-		d, err := base64.StdEncoding.DecodeString(e.args[2])
-		if err != nil {
-			return cliError("java.lang.IllegalArgumentException: " + err.Error())
-		}
-		data = d
-	}
 	v, err := e.version()
 	if err != nil {
 		return err
@@ -362,7 +354,7 @@ func cmdGet(ctx context.Context, e *env) error {
 	if err != nil {
 		return keeper(err, path)
 	}
-	e.s.watch(ch)
+	e.s.watchOnce(watchData, path, ch)
 	if e.json() {
 		doc := map[string]any{"path": path}
 		switch {
@@ -378,14 +370,9 @@ func cmdGet(ctx context.Context, e *env) error {
 		}
 		return e.emitJSON(doc)
 	}
-	switch {
-	case e.cl.has("x"):
-		e.println(strings.TrimSuffix(hex.Dump(data), "\n"))
-	case e.cl.has("b"):
-		e.println(base64.StdEncoding.EncodeToString(data))
-	case data == nil:
+	if data == nil {
 		e.println("null")
-	default:
+	} else {
 		e.println(javaString(data))
 	}
 	if e.cl.has("s") {
@@ -422,7 +409,7 @@ func cmdStat(ctx context.Context, e *env) error {
 	if err != nil {
 		return keeper(err, path)
 	}
-	e.s.watch(ch)
+	e.s.watchOnce(watchExist, path, ch)
 	if !ok {
 		return keeper(jute.ErrNoNode, path)
 	}
@@ -605,11 +592,6 @@ func cmdRemoveWatches(ctx context.Context, e *env) error {
 		t = zk.WatcherChildren
 	case e.cl.has("d"):
 		t = zk.WatcherData
-	case e.cl.has("a"):
-	case e.cl.has("p"):
-		t = zk.WatcherPersistent
-	case e.cl.has("r"):
-		t = zk.WatcherPersistentRecursive
 	}
 	if err := validatePath(path); err != nil {
 		return err
@@ -698,7 +680,7 @@ func cmdConfig(ctx context.Context, e *env) error {
 	if err != nil {
 		return keeper(err, "/zookeeper/config")
 	}
-	e.s.watch(ch)
+	e.s.watchOnce(watchData, "/zookeeper/config", ch)
 	text := "null"
 	if data != nil {
 		text = javaString(data)

@@ -73,6 +73,7 @@ type Session struct {
 	mu           sync.Mutex // guards conn and printWatches against the event goroutines
 	conn         *zk.Conn
 	printWatches bool
+	pending      map[string][]*oneTime // one-time watches by path
 	connDone     chan struct{} // closed when the current conn's event printer ends
 
 	host     string
@@ -103,6 +104,7 @@ func New(opts Options) *Session {
 		out:          &lockedWriter{mu, opts.Stdout},
 		err:          &lockedWriter{mu, opts.Stderr},
 		printWatches: true,
+		pending:      map[string][]*oneTime{},
 		history:      map[int]string{},
 	}
 }
@@ -136,6 +138,15 @@ func (s *Session) State() string {
 		return "AUTH_FAILED"
 	}
 	return "CLOSED"
+}
+
+// SetPrintWatches turns the printing of events on or off, as the printwatches command does.
+// zkcli turns it off before closing at the end of its input: zkCli.sh exits there without
+// closing, so it prints no Closed event.
+func (s *Session) SetPrintWatches(on bool) {
+	s.mu.Lock()
+	s.printWatches = on
+	s.mu.Unlock()
 }
 
 // CommandCount is the number of lines run so far (the number in zkCli.sh's prompt).
@@ -247,7 +258,74 @@ func (s *Session) printEvent(ev zk.Event) {
 	fmt.Fprintf(s.out, "\nWATCHER::\n\nWatchedEvent state:%s type:%s path:%s\n", state, typ, path)
 }
 
-// watch prints the events of a one-time or persistent watch as they come.
+// Kinds of one-time watches, as Java's client keeps them (dataWatches, existWatches,
+// childWatches).
+const (
+	watchData = iota
+	watchExist
+	watchChild
+)
+
+// oneTime is a pending one-time watch. Java's shell sets every watch with its one default
+// watcher, and the client delivers an event once to each distinct watcher, so a change that
+// fires several of the session's watches on a path prints once. The Go client has a channel
+// per watch: the first of them to deliver an event prints it and marks the others that the
+// same change fires as swallowed.
+type oneTime struct {
+	kind    int
+	swallow bool
+}
+
+// fires reports whether an event of type t fires a watch of kind k (WatchManager's rules).
+func fires(t zk.EventType, k int) bool {
+	switch t {
+	case zk.EventNodeCreated, zk.EventNodeDataChanged:
+		return k == watchData || k == watchExist
+	case zk.EventNodeChildrenChanged:
+		return k == watchChild
+	case zk.EventNodeDeleted:
+		return true
+	}
+	return false
+}
+
+// watchOnce prints the event of a one-time watch of kind on path, once per change.
+func (s *Session) watchOnce(kind int, path string, ch <-chan zk.Event) {
+	if ch == nil {
+		return
+	}
+	w := &oneTime{kind: kind}
+	s.mu.Lock()
+	s.pending[path] = append(s.pending[path], w)
+	s.mu.Unlock()
+	go func() {
+		for ev := range ch {
+			s.mu.Lock()
+			swallow := w.swallow
+			list := s.pending[path][:0]
+			for _, o := range s.pending[path] {
+				switch {
+				case o == w:
+				case !swallow && fires(ev.Type, o.kind):
+					o.swallow = true
+				default:
+					list = append(list, o)
+				}
+			}
+			if len(list) == 0 {
+				delete(s.pending, path)
+			} else {
+				s.pending[path] = list
+			}
+			s.mu.Unlock()
+			if !swallow {
+				s.printEvent(ev)
+			}
+		}
+	}()
+}
+
+// watch prints the events of a persistent watch as they come.
 func (s *Session) watch(ch <-chan zk.Event) {
 	if ch == nil {
 		return
