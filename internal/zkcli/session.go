@@ -74,7 +74,7 @@ type Session struct {
 	conn         *zk.Conn
 	printWatches bool
 	pending      map[string][]*oneTime // one-time watches by path
-	connDone     chan struct{} // closed when the current conn's event printer ends
+	connDone     chan struct{}         // closed when the current conn's event printer ends
 
 	host     string
 	history  map[int]string
