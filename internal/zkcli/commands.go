@@ -237,7 +237,10 @@ func statJSON(st *zk.Stat) *jsonStat {
 		st.Aversion, st.EphemeralOwner, st.DataLength, st.NumChildren}
 }
 
-// progress writes a progress line to Options.Progress at most every 200 ms.
+// progressInterval paces the progress line (tests set it to 0).
+var progressInterval = 200 * time.Millisecond
+
+// progress writes a progress line to Options.Progress at most every progressInterval.
 type progress struct {
 	e    *env
 	last time.Time
@@ -246,7 +249,7 @@ type progress struct {
 
 func (p *progress) update(format string, a ...any) {
 	w := p.e.s.opts.Progress
-	if w == nil || time.Since(p.last) < 200*time.Millisecond {
+	if w == nil || time.Since(p.last) < progressInterval {
 		return
 	}
 	p.last, p.used = time.Now(), true
