@@ -107,9 +107,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	}
 	s := New(opts)
 	defer s.Close()
-	fmt.Fprintln(stdout, "Connecting to "+f.server)
+	fmt.Fprintln(s.out, "Connecting to "+f.server)
 	if err := s.Connect(ctx, f.server); err != nil {
-		fmt.Fprintln(stderr, err)
+		fmt.Fprintln(s.err, err)
 		if f.wait {
 			return ExitFailed
 		}
@@ -119,8 +119,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		s.SetPrintWatches(false)
 		return code
 	}
-	fmt.Fprintln(stdout, "Welcome to ZooKeeper!")
-	fmt.Fprintln(stdout, "JLine support is disabled")
+	// Through the session's writer: the connection's event may be printing meanwhile.
+	fmt.Fprintln(s.out, "Welcome to ZooKeeper!")
+	fmt.Fprintln(s.out, "JLine support is disabled")
 	sc := bufio.NewScanner(stdin)
 	sc.Buffer(make([]byte, 64<<10), 16<<20)
 	for sc.Scan() && ctx.Err() == nil {

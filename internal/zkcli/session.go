@@ -74,7 +74,7 @@ type Session struct {
 	conn         *zk.Conn
 	printWatches bool
 	pending      map[string][]*oneTime // one-time watches by path
-	connDone     chan struct{}         // closed when the current conn's event printer ends
+	printers     sync.WaitGroup        // the goroutines printing events; they end with the session
 
 	host     string
 	history  map[int]string
@@ -174,14 +174,14 @@ func (s *Session) Connect(ctx context.Context, host string) error {
 	if err != nil {
 		return fmt.Errorf("connect to %s: %w", host, err)
 	}
-	done := make(chan struct{})
 	s.mu.Lock()
-	s.conn, s.connDone = c, done
+	s.conn = c
 	s.mu.Unlock()
 	// zk.Connect has consumed nothing: the first event is the connection, which zkCli.sh
 	// prints like any other.
+	s.printers.Add(1)
 	go func() {
-		defer close(done)
+		defer s.printers.Done()
 		for ev := range c.Events() {
 			s.printEvent(ev)
 		}
@@ -189,15 +189,19 @@ func (s *Session) Connect(ctx context.Context, host string) error {
 	return nil
 }
 
-// Close closes the connection and waits (briefly) until its last event, Closed, is printed.
+// Close closes the connection and waits (for at most 5 s) until its events, the last
+// being Closed, are printed: every watch ends with the session.
 func (s *Session) Close() {
-	s.mu.Lock()
-	c, done := s.conn, s.connDone
-	s.mu.Unlock()
+	c := s.current()
 	if c == nil {
 		return
 	}
 	c.Close()
+	done := make(chan struct{})
+	go func() {
+		s.printers.Wait()
+		close(done)
+	}()
 	select {
 	case <-done:
 	case <-time.After(5 * time.Second):
@@ -298,7 +302,9 @@ func (s *Session) watchOnce(kind int, path string, ch <-chan zk.Event) {
 	s.mu.Lock()
 	s.pending[path] = append(s.pending[path], w)
 	s.mu.Unlock()
+	s.printers.Add(1)
 	go func() {
+		defer s.printers.Done()
 		for ev := range ch {
 			s.mu.Lock()
 			swallow := w.swallow
@@ -330,7 +336,9 @@ func (s *Session) watch(ch <-chan zk.Event) {
 	if ch == nil {
 		return
 	}
+	s.printers.Add(1)
 	go func() {
+		defer s.printers.Done()
 		for ev := range ch {
 			s.printEvent(ev)
 		}
