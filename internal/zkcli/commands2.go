@@ -29,7 +29,9 @@ func (e *env) lsRecursive(ctx context.Context, path string, watch bool) error {
 		return keeper(err, path)
 	}
 	var all []string
+	count := 0
 	emit := func(p string) {
+		count++
 		if e.json() {
 			all = append(all, p)
 		} else {
@@ -66,7 +68,7 @@ func (e *env) lsRecursive(ctx context.Context, path string, watch bool) error {
 		for _, k := range kids {
 			emit(prefix + k)
 		}
-		prog.update("ls -R: %d nodes", len(all))
+		prog.update("ls -R %s: %d nodes", path, count)
 		for _, k := range kids {
 			if err := visit(prefix + k); err != nil {
 				return err

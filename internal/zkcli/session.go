@@ -454,8 +454,12 @@ func (s *Session) processZKCmd(ctx context.Context, args []string) error {
 		if len(args) >= 2 {
 			host = args[1]
 		}
-		if err := s.Connect(ctx, host); err != nil && s.opts.WaitForConnection {
-			return err
+		if err := s.Connect(ctx, host); err != nil {
+			if s.opts.WaitForConnection {
+				return err
+			}
+			// zkCli.sh would go on connecting in the background; zkcli says why it is not.
+			fmt.Fprintln(s.err, err)
 		}
 	}
 	// The commands below need a live connection.

@@ -382,15 +382,18 @@ func TestProgress(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(s.Close)
-	for i := range 20 {
-		s.Run(context.Background(), fmt.Sprintf("create /p%s", strings.Repeat("/x", i%3+1)[:0]+fmt.Sprintf("-%d", i)))
-	}
 	s.Run(context.Background(), "create /p")
 	for i := range 20 {
 		s.Run(context.Background(), fmt.Sprintf("create /p/c%d", i))
 	}
 	out.take()
 	errOut.take()
+	if code := s.Run(context.Background(), "ls -R /p"); code != 0 {
+		t.Fatalf("ls -R: exit %d", code)
+	}
+	if p := prog.take(); !strings.Contains(p, "\r\x1b[Kls -R /p: 21 nodes") {
+		t.Errorf("ls -R progress %q", p)
+	}
 	if code := s.Run(context.Background(), "deleteall /p -b 7"); code != 0 {
 		t.Fatalf("deleteall: exit %d, %q", code, errOut.take())
 	}
@@ -398,7 +401,7 @@ func TestProgress(t *testing.T) {
 	if !strings.Contains(p, "\r\x1b[Kdeleteall /p: 21 of 21 nodes deleted") || !strings.HasSuffix(p, "\r\x1b[K") {
 		t.Errorf("progress %q", p)
 	}
-	if o, e := out.take(), errOut.take(); strings.Contains(o+e, "deleteall") {
+	if o, e := out.take(), errOut.take(); strings.Contains(o+e, "deleteall") || strings.Contains(o+e, "nodes") {
 		t.Errorf("progress leaked into the output: %q %q", o, e)
 	}
 }
