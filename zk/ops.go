@@ -757,4 +757,3 @@ func (c *Conn) removeWatchesServer(ctx context.Context, path string, t WatcherTy
 	}
 	return c.call(ctx, r)
 }
-
