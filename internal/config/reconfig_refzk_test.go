@@ -48,6 +48,11 @@ func TestReconfigMatchesZooKeeper(t *testing.T) {
 		Config:           []string{"reconfigEnabled=true", "standaloneEnabled=false", "dynamicConfigFile=" + dynPath},
 		SystemProperties: []string{"-Dzookeeper.skipACL=yes"}, // reconfig is the super user's otherwise
 	})
+	// `conf` of an ensemble member, ports, role and membership included.
+	conf, err := s.Command("conf")
+	if err != nil {
+		t.Fatal(err)
+	}
 	staticBefore, err := os.ReadFile(s.ConfigPath())
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +64,11 @@ func TestReconfigMatchesZooKeeper(t *testing.T) {
 	}
 	if !c0.Dynamic().Equal(initial) || !c0.ReconfigEnabled || c0.StandaloneEnabled() || !c0.Distributed() {
 		t.Fatalf("Load: %+v", c0)
+	}
+	info := ConfInfo{DataDirSize: confInt(t, conf, "dataDirSize"), DataLogSize: confInt(t, conf, "dataLogSize"),
+		ServerID: 1, Quorum: &initial}
+	if got := c0.Conf(info); got != conf {
+		t.Errorf("Conf:\n%s\nZooKeeper's conf:\n%s", got, conf)
 	}
 
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
