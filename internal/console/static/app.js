@@ -256,7 +256,11 @@ async function search(ev) {
     st.textContent = r.matches.length + " matches, " + r.visited + " nodes visited" + (r.stopped ? " — stopped: " + r.stopped : "");
     for (const p of r.matches) {
       const li = el("li", { "data-path": p }, p);
-      li.addEventListener("click", () => { location.hash = "#tree"; showNode(p); });
+      li.addEventListener("click", () => {
+        for (const s of document.querySelectorAll(".tree-row.selected")) s.classList.remove("selected");
+        location.hash = "#tree";
+        showNode(p);
+      });
       out.append(li);
     }
   } catch (e) {
@@ -343,11 +347,14 @@ function setupCharts() {
     s.canvas = el("canvas", { width: 420, height: 160, "data-key": s.key });
     s.label = el("span", {});
     box.append(el("div", { class: "chart" }, el("h3", {}, s.title, ": ", s.label), s.canvas));
+    // Draw at the size the canvas is shown at, not stretched.
+    s.canvas.width = s.canvas.clientWidth || 420;
   }
 }
 
 function draw(s) {
   const c = s.canvas, g = c.getContext("2d");
+  c.dataset.points = s.points.length;
   const w = c.width, h = c.height, pad = 4;
   g.clearRect(0, 0, w, h);
   g.strokeStyle = "#e1e5ec";
