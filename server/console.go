@@ -123,10 +123,10 @@ func (b consoleBackend) Children(ctx context.Context, path, after string, limit 
 			noteAdminStep(len(got))
 		})
 		if err != nil {
-			return page, err
+			return console.ChildPage{}, err // the step may still be running: leave what it writes
 		}
 		if failed != nil {
-			return page, failed
+			return console.ChildPage{}, failed
 		}
 	}
 	slices.Sort(names)
@@ -159,7 +159,10 @@ func (b consoleBackend) Children(ctx context.Context, path, after string, limit 
 		}
 		noteAdminStep(len(shown))
 	})
-	return page, err
+	if err != nil {
+		return console.ChildPage{}, err
+	}
+	return page, nil
 }
 
 func (b consoleBackend) Get(ctx context.Context, path string, ids []jute.ID) (console.Node, error) {
@@ -185,10 +188,13 @@ func (b consoleBackend) Get(ctx context.Context, path string, ids []jute.ID) (co
 		out.Data = n.Data
 		out.ACL = slices.Clone(s.tree.ACL(n.ACL))
 	})
-	if err == nil && !found {
-		err = console.ErrNoNode
+	switch {
+	case err != nil:
+		return console.Node{}, err
+	case !found:
+		return console.Node{}, console.ErrNoNode
 	}
-	return out, err
+	return out, nil
 }
 
 // searchFrame is a node whose children the search is visiting.
@@ -272,7 +278,7 @@ func (b consoleBackend) Search(ctx context.Context, q console.Query) (console.Se
 			noteAdminStep(steps)
 		})
 		if err != nil {
-			return res, err
+			return console.SearchResult{}, err
 		}
 		switch {
 		case len(res.Matches) >= q.MaxMatches && len(stack) > 0:
@@ -403,9 +409,14 @@ func (s *Server) consoleSession(ctx context.Context, remote string, ids []jute.I
 			}
 		}
 	})
-	if !ok || !found {
-		c.close()
+	if !ok {
+		// The step may still be running: found is not to be read.
+		cli.Close()
 		return nil, fmt.Errorf("console session: %w", console.ErrNotServing)
+	}
+	if !found {
+		c.close()
+		return nil, fmt.Errorf("console session: its connection is gone: %w", console.ErrNotServing)
 	}
 	return c, nil
 }
@@ -487,8 +498,11 @@ func (b consoleBackend) Sessions(ctx context.Context) ([]console.Session, error)
 		}
 		noteAdminStep(len(out) + len(eph))
 	})
+	if err != nil {
+		return nil, err
+	}
 	slices.SortFunc(out, func(a, b console.Session) int { return cmp.Compare(a.ID, b.ID) })
-	return out, err
+	return out, nil
 }
 
 func (b consoleBackend) Ephemerals(ctx context.Context, session int64) ([]string, error) {
@@ -497,7 +511,10 @@ func (b consoleBackend) Ephemerals(ctx context.Context, session int64) ([]string
 		paths = b.s.tree.Ephemerals(session)
 		noteAdminStep(len(paths))
 	})
-	return paths, err
+	if err != nil {
+		return nil, err
+	}
+	return paths, nil
 }
 
 func (b consoleBackend) Watches(ctx context.Context) ([]console.PathWatches, error) {
@@ -545,9 +562,12 @@ func (b consoleBackend) Ensemble(ctx context.Context) (console.Ensemble, error) 
 			v.leader = r.leaderSid
 		}
 	})
+	if err != nil {
+		return console.Ensemble{}, err
+	}
 	e := console.Ensemble{Mode: v.mode, Leader: v.leader, Zxid: hex(v.zxid)}
-	if err != nil || !v.ensemble {
-		return e, err
+	if !v.ensemble {
+		return e, nil
 	}
 	known := make(map[int64]zab.LearnerState, len(learners))
 	for _, l := range learners {
