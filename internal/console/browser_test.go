@@ -155,7 +155,7 @@ func TestConsoleInBrowser(t *testing.T) {
 	}()
 	run("metrics", js(`location.hash = "#metrics"`), chromedp.WaitVisible(chromedp.CSS(`canvas[data-key="znode_count"]`)))
 	// A poll a second: every chart (packets/s needs two polls for its first) has drawn a few.
-	until("charts drawn", `[...document.querySelectorAll(".chart canvas")].every(c => Number(c.dataset.points) >= 6)`)
+	until("charts drawn", `[...document.querySelectorAll(".chart canvas")].every(c => Number(c.dataset.points) >= 10)`)
 	shot("metrics")
 	close(stop)
 	<-loadDone

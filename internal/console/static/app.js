@@ -91,7 +91,8 @@ function treeItem(path, c) {
   const name = path === "/" ? "/" : path.slice(path.lastIndexOf("/") + 1);
   const toggle = el("span", { class: "toggle" }, c.numChildren > 0 ? "▸" : "·");
   const row = el("div", { class: "tree-row", "data-path": path }, toggle, el("span", { class: "name" }, name));
-  if (c.numChildren > 0) row.append(el("span", { class: "count" }, c.numChildren));
+  // The root is drawn before its count is known.
+  if (c.numChildren > 0 && path !== "/") row.append(el("span", { class: "count" }, c.numChildren));
   if (c.ephemeral) row.append(el("span", { class: "eph" }, "ephemeral"));
   const li = el("li", {}, row);
   let sub = null;
@@ -369,8 +370,10 @@ function draw(s) {
   g.strokeStyle = "#2a62c9";
   g.lineWidth = 1.5;
   g.beginPath();
+  // The first points are spread over the width; from KEEP on, the chart scrolls.
+  const step = w / (Math.min(KEEP, Math.max(s.points.length, 10)) - 1);
   s.points.forEach((v, i) => {
-    const x = w - (s.points.length - 1 - i) * (w / (KEEP - 1));
+    const x = w - (s.points.length - 1 - i) * step;
     const y = h - pad - (v / top) * (h - 2 * pad);
     if (i === 0) g.moveTo(x, y); else g.lineTo(x, y);
   });
