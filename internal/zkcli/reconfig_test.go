@@ -1,10 +1,16 @@
 package zkcli
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
+	"github.com/zkd-io/zkd/internal/config"
+	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/portlock"
+	"github.com/zkd-io/zkd/internal/refzk"
 	"github.com/zkd-io/zkd/zktest"
 )
 
@@ -92,4 +98,77 @@ func TestReconfigStandalone(t *testing.T) {
 		t.Errorf("reconfig on a standalone zkd: exit %d, stdout %q, stderr %q", code, o, e)
 	}
 	sh.run("reconfig -v z -remove 2", 1, "", "-v must be followed by a long (configuration version)\n")
+}
+
+// TestReconfigMatchesZkCliSh reconfigures Apache ZooKeeper running as a one-member ensemble
+// with reconfigEnabled=true through zkCli.sh and through zkcli: the same script, accepted
+// and refused changes, prints the same.
+func TestReconfigMatchesZkCliSh(t *testing.T) {
+	t.Setenv("TZ", "UTC")
+	zkCli := needs.ZkCli(t)
+	refzk.Require(t)
+	ports := make([]int, 5)
+	for i := range ports {
+		p, lock, err := portlock.Reserve()
+		if err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { lock.Close() })
+		ports[i] = p
+	}
+	self := fmt.Sprintf("server.1=127.0.0.1:%d:%d:participant", ports[0], ports[1])
+	dynPath := filepath.Join(t.TempDir(), "zoo.cfg.dynamic.100000000")
+	if err := config.WriteDynamicConfig(dynPath, self+"\nversion=100000000", false); err != nil {
+		t.Fatal(err)
+	}
+	ref := refzk.StartStandalone(t, refzk.Options{
+		MyID:             1,
+		Config:           []string{"reconfigEnabled=true", "standaloneEnabled=false", "dynamicConfigFile=" + dynPath},
+		SystemProperties: []string{"-Dzookeeper.skipACL=yes"}, // reconfig is the super user's otherwise
+	})
+	observer := fmt.Sprintf("server.2=127.0.0.1:%d:%d:observer;127.0.0.1:%d", ports[2], ports[3], ports[4])
+	participant := fmt.Sprintf("server.3=127.0.0.1:%d:%d:participant;127.0.0.1:%d", ports[2], ports[3], ports[4])
+	// The first line makes the state both runs start from: server.1 with its client port.
+	script := strings.Join([]string{
+		"reconfig -members " + self + ";127.0.0.1:" + ref.Addr()[strings.LastIndexByte(ref.Addr(), ':')+1:],
+		"reconfig -s -add " + strings.ToUpper(observer), // zkCli.sh lower-cases the list
+		"reconfig -v 1 -remove 2",
+		"reconfig -remove 2",
+		"reconfig -add " + participant,
+		"reconfig -add server.4=127.0.0.1:1:2:observer",
+		"config",
+	}, "\n") + "\n"
+	want := versionless(runZkCliSh(t, zkCli, ref.Addr(), script))
+	// Three changes accepted, three refused (stale version, no quorum, no client port).
+	if n := count(want.stdout, "Committed new configuration:"); n != 3 || len(want.stderr) != 3 {
+		t.Fatalf("zkCli.sh did not run the script as expected:\nstdout:\n%s\nstderr:\n%s",
+			strings.Join(want.stdout, "\n"), strings.Join(want.stderr, "\n"))
+	}
+	got := versionless(runZkcli(t, ref.Addr(), script))
+	compare(t, "zkcli vs zkCli.sh on a reconfigurable ZooKeeper", want, got)
+}
+
+func count(lines []string, s string) int {
+	n := 0
+	for _, l := range lines {
+		if l == s {
+			n++
+		}
+	}
+	return n
+}
+
+// versionless hides the configuration versions, which differ between the two runs, and
+// Debian's fix of a typo in one of Apache ZooKeeper's messages, which zkcli prints as
+// Apache's releases do.
+func versionless(tr transcript) transcript {
+	for i, l := range tr.stdout {
+		if strings.HasPrefix(l, "version=") {
+			tr.stdout[i] = "version=?"
+		}
+	}
+	for i, l := range tr.stderr {
+		tr.stderr[i] = strings.Replace(l, "last commmitted config", "last committed config", 1)
+	}
+	return tr
 }
