@@ -214,9 +214,15 @@ func TestInteractiveShell(t *testing.T) {
 		t.Fatalf("exit code %d after Ctrl-D, want 0", code)
 	}
 
-	hist, err := os.ReadFile(filepath.Join(home, ".zkcli_history"))
+	histPath := filepath.Join(home, ".zkcli_history")
+	hist, err := os.ReadFile(histPath)
 	if err != nil {
 		t.Fatal(err)
+	}
+	if fi, err := os.Stat(histPath); err != nil {
+		t.Error(err)
+	} else if fi.Mode().Perm() != 0o600 {
+		t.Errorf("history file mode %v, want 0600", fi.Mode())
 	}
 	if !strings.Contains(string(hist), "ls /foo\n") || strings.Contains(string(hist), "stat /fo") {
 		t.Errorf("history file holds %q", hist)

@@ -40,6 +40,11 @@ func newLineEditor(stdin io.Reader, stdout, stderr io.Writer, home string, compl
 	}
 	if home != "" {
 		cfg.HistoryFile = filepath.Join(home, HistoryFile)
+		// The history holds addauth's passwords: create it for its owner alone (readline
+		// would create it world-readable). A file that cannot be made just means no history.
+		if f, err := os.OpenFile(cfg.HistoryFile, os.O_CREATE|os.O_RDONLY, 0o600); err == nil {
+			f.Close()
+		}
 	}
 	// readline's defaults drive the process's own stdin and stdout; Main's are the ones to
 	// use (Main checked that they are terminals).
