@@ -32,6 +32,8 @@ require (
 
 require (
 	github.com/chromedp/chromedp v0.23.0
+	github.com/chzyer/readline v1.5.1
+	github.com/creack/pty v1.1.24
 	github.com/jcmturner/gofork v1.7.6
 	github.com/jcmturner/gokrb5/v8 v8.4.4
 	github.com/klauspost/compress v1.20.4

@@ -31,8 +31,7 @@ var (
 )
 
 // normalise drops what differs between runs and servers (zxids, times, session ids), pulls
-// out the watch events, and drops the JVM's and ZooKeeper's own noise: SLF4J's warnings and
-// the usage line of reconfig, which zkcli does not have yet.
+// out the watch events, and drops the JVM's own noise: SLF4J's warnings.
 func normalise(stdout, stderr string, code int) transcript {
 	tr := transcript{code: code}
 	lines := strings.Split(strings.TrimSuffix(stdout, "\n"), "\n")
@@ -67,7 +66,7 @@ func normalise(stdout, stderr string, code int) transcript {
 		sort.Strings(tr.stdout[i+1 : j])
 	}
 	for _, l := range strings.Split(strings.TrimSuffix(stderr, "\n"), "\n") {
-		if strings.HasPrefix(l, "SLF4J:") || strings.HasPrefix(l, "\treconfig ") {
+		if strings.HasPrefix(l, "SLF4J:") {
 			continue
 		}
 		tr.stderr = append(tr.stderr, l)

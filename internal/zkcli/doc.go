@@ -16,8 +16,20 @@
 // [-w], set [-s] [-v version], delete [-v version], deleteall [-b batch size], stat [-w],
 // getAcl [-s], setAcl [-s] [-v version] [-R], addauth, addWatch [-m mode], removewatches
 // [-c|-d|-a] [-l], sync, getEphemerals, getAllChildrenNumber, whoami, config [-c] [-w] [-s],
-// listquota, setquota -n|-b|-N|-B, delquota [-n|-b|-N|-B], version, history, redo,
-// printwatches, connect, close, quit. reconfig is not there yet.
+// listquota, setquota -n|-b|-N|-B, delquota [-n|-b|-N|-B], reconfig [-s] [-v version]
+// [-file path | -members list | -add list -remove ids], version, history, redo,
+// printwatches, connect, close, quit.
+//
+// # Interactive shell
+//
+// With no command and a terminal on stdin and stdout, Main runs zkCli.sh's interactive
+// loop on a line editor (github.com/chzyer/readline): ZooKeeperMain.getPrompt's prompt,
+// history in $HOME/.zkcli_history (bounded), TAB completion of command names (first word)
+// and znode paths (a word starting with '/', from its parent's children, cached briefly),
+// Ctrl-C dropping the line and Ctrl-D ending the shell. The session's output goes through
+// the editor, so a watch event printed while a line is edited lands above the prompt, which
+// is redrawn with the line below it. It prints "JLine support is enabled" as zkCli.sh does
+// with JLine.
 //
 // # Differences from zkCli.sh
 //
@@ -33,6 +45,10 @@
 //   - Two one-time watches that one change fires print one event, as Java's single default
 //     watcher does; a persistent watch and a one-time watch on the same path each print.
 //   - version prints zkd's own line.
+//   - reconfig -file reports a configuration it cannot parse with zkd's message after
+//     "Error processing <path>", not Java's exception text.
+//   - Completion offers command names only for the first word (JLine's completer offers them
+//     for any word not starting with '/'), and puts no space after a completed path.
 //
 // # --json
 //

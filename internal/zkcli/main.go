@@ -5,10 +5,11 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/chzyer/readline"
 )
 
 // flags are ZooKeeperMain.MyCommandOptions, plus zkd's --json and Java's -D properties.
@@ -105,7 +106,22 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if isTerminal(stderr) {
 		opts.Progress = stderr
 	}
+	// No command and a terminal on both ends: zkCli.sh's interactive shell. Its output goes
+	// through the line editor, which moves the line being edited below watch events.
+	var (
+		rl   *readline.Instance
+		comp = &completer{ctx: ctx}
+	)
+	if len(f.command) == 0 && isTerminal(stdin) && isTerminal(stdout) {
+		if rl, err = newLineEditor(stdin, stdout, stderr, getenv("HOME"), comp); err != nil {
+			fmt.Fprintln(stderr, err)
+			return ExitFailed
+		}
+		defer rl.Close()
+		opts.Stdout, opts.Stderr = rl.Stdout(), rl.Stderr()
+	}
 	s := New(opts)
+	comp.s = s
 	defer s.Close()
 	fmt.Fprintln(s.out, "Connecting to "+f.server)
 	if err := s.Connect(ctx, f.server); err != nil {
@@ -118,6 +134,9 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		code := s.RunArgs(ctx, f.command)
 		s.SetPrintWatches(false)
 		return code
+	}
+	if rl != nil {
+		return s.interact(ctx, rl)
 	}
 	// Through the session's writer: the connection's event may be printing meanwhile.
 	fmt.Fprintln(s.out, "Welcome to ZooKeeper!")
@@ -136,13 +155,4 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return ExitFailed
 	}
 	return s.ExitCode()
-}
-
-func isTerminal(w io.Writer) bool {
-	f, ok := w.(*os.File)
-	if !ok {
-		return false
-	}
-	st, err := f.Stat()
-	return err == nil && st.Mode()&os.ModeCharDevice != 0
 }
