@@ -24,7 +24,7 @@ func TestRunOverTLS(t *testing.T) {
 		Certificates: []tls.Certificate{pki.Server.TLS}, ClientCAs: roots, ClientAuth: tls.RequireAndVerifyClientCert,
 	}), zktest.WithConfig(func(c *server.Config) { c.AuthProviders.X509 = true }))
 	jsonPath := filepath.Join(t.TempDir(), "out.jsonl")
-	base := []string{"run", "--servers", srv.SecureAddr(), "--progress", "0", "--duration", "300ms", "--warmup", "50ms",
+	base := []string{"run", "--servers", srv.SecureAddr(), "--progress", "0", "--ops", "40", "--warmup", "50ms",
 		"--clients", "2", "--outstanding", "4", "--keys", "50", "--data-size", "16"}
 	var stdout, stderr bytes.Buffer
 	args := append(append([]string{}, base...), "--json", jsonPath, "--tls-ca", pki.CA.CertPEM,
