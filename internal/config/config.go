@@ -169,6 +169,20 @@ type Config struct {
 	// observerMasterPort (quorumshape.go).
 	QuorumShape QuorumShape
 
+	// Dynamic reconfiguration (issue 13, dynamic.go). ReconfigEnabled is reconfigEnabled;
+	// StandaloneDisabled is standaloneEnabled=false (a single server then runs as a
+	// one-member ensemble). DynamicConfigFile is dynamicConfigFile as written (ZooKeeper
+	// opens it relative to the working directory); when set, Servers and Hierarchy come
+	// from it and DynamicVersion from its name. DynamicVersion is the version of Servers'
+	// configuration: 0 when they come from the zoo.cfg itself. NextDynamic is the
+	// configuration in <zoo.cfg>.dynamic.next (proposed, not yet committed), read only with
+	// a dynamicConfigFile, as ZooKeeper does; nil when there is none.
+	ReconfigEnabled    bool
+	StandaloneDisabled bool
+	DynamicConfigFile  string
+	DynamicVersion     int64
+	NextDynamic        *Dynamic
+
 	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
 	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
 	Unknown []string
@@ -247,8 +261,14 @@ func parse(data []byte, file string) (*Config, error) {
 	}
 	c := fileDefaults()
 	var errs []error
+	_, hasDynamicFile := last[DynamicConfigFileKey]
 	for i, p := range props {
 		if last[p.Key] != i {
+			continue
+		}
+		if hasDynamicFile && isDynamicKey(p.Key) {
+			errs = append(errs, &KeyError{File: file, Line: p.Line, Key: p.Key, Value: p.Value,
+				Err: fmt.Errorf("parameter: %s must be in a separate dynamic config file", p.Key)})
 			continue
 		}
 		err := c.set(p.Key, p.Value)
@@ -262,6 +282,11 @@ func parse(data []byte, file string) (*Config, error) {
 	}
 	if len(errs) > 0 {
 		return nil, errors.Join(errs...)
+	}
+	if hasDynamicFile {
+		if err := c.loadDynamic(file); err != nil {
+			return nil, err
+		}
 	}
 	c.resolve()
 	if err := c.validate(file); err != nil {
@@ -420,6 +445,15 @@ func (c *Config) set(key, v string) error {
 		c.setReadOnlyMode(v)
 	case LocalSessionsKey, LocalSessionsUpgradingKey:
 		err = c.setLocalSessions(key, v)
+	// Dynamic reconfiguration (issue 13): QuorumPeerConfig.parseBoolean.
+	case ReconfigEnabledKey:
+		c.ReconfigEnabled, err = parseBool(v)
+	case StandaloneEnabledKey:
+		var on bool
+		on, err = parseBool(v)
+		c.StandaloneDisabled = !on
+	case DynamicConfigFileKey:
+		c.DynamicConfigFile = v
 	default:
 		return errUnknownKey
 	}
@@ -726,10 +760,21 @@ func (c *Config) String() string {
 		kv("admin.forceHttps", true)
 	}
 	c.Metrics.render(kv)
-	for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
-		kv(fmt.Sprintf("server.%d", id), c.Servers[id].render(false))
+	if c.ReconfigEnabled {
+		kv(ReconfigEnabledKey, true)
 	}
-	c.Hierarchy.render(kv)
+	if c.StandaloneDisabled {
+		kv(StandaloneEnabledKey, false)
+	}
+	if c.DynamicConfigFile != "" {
+		// The members live in that file; ZooKeeper refuses them in both.
+		kv(DynamicConfigFileKey, c.DynamicConfigFile)
+	} else {
+		for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
+			kv(fmt.Sprintf("server.%d", id), c.Servers[id].render(false))
+		}
+		c.Hierarchy.render(kv)
+	}
 	c.QuorumShape.render(kv)
 	return b.String()
 }

@@ -75,6 +75,7 @@ server.2=zk2:2888:3888:observer;12182
 server.3=[::1]:2889:3889:participant;[::1]:12183
 admin.enableServer=false
 standaloneEnabled=false
+syncEnabled=true
 `
 	want := &Config{
 		TickTime: 1000, InitLimit: 7, SyncLimit: 3,
@@ -93,7 +94,8 @@ standaloneEnabled=false
 			2: {ID: 2, Host: "zk2", QuorumPort: 2888, ElectionPort: 3888, Observer: true, ClientPort: 12182},
 			3: {ID: 3, Host: "::1", QuorumPort: 2889, ElectionPort: 3889, ClientHost: "::1", ClientPort: 12183},
 		},
-		Unknown: []string{"standaloneEnabled"}, // admin.enableServer=false is known (AdminServer)
+		StandaloneDisabled: true,
+		Unknown:            []string{"syncEnabled"}, // admin.enableServer=false is known (AdminServer)
 	}
 	got := mustParse(t, in)
 	if !reflect.DeepEqual(got, want) {
