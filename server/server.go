@@ -104,8 +104,22 @@ type Config struct {
 	// Hierarchy is the ensemble's group.N and weight.N lines: a hierarchical quorum when set,
 	// majority otherwise.
 	Hierarchy config.Hierarchy
-	InitLimit int // ticks
-	SyncLimit int // ticks
+	// ReconfigEnabled is reconfigEnabled: dynamic reconfiguration (reconfig.go). Peers and
+	// Hierarchy are then the configuration of version ConfigVersion (0 for zoo.cfg's
+	// server.N lines, else a dynamic file's), and LastSeenConfig a newer one proposed
+	// before the server stopped (zoo.cfg.dynamic.next), or nil.
+	ReconfigEnabled bool
+	ConfigVersion   int64
+	LastSeenConfig  []byte
+	// StandaloneEnabled is standaloneEnabled: with it a reconfig must leave at least two
+	// participants.
+	StandaloneEnabled bool
+	// PersistConfig writes a configuration's files, on the storage goroutine: the committed
+	// one (next false: zoo.cfg.dynamic.<version> and zoo.cfg's dynamicConfigFile line) or
+	// a proposed one (next true: zoo.cfg.dynamic.next). nil writes nothing.
+	PersistConfig func(text []byte, version int64, next bool) error
+	InitLimit     int // ticks
+	SyncLimit     int // ticks
 	// QuorumListenOnAllIPs makes the quorum and election ports listen on every interface
 	// (quorumListenOnAllIPs); members still advertise and dial the configured addresses.
 	QuorumListenOnAllIPs bool
@@ -342,6 +356,12 @@ func New(cfg Config) (*Server, error) {
 	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())
 	if err := s.loadSessionSecret(); err != nil {
 		return nil, err
+	}
+	if s.ensembleMode() {
+		// Before recovery, which fills /zookeeper/config from it.
+		if err := s.initMembership(); err != nil {
+			return nil, err
+		}
 	}
 	loadStart := time.Now()
 	if err := s.recover(); err != nil {

@@ -7,7 +7,7 @@ import "fmt"
 // proposal commits once a quorum of voters (the leader's own ack included, given when its
 // log is durable) has acked it and every earlier proposal has committed.
 type Tracker struct {
-	qvs           []QuorumVerifier // what new proposals need a quorum of (two while a reconfig is pending)
+	qvs           []QuorumVerifier   // what new proposals need a quorum of (two while a reconfig is pending)
 	outstanding   []*pendingProposal // zxid order
 	lastProposed  int64
 	lastCommitted int64
