@@ -35,6 +35,7 @@ type config struct {
 	tls            *tls.Config
 	saslMech       string
 	sasl           func(server string) (SASLClient, error) // nil: no SASL
+	configWatch    bool
 }
 
 // WithSessionTimeout sets the session timeout to request; the server clamps it to its
@@ -188,6 +189,9 @@ func Connect(ctx context.Context, connString string, opts ...Option) (*Conn, err
 
 	select {
 	case <-c.ready:
+		if cfg.configWatch {
+			go c.followConfig()
+		}
 		return c, nil
 	case <-c.loopDone:
 		c.mu.Lock()
@@ -268,19 +272,24 @@ func (c *Conn) UpdateServerList(connString string) error {
 	if chroot(cs.chroot) != c.chroot {
 		return fmt.Errorf("zk: update server list: %w", badArgs("chroot %q differs from %q", cs.chroot, c.chroot))
 	}
+	c.updateServers(cs.servers)
+	return nil
+}
+
+// updateServers is UpdateServerList's work on a parsed list.
+func (c *Conn) updateServers(servers []string) {
 	c.mu.Lock()
 	cur := ""
 	if c.w != nil {
 		cur = c.w.addr
 	}
-	move := c.hosts.update(cs.servers, cur)
+	move := c.hosts.update(servers, cur)
 	w := c.w
 	c.mu.Unlock()
 	if move && w != nil {
 		c.log.Info("zk: moving to another server after server list update", "from", w.addr)
 		w.kill(errors.New("moving to another server after a server list update"))
 	}
-	return nil
 }
 
 // Close ends the session: requests issued before Close are answered first, then the server

@@ -24,7 +24,8 @@
 // form taking a callback with the same results: Create, Create2, CreateContainer, CreateTTL,
 // Delete, Exists, Get, Set, GetACL, SetACL, Children, AllChildrenNumber, Ephemerals, Sync,
 // Multi (and the Txn builder), MultiRead, AddWatch, CheckWatches, RemoveWatches, WhoAmI,
-// AddAuth, Reconfig and GetConfig (GetConfigW watches the configuration). Requests from any number of goroutines are pipelined on one connection
+// AddAuth, Reconfig and IncrementalReconfig, and GetConfig (GetConfigW watches the
+// configuration). Requests from any number of goroutines are pipelined on one connection
 // and answered in the order they were issued; async callbacks run one at a time, in that
 // order, on a goroutine of the client.
 //
@@ -71,7 +72,8 @@
 // UpdateServerList changes the list and moves clients with ZooKeeper's probabilistic
 // rebalancing: when 3 servers become 5, each client moves with probability 0.4, to a new
 // server, so every server ends up with a fifth of the clients; clients of removed servers
-// always move.
+// always move. With WithConfigWatch the client does that by itself after every
+// reconfiguration, taking the client addresses of the ensemble's new configuration.
 //
 // # Authentication and ACLs
 //

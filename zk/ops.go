@@ -757,33 +757,3 @@ func (c *Conn) removeWatchesServer(ctx context.Context, path string, t WatcherTy
 	}
 	return c.call(ctx, r)
 }
-
-// Reconfig changes the ensemble's membership (incremental: joining and leaving; or
-// non-incremental: newMembers) if its config version is fromConfig (-1 for any), and returns
-// the new configuration. Standalone servers answer ErrUnimplemented, servers with reconfig
-// disabled ErrReconfigDisabled.
-func (c *Conn) Reconfig(ctx context.Context, joining, leaving, newMembers string, fromConfig int64) ([]byte, *Stat, error) {
-	r, resp := reconfigReq(joining, leaving, newMembers, fromConfig)
-	if err := c.call(ctx, r); err != nil {
-		return nil, nil, err
-	}
-	return resp.Data, &resp.Stat, nil
-}
-
-// ReconfigAsync is Reconfig with a callback.
-func (c *Conn) ReconfigAsync(joining, leaving, newMembers string, fromConfig int64, cb func([]byte, *Stat, error)) {
-	r, resp := reconfigReq(joining, leaving, newMembers, fromConfig)
-	c.callAsync(r, func(err error) {
-		if err != nil {
-			cb(nil, nil, err)
-			return
-		}
-		cb(resp.Data, &resp.Stat, nil)
-	})
-}
-
-func reconfigReq(joining, leaving, newMembers string, fromConfig int64) (*request, *jute.GetDataResponse) {
-	resp := &jute.GetDataResponse{}
-	body := &jute.ReconfigRequest{JoiningServers: joining, LeavingServers: leaving, NewMembers: newMembers, CurConfigID: fromConfig}
-	return newRequest(jute.OpReconfig, "", body, resp, len(joining)+len(leaving)+len(newMembers)), resp
-}

@@ -238,7 +238,7 @@ func testSyncWhoAmIReconfig(t *testing.T, e *env) {
 		t.Fatalf("whoAmI after digest auth: %v %v", ids, err)
 	}
 	// Standalone servers do not reconfigure.
-	_, _, err = c.Reconfig(ctx, "", "", "server.9=127.0.0.1:1:2:participant;3", -1)
+	_, _, err = c.Reconfig(ctx, []string{"server.9=127.0.0.1:1:2:participant;3"}, -1)
 	if !errors.Is(err, ErrUnimplemented) && !errors.Is(err, ErrReconfigDisabled) && !errors.Is(err, ErrNoAuth) {
 		t.Fatalf("reconfig on a standalone server: %v", err)
 	}
@@ -560,7 +560,7 @@ func testAsyncCallbacks(t *testing.T, e *env) {
 	wg.Add(1)
 	c.RemoveWatchesAsync("/a", WatcherData, func(err error) { check("removeWatches", err) })
 	wg.Add(1)
-	c.ReconfigAsync("", "", "server.9=127.0.0.1:1:2:participant;3", -1, func(_ []byte, _ *Stat, err error) {
+	c.ReconfigAsync([]string{"server.9=127.0.0.1:1:2:participant;3"}, -1, func(_ []byte, _ *Stat, err error) {
 		if errors.Is(err, ErrUnimplemented) || errors.Is(err, ErrReconfigDisabled) || errors.Is(err, ErrNoAuth) {
 			err = nil
 		}

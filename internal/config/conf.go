@@ -16,6 +16,10 @@ type ConfInfo struct {
 	SnapDir, LogDir          string
 	DataDirSize, DataLogSize int64 // bytes of the files in SnapDir and LogDir
 	ServerID                 int64 // 0 for a standalone server
+	// Quorum is the ensemble's committed configuration when the server is an ensemble
+	// member (nil when standalone): `conf` then adds QuorumZooKeeperServer's lines, this
+	// server's ports and role, and the membership as /zookeeper/config holds it.
+	Quorum *Dynamic
 }
 
 // Pairs returns the lines of a standalone ZooKeeper 3.8 `conf` answer, in its order.
@@ -27,7 +31,7 @@ func (c *Config) Pairs(info ConfInfo) []KV {
 		info.LogDir = versionDir(c.DataLogDir)
 	}
 	itoa := strconv.Itoa
-	return []KV{
+	pairs := []KV{
 		{"clientPort", itoa(c.ClientPort)},
 		{"secureClientPort", "-1"}, // zkd has no TLS port
 		{"dataDir", info.SnapDir},
@@ -41,6 +45,27 @@ func (c *Config) Pairs(info ConfInfo) []KV {
 		{"clientPortListenBacklog", itoa(c.ClientPortListenBacklog)},
 		{"serverId", strconv.FormatInt(info.ServerID, 10)},
 	}
+	if info.Quorum == nil {
+		return pairs
+	}
+	me := info.Quorum.Servers[int(info.ServerID)]
+	var election, quorum []string
+	for _, a := range me.sortedAddrs() {
+		election = append(election, itoa(a.ElectionPort))
+		quorum = append(quorum, itoa(a.QuorumPort))
+	}
+	peerType := "0" // LearnerType.PARTICIPANT's ordinal
+	if me.Observer {
+		peerType = "1"
+	}
+	return append(pairs,
+		KV{"initLimit", itoa(c.InitLimit)},
+		KV{"syncLimit", itoa(c.SyncLimit)},
+		KV{"electionAlg", "3"},
+		KV{"electionPort", strings.Join(election, "|")},
+		KV{"quorumPort", strings.Join(quorum, "|")},
+		KV{"peerType", peerType},
+	)
 }
 
 // Conf is the text of the `conf` four-letter word: Pairs as "key=value\n" lines.
@@ -51,6 +76,12 @@ func (c *Config) Conf(info ConfInfo) string {
 		b.WriteByte('=')
 		b.WriteString(kv.Value)
 		b.WriteByte('\n')
+	}
+	if info.Quorum != nil {
+		// QuorumZooKeeperServer.dumpConf: a header line, then the text without a final
+		// newline.
+		b.WriteString("membership: \n")
+		b.WriteString(info.Quorum.Text())
 	}
 	return b.String()
 }

@@ -1,7 +1,10 @@
 // Package config owns zkd's settings: reading a zoo.cfg the way Apache ZooKeeper 3.8 reads it
 // (java.util.Properties syntax, ZooKeeper's key names, defaults and checks), the defaults of
 // zkd's no-argument mode, validation, and the rendering of the settings for the `conf`
-// four-letter word.
+// four-letter word. It also owns quorum configurations as dynamic reconfiguration handles
+// them (Dynamic: the /zookeeper/config text, ZooKeeper's zoo.cfg.dynamic.<version> files and
+// the edits of zoo.cfg, and the leader's computation of a reconfig request, ApplyReconfig),
+// as pure functions and file writes; running a reconfig is the server's.
 //
 // A Config holds effective values: after Parse or Defaults, settings that ZooKeeper derives from
 // others (session timeout bounds from tickTime, dataLogDir from dataDir) are already filled in.

@@ -113,7 +113,7 @@ func ParseDynamic(text []byte) (Dynamic, error) { return ParseDynamicStandalone(
 
 // ParseDynamicStandalone is ParseDynamic under the given standaloneEnabled setting.
 func ParseDynamicStandalone(text []byte, standaloneEnabled bool) (Dynamic, error) {
-	props, err := parseProperties(text)
+	props, err := parsePropertiesText(text)
 	if err != nil {
 		return Dynamic{}, illegalArg("%v", err)
 	}
@@ -193,7 +193,7 @@ func (d Dynamic) validate(standaloneEnabled bool) error {
 // NEWLEADER carry) without parsing the members: the hex value of its last version= key, 0
 // when it has none (QuorumMaj's default).
 func ConfigVersion(text []byte) (int64, error) {
-	props, err := parseProperties(text)
+	props, err := parsePropertiesText(text)
 	if err != nil {
 		return 0, fmt.Errorf("%w: %v", ErrDynamic, err)
 	}

@@ -109,7 +109,7 @@ func DynamicConfigPath(configFile string, version int64) string {
 // (ZooKeeper keeps it only in the .dynamic.next file; a committed file's version is in its
 // name). The file is replaced atomically.
 func WriteDynamicConfig(path, text string, keepVersion bool) error {
-	props, err := parseProperties([]byte(text))
+	props, err := parsePropertiesText([]byte(text))
 	if err != nil {
 		return fmt.Errorf("config: writing %s: %w", path, err)
 	}

@@ -19,9 +19,18 @@ type property struct {
 // bytes as ISO-8859-1, so every byte becomes one rune; non-ASCII text in a zoo.cfg therefore
 // means the same (mangled) thing to zkd as to ZooKeeper. Keys and values are trimmed the way
 // QuorumPeerConfig trims them (String.trim: every char <= U+0020).
-func parseProperties(data []byte) ([]property, error) {
+func parseProperties(data []byte) ([]property, error) { return parsePropertyLines(splitLines(data)) }
+
+// parsePropertiesText is parseProperties for text that ZooKeeper reads with
+// Properties.load(Reader), from a Java String rather than a file: configuration texts from
+// /zookeeper/config, peers and reconfig requests, which travel as UTF-8 (bad bytes read as
+// U+FFFD).
+func parsePropertiesText(text []byte) ([]property, error) {
+	return parsePropertyLines(splitRuneLines([]rune(string(text))))
+}
+
+func parsePropertyLines(lines []string) ([]property, error) {
 	var props []property
-	lines := splitLines(data)
 	for i := 0; i < len(lines); i++ {
 		start := i
 		line := trimLeadingSpace(lines[i])
@@ -56,6 +65,15 @@ func parseProperties(data []byte) ([]property, error) {
 
 // splitLines splits on \n, \r and \r\n and decodes each byte as ISO-8859-1.
 func splitLines(data []byte) []string {
+	rs := make([]rune, len(data))
+	for i, b := range data {
+		rs[i] = rune(b)
+	}
+	return splitRuneLines(rs)
+}
+
+// splitRuneLines splits on \n, \r and \r\n.
+func splitRuneLines(data []rune) []string {
 	var lines []string
 	var cur []rune
 	for i := 0; i < len(data); i++ {

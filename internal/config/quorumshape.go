@@ -144,14 +144,21 @@ func (s ServerSpec) Addrs() []ServerAddr {
 	return append([]ServerAddr{{s.Host, s.QuorumPort, s.ElectionPort}}, s.MoreAddrs...)
 }
 
+// sortedAddrs is Addrs in the order ZooKeeper keeps them: sorted by host, then port.
+func (s ServerSpec) sortedAddrs() []ServerAddr {
+	addrs := s.Addrs()
+	slices.SortStableFunc(addrs, func(a, b ServerAddr) int {
+		return cmp.Or(strings.Compare(a.Host, b.Host), a.QuorumPort-b.QuorumPort)
+	})
+	return addrs
+}
+
 // addrsString is the address part of QuorumServer.toString, joined with '|': sorted by
 // host when asked, as ZooKeeper (which keeps them in a set) prints them.
 func (s ServerSpec) addrsString(sorted bool) string {
 	addrs := s.Addrs()
 	if sorted {
-		slices.SortStableFunc(addrs, func(a, b ServerAddr) int {
-			return cmp.Or(strings.Compare(a.Host, b.Host), a.QuorumPort-b.QuorumPort)
-		})
+		addrs = s.sortedAddrs()
 	}
 	parts := make([]string, len(addrs))
 	for i, a := range addrs {

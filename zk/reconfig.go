@@ -1,0 +1,117 @@
+package zk
+
+import (
+	"context"
+	"strings"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+// Reconfig replaces the ensemble's membership with members (ZooKeeperAdmin.reconfigure with
+// newMembers; a non-incremental reconfig): one "server.N=host:quorumPort:electionPort[:participant|observer];[clientHost:]clientPort"
+// entry per member, plus group.N=sid:sid and weight.N=W entries for a hierarchical quorum.
+// The change applies only if the ensemble's configuration version is fromConfig (-1: any).
+// It returns the new configuration, as GetConfig would, and ConfigNode's Stat, whose Mzxid
+// is the new version.
+//
+// The server answers ErrReconfigDisabled unless started with reconfigEnabled=true,
+// ErrUnimplemented when standalone, ErrNoAuth when the session may not write ConfigNode
+// (by default only the super user may), ErrBadVersion when fromConfig is stale,
+// ErrReconfigInProgress while another reconfig is being committed, ErrNewConfigNoQuorum
+// when the new configuration's participants connected to the leader are not a quorum of
+// it, and ErrBadArguments for a configuration it cannot use.
+func (c *Conn) Reconfig(ctx context.Context, members []string, fromConfig int64) ([]byte, *Stat, error) {
+	nm := strings.Join(members, ",")
+	return c.reconfig(ctx, nil, nil, &nm, fromConfig)
+}
+
+// IncrementalReconfig adds (or updates) the joining servers, each
+// "server.N=host:quorumPort:electionPort[:participant|observer];[clientHost:]clientPort",
+// and removes the leaving ones (server ids, as decimal strings), if the ensemble's
+// configuration version is fromConfig (-1: any). Either list may be nil. The ensemble must
+// use majority quorums (ErrBadArguments otherwise). It returns what Reconfig returns, with
+// the same errors.
+func (c *Conn) IncrementalReconfig(ctx context.Context, joining, leaving []string, fromConfig int64) ([]byte, *Stat, error) {
+	return c.reconfig(ctx, joinList(joining), joinList(leaving), nil, fromConfig)
+}
+
+// ReconfigAsync is Reconfig with a callback.
+func (c *Conn) ReconfigAsync(members []string, fromConfig int64, cb func([]byte, *Stat, error)) {
+	nm := strings.Join(members, ",")
+	c.reconfigAsync(nil, nil, &nm, fromConfig, cb)
+}
+
+// IncrementalReconfigAsync is IncrementalReconfig with a callback.
+func (c *Conn) IncrementalReconfigAsync(joining, leaving []string, fromConfig int64, cb func([]byte, *Stat, error)) {
+	c.reconfigAsync(joinList(joining), joinList(leaving), nil, fromConfig, cb)
+}
+
+// joinList is StringUtils.joinStrings: nil stays null on the wire.
+func joinList(l []string) *string {
+	if l == nil {
+		return nil
+	}
+	s := strings.Join(l, ",")
+	return &s
+}
+
+func (c *Conn) reconfig(ctx context.Context, joining, leaving, newMembers *string, fromConfig int64) ([]byte, *Stat, error) {
+	r, resp := reconfigReq(joining, leaving, newMembers, fromConfig)
+	if err := c.call(ctx, r); err != nil {
+		return nil, nil, err
+	}
+	return resp.Data, &resp.Stat, nil
+}
+
+func (c *Conn) reconfigAsync(joining, leaving, newMembers *string, fromConfig int64, cb func([]byte, *Stat, error)) {
+	r, resp := reconfigReq(joining, leaving, newMembers, fromConfig)
+	c.callAsync(r, func(err error) {
+		if err != nil {
+			cb(nil, nil, err)
+			return
+		}
+		cb(resp.Data, &resp.Stat, nil)
+	})
+}
+
+func reconfigReq(joining, leaving, newMembers *string, fromConfig int64) (*request, *jute.GetDataResponse) {
+	resp := &jute.GetDataResponse{}
+	body := &reconfigRequest{joining: joining, leaving: leaving, newMembers: newMembers, curConfigID: fromConfig}
+	size := 0
+	for _, s := range []*string{joining, leaving, newMembers} {
+		if s != nil {
+			size += len(*s)
+		}
+	}
+	return newRequest(jute.OpReconfig, "", body, resp, size+3*4+8), resp
+}
+
+// reconfigRequest is jute.ReconfigRequest with null strings: ZooKeeper tells an incremental
+// reconfig (newMembers null) from a non-incremental one (newMembers set, even empty) by
+// them, and jute.ReconfigRequest cannot send a null.
+type reconfigRequest struct {
+	joining, leaving, newMembers *string
+	curConfigID                  int64
+}
+
+func (r *reconfigRequest) Encode(e *jute.Encoder) {
+	for _, s := range []*string{r.joining, r.leaving, r.newMembers} {
+		if s == nil {
+			e.Int(-1)
+		} else {
+			e.String(*s)
+		}
+	}
+	e.Long(r.curConfigID)
+}
+
+func (r *reconfigRequest) Decode(d *jute.Decoder) {
+	for _, p := range []**string{&r.joining, &r.leaving, &r.newMembers} {
+		if s, null := d.NullString(); !null {
+			*p = &s
+		} else {
+			*p = nil
+		}
+	}
+	r.curConfigID = d.Long()
+}
