@@ -104,12 +104,15 @@ type ensemble struct {
 	version  int64
 	lastSeen *config.Dynamic
 	observer bool
-	// after is where a role a reconfig ended goes without an election.
-	after      *afterReconfig
-	elect      *election.Election
-	electTimer clock.Timer
-	transport  ElectionTransport
-	st         zab.PersistentState
+	// after is where a role a reconfig ended goes without an election; flushOnLeave lets
+	// the clients' queued answers (the reconfig's among them) out before their connections
+	// close.
+	after        *afterReconfig
+	flushOnLeave bool
+	elect        *election.Election
+	electTimer   clock.Timer
+	transport    ElectionTransport
+	st           zab.PersistentState
 	// electing: an election round is running; its decision makes the next role.
 	electing bool
 	// gen counts role changes, so a completion of an older one is recognised.
@@ -254,9 +257,16 @@ func (s *Server) startLooking(reason string) {
 // disconnected, pending writes are dropped (their clients see the disconnect).
 func (s *Server) leaveRole() {
 	s.role.stop()
+	flush := s.ens.flushOnLeave
+	s.ens.flushOnLeave = false
 	for c := range s.conns {
 		s.detach(c)
-		c.close()
+		if flush {
+			// The reconfig that ended the role was answered: the answer goes out first.
+			c.sendAndClose(nil)
+		} else {
+			c.close()
+		}
 	}
 	// The pipeline is thrown away: its requests give back their outstanding slots, and
 	// closes that never committed are forgotten (the next leader decides about sessions).

@@ -210,6 +210,7 @@ func (s *Server) onConfigEvent(ev zab.ConfigEvent) {
 		}
 		if major && s.stepDown == nil {
 			s.stepDown = errReconfigured
+			s.ens.flushOnLeave = true
 		}
 	}
 }
@@ -349,11 +350,7 @@ func (s *Server) prepReconfig(req *jute.ReconfigRequest, zxid int64) ([]byte, ju
 	if err != nil {
 		return nil, jute.ErrSystemError
 	}
-	var members *string
-	if req.NewMembers != "" {
-		members = &req.NewMembers
-	}
-	next, err := config.ApplyReconfig(base, req.JoiningServers, req.LeavingServers, members, config.ReconfigOptions{
+	next, err := config.ApplyReconfig(base, jute.StrValue(req.JoiningServers), jute.StrValue(req.LeavingServers), req.NewMembers, config.ReconfigOptions{
 		Version:           zxid,
 		StandaloneEnabled: s.cfg.StandaloneEnabled,
 	})

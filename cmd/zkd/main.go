@@ -165,9 +165,9 @@ func run(args []string) error {
 		}
 		sc.InitialConfig = string(text)
 	}
-	if len(cfg.Servers) > 1 {
-		// Like ZooKeeper: more than one server.N line means an ensemble, and dataDir/myid
-		// says which member this is.
+	if len(cfg.Servers) > 1 || cfg.Distributed() {
+		// Like ZooKeeper: more than one server.N line (or one, with standaloneEnabled=false)
+		// means an ensemble, and dataDir/myid says which member this is.
 		id, err := readMyID(cfg.DataDir)
 		if err != nil {
 			return err
@@ -187,6 +187,9 @@ func run(args []string) error {
 				p.MoreAddrs = append(p.MoreAddrs, server.PeerAddr(a))
 			}
 			sc.Peers = append(sc.Peers, p)
+		}
+		if err := applyReconfig(cfg, *cfgPath, &sc, logger); err != nil {
+			return err
 		}
 	}
 
