@@ -100,14 +100,23 @@ func (s *Server) adminURL() string {
 	return s.cfg.AdminCommandURL
 }
 
-// AdminHandler serves the AdminServer's commands under commandURL ("" = /commands).
+// AdminHandler serves the AdminServer's commands under commandURL ("" = /commands), and
+// the web console under ConsoleURL (console.go).
 func (s *Server) AdminHandler(commandURL string) http.Handler {
 	if commandURL == "" {
 		commandURL = "/commands"
 	}
 	commandURL = strings.TrimSuffix(commandURL, "/")
 	snaps := s.newAdminSnapState()
+	consoleH := s.consoleHandler()
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if r.URL.Path == ConsoleURL || strings.HasPrefix(r.URL.Path, ConsoleURL+"/") {
+			if adminConnState(r) != nil {
+				w.Header().Set("Strict-Transport-Security", stsHeader)
+			}
+			consoleH.ServeHTTP(w, r)
+			return
+		}
 		rest, ok := strings.CutPrefix(r.URL.Path, commandURL)
 		if !ok || (rest != "" && rest[0] != '/') {
 			http.NotFound(w, r)

@@ -59,6 +59,7 @@ type bench struct {
 
 	// Shared state of workloads.
 	keys    []string
+	keyDir  string // the parent of keys, for keyRequest
 	data    []byte
 	next    atomic.Int64 // the memory workload's next znode
 	workers []*worker    // of the last runPipelined, for cleanup
@@ -78,9 +79,6 @@ type worker struct {
 	seq      int64        // the worker's own counter (creates, cycles)
 	done     atomic.Int64 // recorded completions, read by the progress line
 	multiOps []jute.MultiOp
-	// Request records reused from op to op.
-	pw jute.PathWatchRequest
-	sd jute.SetDataRequest
 }
 
 // mayIssue reports whether a worker may start another operation and whether it is measured.
@@ -261,7 +259,7 @@ func (b *bench) result(workers []*worker, w window) *Result {
 	}
 	res.fill(rec, w.end.Sub(w.start))
 	res.fillServer(w.before, w.after)
-	res.ClientCPUSeconds = round3((w.cpuAfter - w.cpuBefore).Seconds())
+	res.fillClient(w.cpuAfter - w.cpuBefore)
 	res.fillMachine(w.machBefore, w.machAfter, runtime.NumCPU())
 	return res
 }
@@ -322,39 +320,74 @@ func (b *bench) newWorkers(n int, conns []*conn) []*worker {
 }
 
 // pipeline keeps cfg.outstanding requests in flight until the phase or the workload ends.
+// Completed calls are recorded and re-issued by a callback on the session's reader
+// goroutine, so a request costs no goroutine switch or channel operation, and the requests
+// the replies of one read cause go out in one write.
 func (w *worker) pipeline(g gen) {
-	b := w.b
-	n := max(b.cfg.outstanding, 1)
-	done := make(chan *call, n)
-	inflight := 0
-	stopped := false
-	issue := func(c *call) {
-		if stopped {
-			return
+	p := &pipe{w: w, g: g, done: make(chan struct{})}
+	cb := p.complete
+	p.mu.Lock()
+	for range max(w.b.cfg.outstanding, 1) {
+		if !p.issue(&call{cb: cb}, true) {
+			break
 		}
-		ok, measured := b.mayIssue()
-		if !ok || !g(w, c) {
-			stopped = true
-			return
-		}
-		c.measured = measured
-		w.conn.submit(c)
-		inflight++
+		p.inflight++
 	}
-	for range n {
-		issue(&call{done: done})
+	idle := p.inflight == 0
+	p.mu.Unlock()
+	if !idle {
+		<-p.done
 	}
-	for inflight > 0 {
-		c := <-done
-		inflight--
-		if c.measured && b.measuring() {
-			w.rec.record(c.end.Sub(c.start), c.err)
-			w.done.Add(1)
+}
+
+// pipe is one worker's pipelined run. Its callbacks run on the session's reader goroutine,
+// but the first requests are issued by the worker and a lost connection completes calls on
+// whichever goroutine saw it go, so mu (uncontended while requests flow) guards the worker's
+// state: its generator, recorder and counts.
+type pipe struct {
+	w        *worker
+	g        gen
+	mu       sync.Mutex
+	inflight int
+	stopped  bool
+	done     chan struct{} // closed when the last call in flight has come back
+}
+
+// issue fills c with the next request and queues it; false when there is none to send.
+func (p *pipe) issue(c *call, wake bool) bool {
+	if p.stopped {
+		return false
+	}
+	ok, measured := p.w.b.mayIssue()
+	if !ok || !p.g(p.w, c) {
+		p.stopped = true
+		return false
+	}
+	c.measured = measured
+	if !p.w.conn.enqueue(c, wake) {
+		p.stopped = true // the session is gone
+		return false
+	}
+	return true
+}
+
+// complete records a returned call and sends the next request in its place.
+func (p *pipe) complete(c *call) {
+	w := p.w
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if c.measured && w.b.measuring() {
+		w.rec.record(c.end.Sub(c.start), c.err)
+		w.done.Add(1)
+	}
+	if errors.Is(c.err, jute.ErrConnectionLoss) {
+		p.stopped = true // the session is gone; its other calls fail on their own
+	}
+	if !p.issue(c, false) {
+		p.inflight--
+		if p.inflight == 0 {
+			close(p.done)
 		}
-		if errors.Is(c.err, jute.ErrConnectionLoss) {
-			stopped = true // the session is gone; its other calls fail on their own
-		}
-		issue(c)
 	}
 }
 

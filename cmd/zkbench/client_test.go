@@ -279,3 +279,46 @@ func TestConnClose(t *testing.T) {
 	}
 	f.hangup() // the client hangs up after the answer
 }
+
+// TestConnLatencyBracketsServer checks what a call's latency spans: its start is no later
+// than the server's receipt of the request, and its end no earlier than the server's reply,
+// for calls completed through a callback, whose follow-up requests the reader writes.
+func TestConnLatencyBracketsServer(t *testing.T) {
+	f := newFakeServer(t, 30000)
+	c := dialFake(t, f, nil)
+	type outcome struct {
+		start, end time.Time
+		err        error
+	}
+	got := make(chan outcome, 2)
+	reissued := false
+	cl := &call{cb: func(cl *call) {
+		got <- outcome{cl.start, cl.end, cl.err} // before the call is reused
+		// Re-issued once, from the reader, which must then write it itself.
+		if !reissued {
+			reissued = true
+			cl.setRequest(jute.OpExists, &jute.ExistsRequest{Path: "/b"})
+			if !c.enqueue(cl, false) {
+				t.Error("enqueue on a live connection failed")
+			}
+		}
+	}}
+	cl.setRequest(jute.OpExists, &jute.ExistsRequest{Path: "/a"})
+	c.submit(cl)
+	for i := range 2 {
+		r := f.next()
+		received := time.Now()
+		replied := time.Now()
+		f.reply(r.hdr.Xid, jute.OK, &jute.ExistsResponse{})
+		var done outcome
+		select {
+		case done = <-got:
+		case <-time.After(20 * time.Second):
+			t.Fatalf("call %d: no completion", i)
+		}
+		if done.err != nil || done.start.After(received) || done.end.Before(replied) {
+			t.Errorf("call %d: err %v, start %v after receipt %v or end %v before reply %v",
+				i, done.err, done.start, received, done.end, replied)
+		}
+	}
+}

@@ -54,6 +54,9 @@ func TestRunAgainstZkd(t *testing.T) {
 		if r.ServerRSSEnd <= 0 {
 			t.Errorf("%s: no server RSS sampled", r.Workload)
 		}
+		if r.ClientCPUPerOpUS <= 0 {
+			t.Errorf("%s: no client CPU per op", r.Workload)
+		}
 		if !strings.Contains(stdout.String(), "\n"+r.Workload+" ") {
 			t.Errorf("table has no row for %s", r.Workload)
 		}

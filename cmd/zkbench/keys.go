@@ -1,6 +1,7 @@
 package main
 
 import (
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"path"
@@ -17,6 +18,20 @@ const (
 // keyPath is the i-th key of a key space: fixed width, so every request of a workload has
 // the same size.
 func keyPath(dir string, i int) string { return fmt.Sprintf("%s/%08d", dir, i) }
+
+// appendKeyPath appends keyPath(dir, i) as a jute string (length, then bytes) to b.
+func appendKeyPath(b []byte, dir string, i int) []byte {
+	var d [20]byte
+	n := len(d)
+	for v := i; v > 0 || n > len(d)-8; v /= 10 {
+		n--
+		d[n] = byte('0' + v%10)
+	}
+	b = binary.BigEndian.AppendUint32(b, uint32(len(dir)+1+len(d)-n))
+	b = append(b, dir...)
+	b = append(b, '/')
+	return append(b, d[n:]...)
+}
 
 // keyPaths builds the whole key space once, so the hot path only indexes a slice.
 func keyPaths(dir string, n int) []string {

@@ -20,9 +20,9 @@ const (
 // tableHeader and tableRow print results as an aligned text table, a row at a time, so a
 // row appears as soon as its run ends.
 func tableHeader(w io.Writer) {
-	fmt.Fprintf(w, "%-10s %-10s %7s %4s %7s %10s %10s %7s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
+	fmt.Fprintf(w, "%-10s %-10s %7s %4s %7s %10s %10s %7s %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
 		"workload", "label", "clients", "out", "size", "ops", "ops/s", "errors",
-		"p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "srv us/op", "srv cpu%", "cli cpu%", "srv rss MB", "box%", "oth%", "stl%")
+		"p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "srv us/op", "cli us/op", "srv cpu%", "cli cpu%", "srv rss MB", "box%", "oth%", "stl%")
 }
 
 func tableRow(w io.Writer, r *Result) {
@@ -31,10 +31,10 @@ func tableRow(w io.Writer, r *Result) {
 			r.Workload, r.Label, r.Servers, r.ElapsedSeconds, r.Errors)
 		return
 	}
-	fmt.Fprintf(w, "%-10s %-10s %7d %4d %7d %10d %10.0f %7d %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
+	fmt.Fprintf(w, "%-10s %-10s %7d %4d %7d %10d %10.0f %7d %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
 		r.Workload, dash(r.Label), r.Clients, r.Outstanding, r.DataSize, r.Ops, r.OpsPerSec, r.Errors,
 		ms(r.Latency.P50), ms(r.Latency.P90), ms(r.Latency.P99), ms(r.Latency.P999), ms(r.Latency.Max),
-		opt(r.ServerCPUPerOpUS, "%.1f"), pct(r.ServerCPUSeconds, r.Seconds), pct(r.ClientCPUSeconds, r.Seconds),
+		opt(r.ServerCPUPerOpUS, "%.1f"), opt(r.ClientCPUPerOpUS, "%.2f"), pct(r.ServerCPUSeconds, r.Seconds), pct(r.ClientCPUSeconds, r.Seconds),
 		mb(r.ServerRSSEnd), opt(r.MachineBusyPct, "%.0f"), opt(r.OtherCPUPct, "%.0f"), opt(r.StealPct, "%.0f"))
 	if r.Note != "" || r.BytesPerZnode != 0 || r.Errors > 0 {
 		var extra []string
@@ -247,8 +247,11 @@ func writeComparison(w io.Writer, a, b side) {
 				return
 			}
 			r := ratio(va, vb)
-			if unit == "%m" { // a condition of the run, not a figure of the server
+			switch unit { // a condition of the run, not a figure of the server: no ratio
+			case "%m":
 				r, unit = "", "%"
+			case "µsm":
+				r, unit = "", "µs"
 			}
 			fmt.Fprintf(w, "| %s | %s | %s | %s |\n", label, num(va, unit), num(vb, unit), r)
 		}
@@ -259,6 +262,7 @@ func writeComparison(w io.Writer, a, b side) {
 		row("max latency (ms)", func(r *Result) float64 { return r.Latency.Max / 1000 }, "ms")
 		row("server CPU per op (µs)", mCPUPerOp, "µs")
 		row("server CPU (% of a core)", func(r *Result) float64 { return cpuPct(r.ServerCPUSeconds, r.Seconds) }, "%")
+		row("zkbench CPU per op (µs)", func(r *Result) float64 { return r.ClientCPUPerOpUS }, "µsm")
 		row("zkbench CPU (% of a core)", func(r *Result) float64 { return cpuPct(r.ClientCPUSeconds, r.Seconds) }, "%m")
 		row("machine CPU busy (% of all cores)", func(r *Result) float64 { return r.MachineBusyPct }, "%m")
 		row("machine CPU in iowait (%)", func(r *Result) float64 { return r.MachineIOWaitPct }, "%m")

@@ -23,6 +23,7 @@ func sampleResult(label, workload string, opsPerSec, p99us float64) *Result {
 	res.ServerCPUSeconds = 0.5
 	res.ServerCPUPerOpUS = 1e6 * 0.5 / opsPerSec
 	res.ClientCPUSeconds = 0.25
+	res.ClientCPUPerOpUS = 1e6 * 0.25 / opsPerSec
 	return res
 }
 
@@ -39,7 +40,7 @@ func TestTableRow(t *testing.T) {
 	if len(lines) != 4 {
 		t.Fatalf("want header, row, error line and wait line; got\n%s", out)
 	}
-	for _, want := range []string{"set", "zkd", "40000", "1.500", "12.5", "50", "25"} {
+	for _, want := range []string{"set", "zkd", "40000", "1.500", "12.5", "6.25", "50", "25"} {
 		if !strings.Contains(lines[1], want) {
 			t.Errorf("row lacks %q: %s", want, lines[1])
 		}
@@ -47,6 +48,9 @@ func TestTableRow(t *testing.T) {
 	// Columns line up with the header.
 	if i, j := strings.Index(lines[0], "ops/s"), strings.Index(lines[1], "40000"); i+len("ops/s") != j+len("40000") {
 		t.Errorf("ops/s column misaligned:\n%s\n%s", lines[0], lines[1])
+	}
+	if i, j := strings.Index(lines[0], "cli us/op"), strings.Index(lines[1], "6.25"); i+len("cli us/op") != j+len("6.25") {
+		t.Errorf("cli us/op column misaligned:\n%s\n%s", lines[0], lines[1])
 	}
 	if !strings.Contains(lines[2], "errors: zk: bad version: 2") {
 		t.Errorf("error line: %s", lines[2])
@@ -105,6 +109,7 @@ func TestComparison(t *testing.T) {
 		"| throughput (ops/s) | 40000 | 20000 | 2.00x |",
 		"| p99 latency (ms) | 0.500 | 0.400 | 1.25x |",
 		"| server CPU (% of a core) | 50 | 50 | 1.00x |",
+		"| zkbench CPU per op (µs) | 6.25 | 12.5 |  |",
 		"| recovery-clean | 0.500 | 4.000 | 0.12x |",
 		"| failover | skipped: no ensemble mode yet | 1.500 | — |",
 		"| errors | 0 | 0 | |",

@@ -149,7 +149,10 @@ type Result struct {
 	ServerRSSStart   int64   `json:"server_rss_start,omitempty"`
 	ServerRSSEnd     int64   `json:"server_rss_end,omitempty"`
 	BytesPerZnode    float64 `json:"bytes_per_znode,omitempty"`
+	// zkbench's own CPU (getrusage: user+system of its process) over the measured window, and
+	// per op next to the server's: how much of the machine the client took to measure it.
 	ClientCPUSeconds float64 `json:"client_cpu_s,omitempty"`
+	ClientCPUPerOpUS float64 `json:"client_cpu_us_per_op,omitempty"`
 	// The whole machine over the measured window, in percent of all CPUs: to tell a
 	// CPU-bound run (busy near 100) from one waiting on the disk (iowait) or on itself.
 	MachineBusyPct   float64 `json:"machine_busy_pct,omitempty"`
@@ -195,6 +198,18 @@ func (res *Result) fillServer(before, after procSample) {
 	}
 	res.ServerRSSStart = before.rss
 	res.ServerRSSEnd = after.rss
+}
+
+// fillClient sets zkbench's own CPU figures from its CPU time over the window; the ops
+// must be filled in already.
+func (res *Result) fillClient(cpu time.Duration) {
+	if cpu <= 0 {
+		return
+	}
+	res.ClientCPUSeconds = round3(cpu.Seconds())
+	if res.Ops > 0 {
+		res.ClientCPUPerOpUS = round3(float64(cpu.Nanoseconds()) / 1e3 / float64(res.Ops))
+	}
 }
 
 // fillMachine sets the machine-wide figures from two samples of /proc/stat, given the number

@@ -88,10 +88,15 @@ func TestResultFill(t *testing.T) {
 	if res.ServerCPUSeconds != 1 || res.ServerCPUPerOpUS != 2000 || res.ServerRSSStart != 1<<20 || res.ServerRSSEnd != 3<<20 {
 		t.Errorf("fillServer: %+v", res)
 	}
+	res.fillClient(1500 * time.Microsecond)
+	if res.ClientCPUSeconds != 0.002 || res.ClientCPUPerOpUS != 3 {
+		t.Errorf("fillClient: %v s, %v µs/op", res.ClientCPUSeconds, res.ClientCPUPerOpUS)
+	}
 	var empty Result
 	empty.fill(newRecorder(), 0)
 	empty.fillServer(procSample{}, procSample{ok: true})
-	if empty.OpsPerSec != 0 || empty.Latency.P99 != 0 || empty.ServerRSSEnd != 0 {
+	empty.fillClient(time.Second)
+	if empty.OpsPerSec != 0 || empty.Latency.P99 != 0 || empty.ServerRSSEnd != 0 || empty.ClientCPUPerOpUS != 0 {
 		t.Errorf("empty fill: %+v", empty)
 	}
 }

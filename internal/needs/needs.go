@@ -1,5 +1,5 @@
 // Package needs decides what a test does when an external tool it needs is missing: Apache
-// ZooKeeper's jars and java (see internal/refzk), python3 with kazoo, zkCli.sh, cli_mt. By
+// ZooKeeper's jars and java (see internal/refzk), python3 with kazoo, zkCli.sh, cli_mt, chromium. By
 // default the test is skipped, so that `go test ./...` works on a bare machine. With the
 // environment variable ZKD_REQUIRE_TOOLS set (CI sets it) the test fails instead, naming the
 // tool and the Debian package that provides it: a broken install must not turn a run green
@@ -113,4 +113,17 @@ func KazooSASL(t testing.TB) (python, pythonPath string) {
 		t.Fatalf("import puresasl with PYTHONPATH=%s: %v: %s", pythonPath, err, out)
 	}
 	return py, pythonPath
+}
+
+// Chromium returns the path of a headless-capable Chromium (Debian's chromium package), for
+// the web console's browser tests.
+func Chromium(t testing.TB) string {
+	t.Helper()
+	for _, name := range []string{"chromium", "chromium-browser", "google-chrome"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return path
+		}
+	}
+	Missing(t, "chromium", "chromium", "none of chromium, chromium-browser, google-chrome is in PATH")
+	return ""
 }

@@ -102,6 +102,9 @@ type lconn struct {
 	// pings counts PINGs sent; pongs counts replies: a reply proves the learner
 	// followed us when that ping was sent (TCP keeps them in order).
 	pings, pongs int64
+	// lastAck is the highest proposal the learner acked (0 before its first), for the
+	// web console's lag.
+	lastAck int64
 }
 
 type ldPhase int
@@ -469,6 +472,7 @@ func (l *Leader) onBroadcastPacket(c *lconn, p jute.QuorumPacket, r *Ready) {
 		if c.observerInfo || Counter(p.Zxid) == 0 || l.tracker == nil || l.noCommit {
 			return
 		}
+		c.lastAck = max(c.lastAck, p.Zxid)
 		if committed, moved := l.tracker.Ack(c.sid, p.Zxid); moved {
 			l.commitUpTo(committed, r)
 		}

@@ -1,0 +1,13 @@
+package datatree
+
+// ChildRange copies the child names at positions [from, to) of the node's list (clamped to
+// its length), in the list's order (no particular one), so a reader can copy a long list a
+// slice at a time, between which the list may change.
+func (n *Node) ChildRange(from, to int) []string {
+	names := n.childNames()
+	to = min(to, len(names))
+	if from >= to {
+		return nil
+	}
+	return append([]string(nil), names[from:to]...)
+}

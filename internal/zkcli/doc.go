@@ -1,0 +1,73 @@
+// Package zkcli is zkcli's command engine: ZooKeeper's zkCli.sh (ZooKeeperMain and its
+// org.apache.zookeeper.cli commands) on zkd's Go client. It owns parsing a command line as
+// zkCli.sh does (its word splitting and quoting, commons-cli's option rules), running the
+// command on a *zk.Conn, and printing exactly what zkCli.sh 3.8 prints on stdout and stderr:
+// results, the Stat printout, "Created /x" and the error texts of CliWrapperException
+// ("Node does not exist: /x", "Node already exists: /x", ...), usage lines, WATCHER:: events;
+// and returning its exit codes (0, 1 for a failed command, 127 for an unknown one).
+//
+// Session.Run runs one line (history, redo, printwatches, connect, close and quit included)
+// and returns the exit code; a REPL calls it for each line, with CommandNames, Children,
+// Host, State and CommandCount for completion and the prompt. Main is the whole zkcli
+// command line: flags, the connection, then one command from the arguments or every line of
+// stdin (zkCli.sh's non-interactive mode, banner lines included).
+//
+// Commands: ls [-s] [-w] [-R], create [-s] [-e] [-c] [-t ttl] path [data] [acl], get [-s]
+// [-w], set [-s] [-v version], delete [-v version], deleteall [-b batch size], stat [-w],
+// getAcl [-s], setAcl [-s] [-v version] [-R], addauth, addWatch [-m mode], removewatches
+// [-c|-d|-a] [-l], sync, getEphemerals, getAllChildrenNumber, whoami, config [-c] [-w] [-s],
+// listquota, setquota -n|-b|-N|-B, delquota [-n|-b|-N|-B], version, history, redo,
+// printwatches, connect, close, quit. reconfig is not there yet.
+//
+// # Differences from zkCli.sh
+//
+//   - Output follows zkCli.sh 3.8 (the reference the differential test runs): no get -b/-x,
+//     set -b or removewatches -p/-r, and WatchedEvent lines without 3.9's zxid.
+//   - Where Java lets a NumberFormatException escape (redo x, -v x) and the JVM dies with a
+//     stack trace, zkcli prints java.lang.NumberFormatException's message and goes on.
+//   - A connect that gets no session within the timeout leaves the shell unconnected
+//     ("Not connected") instead of retrying in the background; with -waitforconnection
+//     zkcli exits 1, as zkCli.sh does.
+//   - removewatches -l is accepted; the Go client always removes watches on the server.
+//   - config -c lists the servers by id (Java walks a hash table).
+//   - Two one-time watches that one change fires print one event, as Java's single default
+//     watcher does; a persistent watch and a one-time watch on the same path each print.
+//   - version prints zkd's own line.
+//
+// # --json
+//
+// With Options.JSON (zkcli --json) the read commands print one JSON document on one line
+// instead of zkCli.sh's text; errors are still text on stderr. A Stat is
+// {"czxid","mzxid","pzxid","ctime","mtime","version","cversion","aversion",
+// "ephemeralOwner","dataLength","numChildren"} (numbers; times in ms since the epoch).
+//
+//	ls                    {"path": p, "children": [names, sorted], "stat": Stat (with -s)}
+//	ls -R                 {"path": p, "paths": [every path, in zkCli.sh's order]}
+//	get                   {"path": p, "data": string or null, "stat": Stat (with -s)};
+//	                      data that is not UTF-8 is "dataBase64" instead of "data"
+//	stat                  {"path": p, "stat": Stat}
+//	getAcl                {"path": p, "acl": [{"scheme", "id", "perms": "cdrwa"}], "stat": Stat (with -s)}
+//	config                {"config": text, "client": what config -c prints, "stat": Stat (with -s)}
+//	listquota             {"path": p, "quota": {key: n}, "stats": {key: n}} (keys count, bytes,
+//	                      countHardLimit, byteHardLimit as the quota node holds them)
+//	getEphemerals         {"path": prefix, "ephemerals": [paths]}
+//	getAllChildrenNumber  {"path": p, "count": n}
+//	whoami                {"identities": [{"scheme", "user"}]}
+//
+// # Security
+//
+// As the Java client, zkcli reads its TLS and SASL settings from the -client-configuration
+// file and from -Dkey=value (on the line, or in CLIENT_JVMFLAGS / JVMFLAGS as zkCli.sh passes
+// them to java): zookeeper.client.secure=true with zookeeper.ssl.keyStore.* and
+// zookeeper.ssl.trustStore.* (PEM, PKCS12, JKS) is TLS; java.security.auth.login.config
+// names a JAAS file whose Client section (zookeeper.sasl.clientconfig) is DIGEST-MD5
+// (DigestLoginModule) or Kerberos (Krb5LoginModule with useKeyTab and keyTab; krb5.conf from
+// java.security.krb5.conf, KRB5_CONFIG or /etc/krb5.conf; service zookeeper.sasl.client.username),
+// unless zookeeper.sasl.client=false.
+//
+// # Progress
+//
+// With Options.Progress set (zkcli sets it when stderr is a terminal) deleteall and ls -R
+// rewrite one progress line there while they work, and erase it when done; scripts never
+// see it.
+package zkcli

@@ -1,0 +1,555 @@
+package zkcli
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"sort"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/zkd-io/zkd/jute"
+	"github.com/zkd-io/zkd/zk"
+)
+
+// Exit codes, ZooKeeper's ExitCode values as zkCli.sh returns them.
+const (
+	ExitOK              = 0
+	ExitFailed          = 1   // a command failed (CliException's default)
+	ExitCommandNotFound = 127 // CommandNotFoundException
+)
+
+// DefaultTimeout is zkCli.sh's session timeout when -timeout is not given.
+const DefaultTimeout = 30 * time.Second
+
+// Options configures a Session.
+type Options struct {
+	// Stdout and Stderr receive what zkCli.sh prints on them; nil discards.
+	Stdout, Stderr io.Writer
+	// JSON makes the read commands print one JSON document each (see the package doc).
+	JSON bool
+	// Timeout is the session timeout (-timeout); 0 means DefaultTimeout.
+	Timeout time.Duration
+	// ReadOnly lets the session connect to a read-only server (-r).
+	ReadOnly bool
+	// WaitForConnection makes Connect fail when no session is established within Timeout
+	// (-waitforconnection). Without it a failed connect leaves the session unconnected and
+	// commands print "Not connected".
+	WaitForConnection bool
+	// ZKOptions are passed to zk.Connect (TLS, SASL).
+	ZKOptions []zk.Option
+	// Progress, when set, receives a progress line (rewritten in place with '\r') during
+	// long operations: deleteall and ls -R of large trees. Set it only for a terminal.
+	Progress io.Writer
+	// Logger receives the client's logs; nil discards them, as zkCli.sh's default log
+	// configuration keeps them off the terminal.
+	Logger *slog.Logger
+}
+
+// lockedWriter serialises writes from commands and from the goroutines printing watch
+// events, so an event never lands inside a line.
+type lockedWriter struct {
+	mu *sync.Mutex
+	w  io.Writer
+}
+
+func (l *lockedWriter) Write(p []byte) (int, error) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.w.Write(p)
+}
+
+// Session is one zkCli session: a connection (or none), the command history, and the
+// printwatches switch. Run executes one line as zkCli.sh's executeLine does; a REPL calls it
+// for every line it reads. A Session is used by one goroutine at a time.
+type Session struct {
+	opts     Options
+	out, err io.Writer
+
+	mu           sync.Mutex // guards conn and printWatches against the event goroutines
+	conn         *zk.Conn
+	printWatches bool
+	pending      map[string][]*oneTime // one-time watches by path
+	printers     sync.WaitGroup        // the goroutines printing events; they end with the session
+
+	host     string
+	history  map[int]string
+	count    int
+	last     []string // the last parsed command: a line that parses to nothing reruns it
+	exitCode int
+	quit     bool
+}
+
+// New returns a Session that is not connected yet (see Connect).
+func New(opts Options) *Session {
+	if opts.Stdout == nil {
+		opts.Stdout = io.Discard
+	}
+	if opts.Stderr == nil {
+		opts.Stderr = io.Discard
+	}
+	if opts.Timeout <= 0 {
+		opts.Timeout = DefaultTimeout
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	mu := &sync.Mutex{}
+	return &Session{
+		opts:         opts,
+		out:          &lockedWriter{mu, opts.Stdout},
+		err:          &lockedWriter{mu, opts.Stderr},
+		printWatches: true,
+		pending:      map[string][]*oneTime{},
+		history:      map[int]string{},
+	}
+}
+
+// Quit reports whether the quit command ran: the caller should stop and exit with the
+// code Run returned.
+func (s *Session) Quit() bool { return s.quit }
+
+// ExitCode is the exit code of the last command, what zkCli.sh exits with at the end of
+// its input.
+func (s *Session) ExitCode() int { return s.exitCode }
+
+// Host is the connection string of the current (or last) connection.
+func (s *Session) Host() string { return s.host }
+
+// State is the state of the session's connection, "CLOSED" without one, in the words of
+// Java's ZooKeeper.States (for a prompt).
+func (s *Session) State() string {
+	c := s.current()
+	if c == nil {
+		return "CLOSED"
+	}
+	switch c.State() {
+	case zk.StateConnected:
+		return "CONNECTED"
+	case zk.StateConnectedReadOnly:
+		return "CONNECTEDREADONLY"
+	case zk.StateConnecting, zk.StateDisconnected:
+		return "CONNECTING"
+	case zk.StateAuthFailed:
+		return "AUTH_FAILED"
+	}
+	return "CLOSED"
+}
+
+// SetPrintWatches turns the printing of events on or off, as the printwatches command does.
+// zkcli turns it off before closing at the end of its input: zkCli.sh exits there without
+// closing, so it prints no Closed event.
+func (s *Session) SetPrintWatches(on bool) {
+	s.mu.Lock()
+	s.printWatches = on
+	s.mu.Unlock()
+}
+
+// CommandCount is the number of lines run so far (the number in zkCli.sh's prompt).
+func (s *Session) CommandCount() int { return s.count }
+
+func (s *Session) current() *zk.Conn {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.conn
+}
+
+// Connect closes the current connection, if any, and connects to host ("h:p[,h:p][/chroot]"),
+// as zkCli.sh's connectToZK does. It waits for the session up to the timeout; when that
+// fails the Session stays unconnected, and the error is returned.
+func (s *Session) Connect(ctx context.Context, host string) error {
+	s.Close()
+	s.host = host
+	opts := append([]zk.Option{zk.WithSessionTimeout(s.opts.Timeout), zk.WithLogger(s.opts.Logger)}, s.opts.ZKOptions...)
+	if s.opts.ReadOnly {
+		opts = append(opts, zk.WithReadOnly())
+	}
+	cctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
+	defer cancel()
+	c, err := zk.Connect(cctx, host, opts...)
+	if err != nil {
+		return fmt.Errorf("connect to %s: %w", host, err)
+	}
+	s.mu.Lock()
+	s.conn = c
+	s.mu.Unlock()
+	// zk.Connect has consumed nothing: the first event is the connection, which zkCli.sh
+	// prints like any other.
+	s.printers.Add(1)
+	go func() {
+		defer s.printers.Done()
+		for ev := range c.Events() {
+			s.printEvent(ev)
+		}
+	}()
+	return nil
+}
+
+// Close closes the connection and waits (for at most 5 s) until its events, the last
+// being Closed, are printed: every watch ends with the session.
+func (s *Session) Close() {
+	c := s.current()
+	if c == nil {
+		return
+	}
+	c.Close()
+	done := make(chan struct{})
+	go func() {
+		s.printers.Wait()
+		close(done)
+	}()
+	select {
+	case <-done:
+	case <-time.After(5 * time.Second):
+	}
+}
+
+// alive is Java's States.isAlive: a session that is neither closed nor failed.
+func alive(c *zk.Conn) bool {
+	if c == nil {
+		return false
+	}
+	switch c.State() {
+	case zk.StateClosed, zk.StateExpired, zk.StateAuthFailed:
+		return false
+	}
+	return true
+}
+
+// keeperState names a state as Java's Watcher.Event.KeeperState does.
+func keeperState(st zk.State) string {
+	switch st {
+	case zk.StateConnected:
+		return "SyncConnected"
+	case zk.StateDisconnected, zk.StateConnecting:
+		return "Disconnected"
+	case zk.StateExpired:
+		return "Expired"
+	case zk.StateAuthFailed:
+		return "AuthFailed"
+	case zk.StateConnectedReadOnly:
+		return "ConnectedReadOnly"
+	case zk.StateClosed:
+		return "Closed"
+	}
+	return st.String()
+}
+
+// printEvent prints an event as ZooKeeperMain's MyWatcher does, in one write.
+func (s *Session) printEvent(ev zk.Event) {
+	if ev.Type == zk.EventNotWatching {
+		return // the client's own end-of-watch marker; Java has no such event
+	}
+	s.mu.Lock()
+	on := s.printWatches
+	s.mu.Unlock()
+	if !on {
+		return
+	}
+	typ, path := "None", "null"
+	if ev.Type != zk.EventSession {
+		typ = jute.EventType(ev.Type).String()
+		path = ev.Path
+	}
+	state := keeperState(ev.State)
+	if ev.Type != zk.EventSession && !ev.State.Connected() {
+		state = "SyncConnected" // watch events come from a live connection
+	}
+	fmt.Fprintf(s.out, "\nWATCHER::\n\nWatchedEvent state:%s type:%s path:%s\n", state, typ, path)
+}
+
+// Kinds of one-time watches, as Java's client keeps them (dataWatches, existWatches,
+// childWatches).
+const (
+	watchData = iota
+	watchExist
+	watchChild
+)
+
+// oneTime is a pending one-time watch. Java's shell sets every watch with its one default
+// watcher, and the client delivers an event once to each distinct watcher, so a change that
+// fires several of the session's watches on a path prints once. The Go client has a channel
+// per watch: the first of them to deliver an event prints it and marks the others that the
+// same change fires as swallowed.
+type oneTime struct {
+	kind    int
+	swallow bool
+}
+
+// fires reports whether an event of type t fires a watch of kind k (WatchManager's rules).
+func fires(t zk.EventType, k int) bool {
+	switch t {
+	case zk.EventNodeCreated, zk.EventNodeDataChanged:
+		return k == watchData || k == watchExist
+	case zk.EventNodeChildrenChanged:
+		return k == watchChild
+	case zk.EventNodeDeleted:
+		return true
+	}
+	return false
+}
+
+// watchOnce prints the event of a one-time watch of kind on path, once per change.
+func (s *Session) watchOnce(kind int, path string, ch <-chan zk.Event) {
+	if ch == nil {
+		return
+	}
+	w := &oneTime{kind: kind}
+	s.mu.Lock()
+	s.pending[path] = append(s.pending[path], w)
+	s.mu.Unlock()
+	s.printers.Add(1)
+	go func() {
+		defer s.printers.Done()
+		for ev := range ch {
+			s.mu.Lock()
+			swallow := w.swallow
+			list := s.pending[path][:0]
+			for _, o := range s.pending[path] {
+				switch {
+				case o == w:
+				case !swallow && fires(ev.Type, o.kind):
+					o.swallow = true
+				default:
+					list = append(list, o)
+				}
+			}
+			if len(list) == 0 {
+				delete(s.pending, path)
+			} else {
+				s.pending[path] = list
+			}
+			s.mu.Unlock()
+			if !swallow {
+				s.printEvent(ev)
+			}
+		}
+	}()
+}
+
+// watch prints the events of a persistent watch as they come.
+func (s *Session) watch(ch <-chan zk.Event) {
+	if ch == nil {
+		return
+	}
+	s.printers.Add(1)
+	go func() {
+		defer s.printers.Done()
+		for ev := range ch {
+			s.printEvent(ev)
+		}
+	}()
+}
+
+// cliErr is a CliException: the message zkCli.sh prints on stderr and its exit code.
+type cliErr struct {
+	msg  string
+	code int
+}
+
+func (e *cliErr) Error() string { return e.msg }
+
+func cliError(msg string) error { return &cliErr{msg, ExitFailed} }
+
+// Run executes one line as zkCli.sh's executeLine: an empty line does nothing; any other is
+// split into words, added to the history and run. It prints what zkCli.sh prints and
+// returns the exit code zkCli.sh would exit with after it.
+func (s *Session) Run(ctx context.Context, line string) int {
+	if line == "" {
+		return s.exitCode
+	}
+	if args := splitLine(line); len(args) > 0 {
+		s.last = args
+	}
+	s.history[s.count] = line
+	s.process(ctx, s.last)
+	s.count++
+	return s.exitCode
+}
+
+// RunArgs runs one command given as words (zkcli's command-line mode: no quote handling,
+// no history) and returns its exit code.
+func (s *Session) RunArgs(ctx context.Context, args []string) int {
+	s.last = args
+	s.process(ctx, args)
+	return s.exitCode
+}
+
+// process is processCmd: a CliException's message goes to stderr and sets the exit code.
+func (s *Session) process(ctx context.Context, args []string) {
+	err := s.processZKCmd(ctx, args)
+	if s.quit {
+		return // quit exits with the previous command's code
+	}
+	var ce *cliErr
+	switch {
+	case err == nil:
+		s.exitCode = ExitOK
+	case errors.As(err, &ce):
+		s.exitCode = ce.code
+		fmt.Fprintln(s.err, ce.msg)
+	default:
+		s.exitCode = ExitFailed
+		fmt.Fprintln(s.err, err.Error())
+	}
+}
+
+func (s *Session) processZKCmd(ctx context.Context, args []string) error {
+	if len(args) < 1 {
+		s.usage()
+		return cliError("No command entered")
+	}
+	name := args[0]
+	if _, ok := commandUsage()[name]; !ok {
+		s.usage()
+		return &cliErr{"Command not found: Command not found " + name, ExitCommandNotFound}
+	}
+	switch {
+	case name == "quit":
+		s.Close()
+		s.quit = true
+		return nil
+	case name == "redo" && len(args) >= 2:
+		i, err := javaDecode(args[1])
+		if err != nil {
+			return err
+		}
+		if s.count <= i || i < 0 { // don't allow redoing this redo
+			return cliError("Command index out of range")
+		}
+		redo := splitLine(s.history[i])
+		if len(redo) > 0 {
+			s.last = redo
+		}
+		if len(s.last) > 0 && s.last[0] == "redo" {
+			return cliError("No redoing redos")
+		}
+		s.history[s.count] = s.history[i]
+		s.process(ctx, s.last)
+	case name == "history":
+		for i := s.count - 10; i <= s.count; i++ {
+			if i >= 0 {
+				fmt.Fprintf(s.out, "%d - %s\n", i, s.history[i])
+			}
+		}
+	case name == "printwatches":
+		s.mu.Lock()
+		if len(args) == 1 {
+			on := "off"
+			if s.printWatches {
+				on = "on"
+			}
+			s.mu.Unlock()
+			fmt.Fprintln(s.out, "printwatches is "+on)
+		} else {
+			s.printWatches = args[1] == "on"
+			s.mu.Unlock()
+		}
+	case name == "connect":
+		host := s.host
+		if len(args) >= 2 {
+			host = args[1]
+		}
+		if err := s.Connect(ctx, host); err != nil {
+			if s.opts.WaitForConnection {
+				return err
+			}
+			// zkCli.sh would go on connecting in the background; zkcli says why it is not.
+			fmt.Fprintln(s.err, err)
+		}
+	}
+	// The commands below need a live connection.
+	c := s.current()
+	if !alive(c) {
+		fmt.Fprintln(s.out, "Not connected")
+		return nil
+	}
+	cmd, ok := commands[name]
+	if !ok {
+		return nil
+	}
+	cl, err := cmd.opts.parse(args)
+	if err != nil {
+		return cliError(err.Error())
+	}
+	return cmd.run(ctx, &env{s: s, c: c, cl: cl, args: cl.args, raw: args, opts: cmd.opts, usage: cmd.usageStr()})
+}
+
+// javaDecode is Integer.decode, which redo's argument goes through. Java lets its
+// NumberFormatException escape and the shell dies; zkcli reports it as a failed command.
+func javaDecode(s string) (int, error) {
+	t, neg := s, false
+	if strings.HasPrefix(t, "-") {
+		t, neg = t[1:], true
+	} else {
+		t = strings.TrimPrefix(t, "+")
+	}
+	base := 10
+	switch {
+	case strings.HasPrefix(t, "0x"), strings.HasPrefix(t, "0X"):
+		t, base = t[2:], 16
+	case strings.HasPrefix(t, "#"):
+		t, base = t[1:], 16
+	case strings.HasPrefix(t, "0") && len(t) > 1:
+		t, base = t[1:], 8
+	}
+	v, err := strconv.ParseInt(t, base, 32)
+	if err != nil || t == "" || t[0] == '-' || t[0] == '+' {
+		return 0, cliError(fmt.Sprintf("java.lang.NumberFormatException: For input string: %q", s))
+	}
+	if neg {
+		v = -v
+	}
+	return int(v), nil
+}
+
+// usage is ZooKeeperMain.usage, on stderr.
+func (s *Session) usage() {
+	var b strings.Builder
+	b.WriteString("ZooKeeper -server host:port -client-configuration properties-file cmd args\n")
+	u := commandUsage()
+	for _, name := range CommandNames() {
+		b.WriteString("\t" + name + " " + u[name] + "\n")
+	}
+	io.WriteString(s.err, b.String())
+}
+
+// commandUsage maps every command to its option string, as ZooKeeperMain's commandMap.
+func commandUsage() map[string]string {
+	m := map[string]string{
+		"connect": "host:port", "history": "", "redo": "cmdno", "printwatches": "on|off", "quit": "",
+	}
+	for name, c := range commands {
+		m[name] = c.optionStr
+	}
+	return m
+}
+
+// CommandNames lists the commands in the order zkCli.sh's usage prints them (for
+// completion).
+func CommandNames() []string {
+	var names []string
+	for name := range commandUsage() {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Children returns the sorted children of path (for completion); nil when not connected.
+func (s *Session) Children(ctx context.Context, path string) ([]string, error) {
+	c := s.current()
+	if !alive(c) {
+		return nil, nil
+	}
+	kids, _, err := c.Children(ctx, path)
+	if err != nil {
+		return nil, fmt.Errorf("children of %s: %w", path, err)
+	}
+	sort.Strings(kids)
+	return kids, nil
+}

@@ -1,0 +1,614 @@
+package server
+
+import (
+	"cmp"
+	"context"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"slices"
+	"strings"
+
+	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/internal/auth"
+	"github.com/zkd-io/zkd/internal/console"
+	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/zab"
+	"github.com/zkd-io/zkd/jute"
+)
+
+// The web console's side in the server: console.Backend. Reads follow the four-letter
+// words' rules (adminview.go): the core only copies, in steps of at most adminBatch items,
+// and the large gatherings (a big child list, a search, the watch table) take a builder
+// slot. Writes are made by an internal client session: a zk client connected to this
+// server over an in-memory pipe, whose connection is given the ids the console request
+// authenticated, so the write is prepared, ACL-checked, logged and (in an ensemble)
+// proposed exactly as a client's.
+
+// ConsoleURL is where the console is served on the AdminServer's port.
+const ConsoleURL = "/console"
+
+type consoleBackend struct{ s *Server }
+
+var _ console.Backend = consoleBackend{}
+
+func (s *Server) consoleHandler() http.Handler {
+	return console.Handler(ConsoleURL, consoleBackend{s}, s.log.With("component", "console"))
+}
+
+func (b consoleBackend) Authenticate(header string, r *http.Request) ([]jute.ID, error) {
+	return b.s.adminAuthenticate(header, r)
+}
+
+func (b consoleBackend) Authorized(ids []jute.ID) (bool, error) {
+	allowed, ok := b.s.adminAuthorized(ids)
+	if !ok {
+		return false, console.ErrNotServing
+	}
+	return allowed, nil
+}
+
+func (b consoleBackend) AnonymousIDs(r *http.Request) []jute.ID {
+	host, _, err := net.SplitHostPort(r.RemoteAddr)
+	if err != nil {
+		host = r.RemoteAddr
+	}
+	return []jute.ID{{Scheme: auth.SchemeIP, ID: host}}
+}
+
+// query runs f on the core, failing when ctx ended or the server is not serving.
+func (b consoleBackend) query(ctx context.Context, f func()) error {
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	if !b.s.coreQuery(f) {
+		return console.ErrNotServing
+	}
+	return nil
+}
+
+func (b consoleBackend) builder() (func(), error) {
+	if !b.s.acquireBuilder() {
+		return nil, console.ErrNotServing
+	}
+	return releaseBuilder, nil
+}
+
+func (s *Server) consoleCanRead(aclKey int64, ids []jute.ID) bool {
+	return s.cfg.SkipACL || s.cfg.AuthProviders.Check(s.tree.ACL(aclKey), jute.PermRead, ids)
+}
+
+func checkPath(path string) error {
+	if !datatree.ValidatePath(path) {
+		return fmt.Errorf("%w: invalid path %q", console.ErrBadRequest, path)
+	}
+	return nil
+}
+
+// Children copies the child list adminBatch names per core step (a scan of a list that may
+// change between steps: a name moved by a delete can be missed, one listed twice is
+// de-duplicated), then sorts and pages it here, and looks up the page's counts in one
+// more step.
+func (b consoleBackend) Children(ctx context.Context, path, after string, limit int, ids []jute.ID) (console.ChildPage, error) {
+	page := console.ChildPage{Path: path, Children: []console.Child{}}
+	if err := checkPath(path); err != nil {
+		return page, err
+	}
+	release, err := b.builder()
+	if err != nil {
+		return page, err
+	}
+	defer release()
+	s := b.s
+	var names []string
+	for done := false; !done; {
+		var failed error
+		err := b.query(ctx, func() {
+			n := s.node(path)
+			switch {
+			case n == nil:
+				failed = console.ErrNoNode
+				return
+			case !s.consoleCanRead(n.ACL, ids):
+				failed = fmt.Errorf("%w: no READ permission on %s", console.ErrNoAuth, path)
+				return
+			}
+			from := len(names)
+			got := n.ChildRange(from, from+adminBatch)
+			names = append(names, got...)
+			done = from+len(got) >= n.NumChildren()
+			noteAdminStep(len(got))
+		})
+		if err != nil {
+			return console.ChildPage{}, err // the step may still be running: leave what it writes
+		}
+		if failed != nil {
+			return console.ChildPage{}, failed
+		}
+	}
+	slices.Sort(names)
+	names = slices.Compact(names)
+	page.Total = len(names)
+	start := 0
+	if after != "" {
+		i, found := slices.BinarySearch(names, after)
+		if found {
+			i++
+		}
+		start = i
+	}
+	end := min(start+limit, len(names))
+	shown := names[start:end]
+	if end < len(names) && len(shown) > 0 {
+		page.Next = shown[len(shown)-1]
+	}
+	page.Children = make([]console.Child, len(shown))
+	err = b.query(ctx, func() {
+		for i, name := range shown {
+			c := console.Child{Name: name}
+			if n := s.tree.Get(datatree.Join(path, name)); n != nil {
+				c.NumChildren = int32(n.NumChildren())
+				c.Ephemeral = s.tree.IsEphemeral(n)
+			} else {
+				c.Gone = true
+			}
+			page.Children[i] = c
+		}
+		noteAdminStep(len(shown))
+	})
+	if err != nil {
+		return console.ChildPage{}, err
+	}
+	return page, nil
+}
+
+func (b consoleBackend) Get(ctx context.Context, path string, ids []jute.ID) (console.Node, error) {
+	out := console.Node{Path: path}
+	if err := checkPath(path); err != nil {
+		return out, err
+	}
+	s := b.s
+	found := false
+	err := b.query(ctx, func() {
+		n := s.node(path)
+		if n == nil {
+			return
+		}
+		found = true
+		out.Stat = s.tree.StatOf(n)
+		if !s.consoleCanRead(n.ACL, ids) {
+			out.DataHidden = true
+			return
+		}
+		// Data is never changed in place (a setData installs a new slice): it may be
+		// formatted off the core. The ACL list is shared and read-only too.
+		out.Data = n.Data
+		out.ACL = slices.Clone(s.tree.ACL(n.ACL))
+	})
+	switch {
+	case err != nil:
+		return console.Node{}, err
+	case !found:
+		return console.Node{}, console.ErrNoNode
+	}
+	return out, nil
+}
+
+// searchFrame is a node whose children the search is visiting.
+type searchFrame struct {
+	parent string
+	names  []string
+	next   int
+}
+
+// Search walks the tree depth-first, adminBatch nodes per core step, descending only into
+// nodes the ids may read and, for a prefix, only where the prefix can still match. A node
+// with many children has its names copied when visited, as a snapshot walk does.
+func (b consoleBackend) Search(ctx context.Context, q console.Query) (console.SearchResult, error) {
+	var res console.SearchResult
+	release, err := b.builder()
+	if err != nil {
+		return res, err
+	}
+	defer release()
+	s := b.s
+	match := func(p string) bool { return strings.Contains(p, q.Text) }
+	descend := func(string) bool { return true }
+	start := "/"
+	if q.Prefix {
+		match = func(p string) bool { return strings.HasPrefix(p, q.Text) }
+		descend = func(p string) bool {
+			return strings.HasPrefix(p, q.Text) || strings.HasPrefix(q.Text, strings.TrimSuffix(p, "/")+"/")
+		}
+		// Start at the deepest ancestor of the prefix that is a whole path.
+		start = q.Text
+		if start != "/" {
+			start = strings.TrimSuffix(start, "/")
+			if !datatree.ValidatePath(start) {
+				start = datatree.Parent(start)
+			}
+		}
+	}
+	var stack []searchFrame
+	visit := func(p string, n *datatree.Node) {
+		res.Visited++
+		if match(p) {
+			res.Matches = append(res.Matches, p)
+		}
+		if n.NumChildren() > 0 && descend(p) && s.consoleCanRead(n.ACL, q.IDs) {
+			stack = append(stack, searchFrame{parent: p, names: n.Children()})
+		}
+	}
+	first := true
+	for {
+		err := b.query(ctx, func() {
+			steps := 0
+			if first {
+				first = false
+				// The start may not exist (a prefix no path has): its nearest existing
+				// ancestor is walked instead.
+				p := start
+				for s.tree.Get(p) == nil && p != "/" {
+					p = datatree.Parent(p)
+				}
+				if n := s.tree.Get(p); n != nil {
+					visit(p, n)
+					steps++
+				}
+			}
+			for steps < adminBatch && len(stack) > 0 && len(res.Matches) < q.MaxMatches && res.Visited < q.MaxVisited {
+				f := &stack[len(stack)-1]
+				if f.next == len(f.names) {
+					stack = stack[:len(stack)-1]
+					continue
+				}
+				p := datatree.Join(f.parent, f.names[f.next])
+				f.next++
+				if q.Prefix && !descend(p) {
+					continue
+				}
+				if n := s.tree.Get(p); n != nil {
+					visit(p, n)
+					steps++
+				}
+			}
+			noteAdminStep(steps)
+		})
+		if err != nil {
+			return console.SearchResult{}, err
+		}
+		switch {
+		case len(res.Matches) >= q.MaxMatches && len(stack) > 0:
+			res.Stopped = fmt.Sprintf("found %d matches, the most this search returns", q.MaxMatches)
+		case res.Visited >= q.MaxVisited && len(stack) > 0:
+			res.Stopped = fmt.Sprintf("visited %d nodes, the most this search walks", q.MaxVisited)
+		case len(stack) > 0:
+			continue
+		}
+		slices.Sort(res.Matches)
+		return res, nil
+	}
+}
+
+// consolePipe is the server end of an internal session's connection: the client's address
+// is that of the console's HTTP client, so per-address limits and ip ids apply to it.
+type consolePipe struct {
+	net.Conn
+	remote net.Addr
+}
+
+func (p *consolePipe) RemoteAddr() net.Addr { return p.remote }
+
+// consoleClient is the client end of an internal session: just enough of the wire protocol
+// for one request. (The zk package cannot be used here: its tests import the server.)
+type consoleClient struct {
+	nc  net.Conn
+	xid int32
+}
+
+func (c *consoleClient) writeFrame(b []byte) error {
+	var l [4]byte
+	binary.BigEndian.PutUint32(l[:], uint32(len(b)))
+	_, err := c.nc.Write(append(l[:], b...))
+	return err
+}
+
+func (c *consoleClient) readFrame() ([]byte, error) {
+	var l [4]byte
+	if _, err := io.ReadFull(c.nc, l[:]); err != nil {
+		return nil, err
+	}
+	b := make([]byte, binary.BigEndian.Uint32(l[:]))
+	_, err := io.ReadFull(c.nc, b)
+	return b, err
+}
+
+// call sends one request and decodes its reply into resp; a reply's error code is
+// returned as a jute.Code. Notifications cannot arrive: the session sets no watches.
+func (c *consoleClient) call(op jute.OpCode, body, resp jute.Record) error {
+	c.xid++
+	e := jute.Encoder{}
+	(&jute.RequestHeader{Xid: c.xid, Type: op}).Encode(&e)
+	if body != nil {
+		body.Encode(&e)
+	}
+	if err := c.writeFrame(e.Buf); err != nil {
+		return fmt.Errorf("console session: send %v: %w", op, err)
+	}
+	b, err := c.readFrame()
+	if err != nil {
+		return fmt.Errorf("console session: reply to %v: %w", op, err)
+	}
+	d := jute.NewDecoder(b)
+	var h jute.ReplyHeader
+	h.Decode(d)
+	switch {
+	case d.Err() != nil:
+		return fmt.Errorf("console session: reply to %v: %w", op, d.Err())
+	case h.Xid != c.xid:
+		return fmt.Errorf("console session: reply xid %d to %v, want %d", h.Xid, op, c.xid)
+	case h.Err != jute.OK:
+		return h.Err
+	}
+	if resp != nil {
+		resp.Decode(d)
+		if d.Err() != nil {
+			return fmt.Errorf("console session: reply to %v: %w", op, d.Err())
+		}
+	}
+	return nil
+}
+
+// consoleSession connects an internal session (see the top of the file) from remote and
+// gives its connection ids before any request is sent on it. Closing the returned client
+// closes the session.
+func (s *Server) consoleSession(ctx context.Context, remote string, ids []jute.ID) (*consoleClient, error) {
+	addr, err := net.ResolveTCPAddr("tcp", remote)
+	if err != nil {
+		return nil, fmt.Errorf("console session: client address %q: %w", remote, err)
+	}
+	cli, srv := net.Pipe()
+	p := &consolePipe{Conn: srv, remote: addr}
+	if dl, ok := ctx.Deadline(); ok {
+		cli.SetDeadline(dl)
+	}
+	s.newConn(p)
+	c := &consoleClient{nc: cli}
+	// The shortest timeout the server allows: a session the console could not close
+	// (the pipe broke) goes away soon.
+	req := &jute.ConnectRequest{TimeOut: int32(s.cfg.MinSessionTimeout), Passwd: make([]byte, 16)}
+	var resp jute.ConnectResponse
+	if err := c.writeFrame(jute.Marshal(req)); err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("console session: connect: %w", err)
+	}
+	b, err := c.readFrame()
+	if err == nil {
+		err = jute.Unmarshal(b, &resp)
+	}
+	if err == nil && resp.SessionID == 0 {
+		err = errors.New("refused")
+	}
+	if err != nil {
+		cli.Close()
+		return nil, fmt.Errorf("console session: connect: %w: %w", console.ErrNotServing, err)
+	}
+	found := false
+	ok := s.Query(func() {
+		s.connsMu.Lock()
+		defer s.connsMu.Unlock()
+		for sc := range s.allConns {
+			if sc.nc == net.Conn(p) && sc.sess != nil && !sc.gone {
+				for _, id := range ids {
+					sc.addAuthID(id)
+				}
+				found = true
+			}
+		}
+	})
+	if !ok {
+		// The step may still be running: found is not to be read.
+		cli.Close()
+		return nil, fmt.Errorf("console session: %w", console.ErrNotServing)
+	}
+	if !found {
+		c.close()
+		return nil, fmt.Errorf("console session: its connection is gone: %w", console.ErrNotServing)
+	}
+	return c, nil
+}
+
+// close ends the session (closeSession, answered once applied) and the connection.
+func (c *consoleClient) close() {
+	c.call(jute.OpCloseSession, nil, nil)
+	c.nc.Close()
+}
+
+// consoleErr maps a reply's error code to the console's errors.
+func consoleErr(err error) error {
+	switch {
+	case errors.Is(err, jute.ErrNoNode):
+		return fmt.Errorf("%w: %w", console.ErrNoNode, err)
+	case errors.Is(err, jute.ErrNoAuth):
+		return fmt.Errorf("%w: %w", console.ErrNoAuth, err)
+	case errors.Is(err, jute.ErrBadVersion):
+		return fmt.Errorf("%w: %w", console.ErrBadVersion, err)
+	case errors.Is(err, jute.ErrBadArguments), errors.Is(err, jute.ErrInvalidACL):
+		return fmt.Errorf("%w: %w", console.ErrBadRequest, err)
+	}
+	return err
+}
+
+func (b consoleBackend) write(ctx context.Context, remote string, ids []jute.ID, op jute.OpCode, body jute.Record) (jute.Stat, error) {
+	c, err := b.s.consoleSession(ctx, remote, ids)
+	if err != nil {
+		return jute.Stat{}, err
+	}
+	defer c.close()
+	var resp jute.StatResponse
+	if err := c.call(op, body, &resp); err != nil {
+		return jute.Stat{}, consoleErr(err)
+	}
+	return resp.Stat, nil
+}
+
+func (b consoleBackend) Set(ctx context.Context, remote, path string, data []byte, version int32, ids []jute.ID) (jute.Stat, error) {
+	if err := checkPath(path); err != nil {
+		return jute.Stat{}, err
+	}
+	return b.write(ctx, remote, ids, jute.OpSetData, &jute.SetDataRequest{Path: path, Data: data, Version: version})
+}
+
+func (b consoleBackend) SetACL(ctx context.Context, remote, path string, acl []jute.ACL, version int32, ids []jute.ID) (jute.Stat, error) {
+	if err := checkPath(path); err != nil {
+		return jute.Stat{}, err
+	}
+	return b.write(ctx, remote, ids, jute.OpSetACL, &jute.SetACLRequest{Path: path, ACL: acl, Version: version})
+}
+
+// Sessions copies the sessions in one core step, as cons copies the connections: the
+// sessions with a connection here, and those the session tracker holds (a leader's or a
+// standalone server's, connected anywhere).
+func (b consoleBackend) Sessions(ctx context.Context) ([]console.Session, error) {
+	s := b.s
+	var out []console.Session
+	err := b.query(ctx, func() {
+		eph := s.tree.EphemeralSessions()
+		seen := make(map[int64]bool, len(s.sessions))
+		for id, sess := range s.sessions {
+			if !sess.valid || sess.closing {
+				continue
+			}
+			row := console.Session{ID: id, Timeout: sess.timeout, Ephemerals: eph[id]}
+			if c := sess.conn; c != nil && !c.gone {
+				row.Remote = c.remote
+			}
+			out = append(out, row)
+			seen[id] = true
+		}
+		if s.role.ownsSessions() {
+			for _, in := range s.tracker.All() {
+				if !seen[in.ID] {
+					out = append(out, console.Session{ID: in.ID, Timeout: in.Timeout, Ephemerals: eph[in.ID]})
+				}
+			}
+		}
+		noteAdminStep(len(out) + len(eph))
+	})
+	if err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b console.Session) int { return cmp.Compare(a.ID, b.ID) })
+	return out, nil
+}
+
+func (b consoleBackend) Ephemerals(ctx context.Context, session int64) ([]string, error) {
+	var paths []string
+	err := b.query(ctx, func() {
+		paths = b.s.tree.Ephemerals(session)
+		noteAdminStep(len(paths))
+	})
+	if err != nil {
+		return nil, err
+	}
+	return paths, nil
+}
+
+func (b consoleBackend) Watches(ctx context.Context) ([]console.PathWatches, error) {
+	release, err := b.builder()
+	if err != nil {
+		return nil, err
+	}
+	defer release()
+	v, ok := b.s.gatherWatches()
+	if !ok {
+		return nil, console.ErrNotServing
+	}
+	var out []console.PathWatches
+	for _, p := range v.byPath() {
+		ids := make([]string, len(p.Sessions))
+		for i, id := range p.Sessions {
+			ids[i] = hex(id)
+		}
+		out = append(out, console.PathWatches{Path: p.Path, Sessions: ids})
+	}
+	return out, nil
+}
+
+func (b consoleBackend) Ensemble(ctx context.Context) (console.Ensemble, error) {
+	s := b.s
+	var (
+		v        quorumView
+		learners []zab.LearnerState
+		proposed int64
+	)
+	err := b.query(ctx, func() {
+		v.ensemble = s.ensembleMode()
+		v.mode = s.role.mode()
+		v.zxid = s.tree.LastZxid()
+		v.leader = -1
+		switch r := s.role.(type) {
+		case *leaderRole:
+			v.leader = s.cfg.ServerID
+			if r.zl != nil {
+				learners, proposed = r.zl.Learners(), r.zl.LastProposed()
+			}
+		case followerRole:
+			v.leader = r.leaderSid
+		case observerRole:
+			v.leader = r.leaderSid
+		}
+	})
+	if err != nil {
+		return console.Ensemble{}, err
+	}
+	e := console.Ensemble{Mode: v.mode, Leader: v.leader, Zxid: hex(v.zxid)}
+	if !v.ensemble {
+		return e, nil
+	}
+	known := make(map[int64]zab.LearnerState, len(learners))
+	for _, l := range learners {
+		known[l.Sid] = l
+	}
+	peers := slices.Clone(s.cfg.Peers)
+	slices.SortFunc(peers, func(a, b Peer) int { return cmp.Compare(a.ID, b.ID) })
+	for _, p := range peers {
+		m := console.Member{ID: p.ID, Quorum: p.quorumAddr(), Election: p.electionAddr(), Observer: p.Observer,
+			Leader: p.ID == v.leader, Self: p.ID == s.cfg.ServerID}
+		if m.Self {
+			m.Zxid = hex(v.zxid)
+		}
+		if l, ok := known[p.ID]; ok {
+			m.Known, m.Synced = true, l.Synced
+			// Lag counts proposals of this epoch the learner has not acked; an observer
+			// acks nothing, so the leader cannot tell.
+			if !l.Observer && l.LastAck > 0 {
+				m.Zxid = hex(l.LastAck)
+				if l.LastAck>>32 == proposed>>32 {
+					lag := max(0, proposed-l.LastAck)
+					m.Lag = &lag
+				}
+			}
+		}
+		e.Members = append(e.Members, m)
+	}
+	return e, nil
+}
+
+func (b consoleBackend) Metrics(ctx context.Context) (map[string]any, error) {
+	if err := ctx.Err(); err != nil {
+		return nil, err
+	}
+	st, ok := b.s.gatherStats()
+	if !ok {
+		return nil, console.ErrNotServing
+	}
+	m := make(map[string]any)
+	for _, f := range admin.MonitorJSON(st) {
+		m[f.Key] = f.Value
+	}
+	return m, nil
+}

@@ -1,0 +1,147 @@
+package server_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"testing"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/console"
+	"github.com/zkd-io/zkd/server"
+	"github.com/zkd-io/zkd/zk"
+	"github.com/zkd-io/zkd/zktest"
+)
+
+// consoleDo sends one console API request to the AdminServer at admin (host:port).
+func consoleDo(t *testing.T, method, admin, path string, hdr map[string]string, body any) (int, []byte) {
+	t.Helper()
+	var rd io.Reader
+	if body != nil {
+		b, err := json.Marshal(body)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rd = bytes.NewReader(b)
+	}
+	req, err := http.NewRequest(method, "http://"+admin+server.ConsoleURL+path, rd)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
+	}
+	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("%s %s: %v", method, path, err)
+	}
+	defer resp.Body.Close()
+	out, err := io.ReadAll(resp.Body)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return resp.StatusCode, out
+}
+
+// TestConsoleChildrenInBatches: a child list longer than a core step's batch is copied in
+// several steps, none larger than the batch, and pages come out whole and sorted.
+func TestConsoleChildrenInBatches(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.AdminAddr = "127.0.0.1:0" }))
+	c := connectZK(t, srv.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	if _, err := c.Create(ctx, "/big", nil, zk.OpenACL(), 0); err != nil {
+		t.Fatal(err)
+	}
+	n := 2*server.AdminBatch + 100
+	pipelined(t, n, func(i int, done func(error)) {
+		c.CreateAsync(fmt.Sprintf("/big/n%06d", i), nil, zk.OpenACL(), 0, func(_ string, err error) { done(err) })
+	})
+	stepsBefore, _ := server.AdminSteps()
+	code, body := consoleDo(t, http.MethodGet, srv.AdminAddr(), "/api/children?path=/big&limit=5000&after=n010000", nil, nil)
+	if code != http.StatusOK {
+		t.Fatalf("children: %d %s", code, body)
+	}
+	var page console.ChildPage
+	if err := json.Unmarshal(body, &page); err != nil {
+		t.Fatal(err)
+	}
+	if page.Total != n || len(page.Children) != 5000 || page.Children[0].Name != "n010001" || page.Next != "n015000" {
+		t.Errorf("page: total %d, %d children from %v, next %q", page.Total, len(page.Children), page.Children[:min(1, len(page.Children))], page.Next)
+	}
+	if steps, _ := server.AdminSteps(); steps-stepsBefore < 4 {
+		t.Errorf("children took %d core steps; want the list copied in batches", steps-stepsBefore)
+	}
+	if _, maxItems := server.AdminSteps(); maxItems > server.AdminBatch+64 {
+		t.Errorf("one core step copied %d items; batches are %d", maxItems, server.AdminBatch)
+	}
+}
+
+// TestConsoleEnsemble: a write through a follower's console is forwarded, committed and
+// seen on every member; the leader's ensemble view knows its followers and their lag.
+func TestConsoleEnsemble(t *testing.T) {
+	e := startEnsembleConfig(t, 3, func(c *server.Config) { c.AdminAddr = "127.0.0.1:0" })
+	e.waitServing()
+	leader, follower := -1, -1
+	for i, mode := range e.modes() {
+		switch mode {
+		case "leader":
+			leader = i
+		case "follower":
+			follower = i
+		}
+	}
+	if leader < 0 || follower < 0 {
+		t.Fatalf("modes %v", e.modes())
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	lc := connectZK(t, e.members[leader].srv.Addr())
+	if _, err := lc.Create(ctx, "/x", []byte("before"), zk.OpenACL(), 0); err != nil {
+		t.Fatal(err)
+	}
+	fAdmin := e.members[follower].srv.AdminAddr()
+	hdr := map[string]string{console.CSRFHeader: "1", "Authorization": "digest alice:wonder"}
+	// The follower may not have applied /x yet: wait for it to appear in its console.
+	waitFor(t, "the follower to have /x", func() bool {
+		code, _ := consoleDo(t, http.MethodGet, fAdmin, "/api/node?path=/x", nil, nil)
+		return code == http.StatusOK
+	})
+	code, body := consoleDo(t, http.MethodPost, fAdmin, "/api/set", hdr, console.SetRequest{Path: "/x", Data: "after", Version: 0})
+	if code != http.StatusOK {
+		t.Fatalf("set through the follower: %d %s", code, body)
+	}
+	if err := lc.Sync(ctx, "/x"); err != nil {
+		t.Fatal(err)
+	}
+	if data, st, err := lc.Get(ctx, "/x"); err != nil || string(data) != "after" || st.Version != 1 {
+		t.Fatalf("the leader reads %q version %v: %v", data, st, err)
+	}
+
+	lAdmin := e.members[leader].srv.AdminAddr()
+	waitFor(t, "the leader to see both followers caught up", func() bool {
+		code, body := consoleDo(t, http.MethodGet, lAdmin, "/api/ensemble", nil, nil)
+		var ens console.Ensemble
+		if code != http.StatusOK || json.Unmarshal(body, &ens) != nil || ens.Mode != "leader" || len(ens.Members) != 3 {
+			return false
+		}
+		caughtUp := 0
+		for _, m := range ens.Members {
+			if !m.Leader && m.Known && m.Synced && m.Lag != nil && *m.Lag == 0 {
+				caughtUp++
+			}
+		}
+		return caughtUp == 2
+	})
+	code, body = consoleDo(t, http.MethodGet, fAdmin, "/api/ensemble", nil, nil)
+	var ens console.Ensemble
+	if code != http.StatusOK || json.Unmarshal(body, &ens) != nil {
+		t.Fatalf("follower's ensemble: %d %s", code, body)
+	}
+	if ens.Mode != "follower" || ens.Leader != int64(leader+1) {
+		t.Errorf("follower's ensemble view: %+v", ens)
+	}
+}
