@@ -205,3 +205,38 @@ func TestReconfigGrowShrinkRemoveLeader(t *testing.T) {
 		}
 	}
 }
+
+// TestReconfigGrowFromOne: with standaloneEnabled=false a single server runs as a
+// one-member ensemble that a reconfig grows, as ZooKeeper's documentation suggests for
+// starting an ensemble from one server.
+func TestReconfigGrowFromOne(t *testing.T) {
+	e := startEnsembleConfig(t, 1, func(c *server.Config) {
+		c.ReconfigEnabled = true
+		c.StandaloneEnabled = false
+		c.SuperDigest = auth.DigestID("super", reconfigSuperPw)
+	})
+	waitFor(t, "the lone server to lead", func() bool { return e.members[0].srv.Mode() == "leader" })
+	c := superConn(t, e.addrs()[0])
+	if _, err := c.Create("/one", nil, 0, open); err != nil {
+		t.Fatal(err)
+	}
+	p2, m2 := e.join(2)
+	waitFor(t, "server 2 to follow without a vote", func() bool { return m2.srv.Mode() == "follower" })
+	joining := fmt.Sprintf("server.2=127.0.0.1:%d:%d:participant;%s", p2.QuorumPort, p2.ElectionPort, m2.cfg.ListenAddr)
+	if _, err := c.IncrementalReconfig([]string{joining}, nil, -1); err != nil {
+		t.Fatalf("adding server 2: %v", err)
+	}
+	lines, _, _ := configOf(t, m2)
+	if len(lines) != 2 {
+		t.Fatalf("server 2's configuration after the reconfig: %q", lines)
+	}
+	// Two voters: the leader alone is no quorum any more, and steps down.
+	e.stop(1)
+	waitFor(t, "server 1 to give up leading without server 2", func() bool { return e.members[0].srv.Mode() != "leader" })
+	e.start(1)
+	e.waitServing()
+	c2 := superConn(t, e.addrs()...)
+	if _, err := c2.Create("/two", nil, 0, open); err != nil {
+		t.Fatalf("write once server 2 is back: %v", err)
+	}
+}
