@@ -91,7 +91,14 @@ func (s *Server) fourLetterText(cmd string, self *conn) string {
 			return ""
 		}
 		d, l := s.dirSizes()
-		return s.cfg.ConfText(d, l)
+		var quorum []byte
+		if s.ensembleMode() {
+			// The committed configuration, which a reconfig changes on the core.
+			if !s.Query(func() { quorum = s.quorumConfigText() }) {
+				return notServing(cmd)
+			}
+		}
+		return s.cfg.ConfText(d, l, quorum)
 	case "dirs":
 		return admin.Dirs(s.dirSizes())
 	case "crst":

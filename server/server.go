@@ -135,8 +135,9 @@ type Config struct {
 	// QuorumSASL authenticates ensemble members to each other on the election and quorum
 	// ports (quorum.auth.enableSasl, quorumauth.go); nil means off.
 	QuorumSASL *peer.QuorumSASL
-	// ConfText renders the conf four-letter word, given the data and log directory sizes.
-	ConfText func(dataSize, logSize int64) string
+	// ConfText renders the conf four-letter word, given the data and log directory sizes
+	// and, for an ensemble member, the committed configuration's text (nil standalone).
+	ConfText func(dataSize, logSize int64, quorum []byte) string
 	// AdminAddr is where the AdminServer (HTTP, adminhttp.go) listens; "" = not served.
 	AdminAddr string
 	// AdminCommandURL is the AdminServer's command URL; "" = /commands.
