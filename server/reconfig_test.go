@@ -3,6 +3,7 @@ package server_test
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -238,5 +239,41 @@ func TestReconfigGrowFromOne(t *testing.T) {
 	c2 := superConn(t, e.addrs()...)
 	if _, err := c2.Create("/two", nil, 0, open); err != nil {
 		t.Fatalf("write once server 2 is back: %v", err)
+	}
+}
+
+// TestReconfigMovesClientPort: a reconfig that gives a member a new client address moves
+// its client port there (ServerCnxnFactory.reconfigure); sessions already open stay.
+func TestReconfigMovesClientPort(t *testing.T) {
+	e := reconfigEnsemble(t, 3)
+	e.waitServing()
+	lead := leaderID(e)
+	var m *ensembleMember
+	for _, mm := range e.members {
+		if mm.cfg.ServerID != lead {
+			m = mm
+			break
+		}
+	}
+	old := m.cfg.ListenAddr
+	kept, _ := connect(t, old, 10*time.Second)
+	p := m.cfg.Peers[m.cfg.ServerID-1]
+	newAddr := fmt.Sprintf("127.0.0.1:%d", freePorts(t, 1)[0])
+	c := superConn(t, e.addrs()...)
+	spec := fmt.Sprintf("server.%d=127.0.0.1:%d:%d:participant;%s", m.cfg.ServerID, p.QuorumPort, p.ElectionPort, newAddr)
+	if _, err := c.IncrementalReconfig([]string{spec}, nil, -1); err != nil {
+		t.Fatalf("reconfig: %v", err)
+	}
+	waitFor(t, "the member to serve on its new client address", func() bool { return m.srv.Addr() == newAddr })
+	moved, _ := connect(t, newAddr, 10*time.Second)
+	if _, err := moved.Create("/moved", nil, 0, open); err != nil {
+		t.Fatalf("write through the new address: %v", err)
+	}
+	if _, _, err := kept.Get("/moved"); err != nil {
+		t.Fatalf("the session opened before the move: %v", err)
+	}
+	if nc, err := net.DialTimeout("tcp", old, time.Second); err == nil {
+		nc.Close()
+		t.Fatalf("the old client address %s still accepts connections", old)
 	}
 }
