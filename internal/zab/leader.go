@@ -37,6 +37,10 @@ type LeaderConfig struct {
 	// configuration (QV and ConfigText are not read); LastSeen with a nil Text means none.
 	Reconfig          bool
 	Current, LastSeen Config
+	// ReconfigNewQuorumOnly is a deliberately wrong rule for simulations to show that their
+	// checks catch it: a reconfig, and the proposals after it while it is pending, commit
+	// with a quorum of the new configuration alone.
+	ReconfigNewQuorumOnly bool
 }
 
 // Out is a packet for one learner connection. When SnapFollows is set the owner streams
@@ -551,7 +555,11 @@ func (l *Leader) ProposeReconfig(zxid int64, data []byte, next Config) Ready {
 	}
 	l.next = &next
 	l.reconfigZxid = zxid
-	l.tracker.SetQuorums(l.cur.QV, next.QV)
+	if l.cfg.ReconfigNewQuorumOnly {
+		l.tracker.SetQuorums(next.QV)
+	} else {
+		l.tracker.SetQuorums(l.cur.QV, next.QV)
+	}
 	r := l.Propose(zxid, data)
 	r.Configs = append(r.Configs, ConfigEvent{Kind: ConfigSeen, Zxid: zxid, Text: next.Text, Designated: NoLeader})
 	return r
