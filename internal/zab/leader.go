@@ -560,6 +560,7 @@ func (l *Leader) ProposeReconfig(zxid int64, data []byte, next Config) Ready {
 	} else {
 		l.tracker.SetQuorums(l.cur.QV, next.QV)
 	}
+	l.tracker.PauseAfter(zxid)
 	r := l.Propose(zxid, data)
 	r.Configs = append(r.Configs, ConfigEvent{Kind: ConfigSeen, Zxid: zxid, Text: next.Text, Designated: NoLeader})
 	return r
@@ -678,6 +679,7 @@ func (l *Leader) commitUpTo(zxid int64, r *Ready) {
 	}
 	sort.Slice(zs, func(i, j int) bool { return zs[i] < zs[j] })
 	conns := l.sortedConns()
+	resume := false
 	for _, z := range zs {
 		data := l.outstanding[z]
 		delete(l.outstanding, z)
@@ -702,10 +704,10 @@ func (l *Leader) commitUpTo(zxid int64, r *Ready) {
 					l.send(r, lc, PktCommitAndActivate, z, lead[:])
 				}
 			}
-			if l.noCommit {
-				break
-			}
-			continue
+			// The tracker paused after the reconfig: what follows commits now, unless
+			// this leader handed over.
+			resume = !l.noCommit
+			break
 		}
 		for _, lc := range conns {
 			if !l.forwarding(lc) {
@@ -716,6 +718,12 @@ func (l *Leader) commitUpTo(zxid int64, r *Ready) {
 			} else {
 				l.send(r, lc, PktCommit, z, nil)
 			}
+		}
+	}
+	if resume {
+		if committed, moved := l.tracker.Settle(); moved {
+			l.commitUpTo(committed, r)
+			return
 		}
 	}
 	l.trimHistory()

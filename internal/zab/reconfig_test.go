@@ -560,3 +560,33 @@ func describeEvents(evs []ConfigEvent) string {
 	}
 	return b.String()
 }
+
+// TestReconfigCommittedWithFollowers: one ack (the leader's own log, which covers every
+// proposal) completes the quorums of the reconfig and of the proposal after it at once.
+// As ZooKeeper's processAck commits one proposal at a time, the designation still sees the
+// later proposal outstanding, and a leader that designated another does not commit it.
+func TestReconfigCommittedWithFollowers(t *testing.T) {
+	e := established(t, 1, rcConfig(MakeZxid(0, 1), []int64{1, 3, 4, 5, 6}), []int64{2, 3, 4})
+	e.holdLocal = true
+	e.drop = func(int64, int64) bool { return true }
+	z1 := e.reconfig(rcConfig(0, []int64{2, 3, 7}))
+	z2 := e.propose()
+	// 2 votes only in the new configuration, 4 only in the old, 3 in both.
+	e.ack(2, z2)
+	e.ack(3, z2)
+	e.ack(4, z2)
+	if committedAt(e.applied, z1) {
+		t.Fatal("reconfig committed before the leader's ack made a quorum of the old configuration")
+	}
+	e.leaderReady(e.ld.LocalLogged(z2))
+	if !committedAt(e.applied, z1) {
+		t.Fatal("reconfig not committed")
+	}
+	acts := activations(e.events, ConfigActivated)
+	if len(acts) != 1 || acts[0].Designated != 3 {
+		t.Fatalf("designated %s, want 3 (2 acked %s, but it needs the old configuration too, where 2 does not vote)", describeEvents(acts), Hex(z2))
+	}
+	if committedAt(e.applied, z2) || e.ld.LastCommitted() != z1 {
+		t.Fatalf("a leader that designated another committed %s (applied %v, last committed %s)", Hex(z2), e.applied, Hex(e.ld.LastCommitted()))
+	}
+}
