@@ -5,7 +5,9 @@
 // Readys through the same zab.Applier the server uses, against a simulated Host whose disk
 // steps finish at once or at a random later step, in order, as the server's storage
 // goroutine runs them. After every step it checks the invariants replication promises. A
-// failing seed replays exactly.
+// failing seed replays exactly. With Options.Reconfig the servers also keep a membership and
+// leaders reconfigure the ensemble (reconfig.go), and the checks cover the quorums across
+// configuration changes.
 package sim
 
 import (
