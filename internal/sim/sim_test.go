@@ -228,3 +228,31 @@ func TestQuorumIntersectionCheck(t *testing.T) {
 		t.Fatalf("a leader of the old configuration after the new one's passed: %v", err)
 	}
 }
+
+// TestConfigVersionCheck: a configuration committed after another must have a higher
+// version, and one version has one membership.
+func TestConfigVersionCheck(t *testing.T) {
+	try := func(acts ...activation) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = r.(Violation)
+			}
+		}()
+		s := New(Options{Seed: 1})
+		for _, a := range acts {
+			s.recordActivation(a.key, a.cfg)
+		}
+		return nil
+	}
+	c := func(v int64, voters ...int64) simConfig { return simConfig{version: v, voters: voters} }
+	at := func(key int64, cfg simConfig) activation { return activation{key: key, version: cfg.version, cfg: cfg} }
+	if err := try(at(10, c(10, 1, 2, 3)), at(20, c(20, 1, 2)), at(30, c(20, 1, 2))); err != nil {
+		t.Fatalf("increasing versions refused: %v", err)
+	}
+	if err := try(at(10, c(10, 1, 2, 3)), at(20, c(5, 1, 2))); err == nil {
+		t.Fatal("a version going back passed")
+	}
+	if err := try(at(10, c(10, 1, 2, 3)), at(20, c(10, 1, 2))); err == nil {
+		t.Fatal("two memberships of one version passed")
+	}
+}
