@@ -14,7 +14,18 @@ type Tracker struct {
 	// recent are the proposals the last Ack committed: a committed reconfig's acks pick
 	// the next leader.
 	recent []*pendingProposal
+	// pauseAt is a pending reconfig's zxid: commits stop after it until Settle, so that the
+	// leader activates the new configuration, and designates the next leader with the later
+	// proposals still outstanding, before any of them commits (ZooKeeper's processAck
+	// commits one proposal at a time, and no more once it designated another leader).
+	pauseAt int64
 }
+
+// PauseAfter stops commits after zxid (a reconfig) until Settle is called.
+func (t *Tracker) PauseAfter(zxid int64) { t.pauseAt = zxid }
+
+// Settle commits what waited behind a reconfig; it reports as Ack does.
+func (t *Tracker) Settle() (committed int64, moved bool) { return t.settle() }
 
 // committedAcks is who acked zxid, committed by the last Ack.
 func (t *Tracker) committedAcks(zxid int64) map[int64]bool {
@@ -93,10 +104,19 @@ func (t *Tracker) Ack(sid, zxid int64) (committed int64, moved bool) {
 			p.acks[sid] = true
 		}
 	}
+	return t.settle()
+}
+
+func (t *Tracker) settle() (committed int64, moved bool) {
 	before := t.lastCommitted
 	n := 0
-	for ; n < len(t.outstanding) && t.outstanding[n].hasAllQuorums(); n++ {
+	for n < len(t.outstanding) && t.outstanding[n].hasAllQuorums() {
 		t.lastCommitted = t.outstanding[n].zxid
+		n++
+		if t.lastCommitted == t.pauseAt {
+			t.pauseAt = 0
+			break
+		}
 	}
 	t.recent = append(t.recent[:0], t.outstanding[:n]...)
 	if n > 0 {

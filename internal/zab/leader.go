@@ -37,6 +37,10 @@ type LeaderConfig struct {
 	// configuration (QV and ConfigText are not read); LastSeen with a nil Text means none.
 	Reconfig          bool
 	Current, LastSeen Config
+	// ReconfigNewQuorumOnly is a deliberately wrong rule for simulations to show that their
+	// checks catch it: a reconfig, and the proposals after it while it is pending, commit
+	// with a quorum of the new configuration alone.
+	ReconfigNewQuorumOnly bool
 }
 
 // Out is a packet for one learner connection. When SnapFollows is set the owner streams
@@ -551,7 +555,12 @@ func (l *Leader) ProposeReconfig(zxid int64, data []byte, next Config) Ready {
 	}
 	l.next = &next
 	l.reconfigZxid = zxid
-	l.tracker.SetQuorums(l.cur.QV, next.QV)
+	if l.cfg.ReconfigNewQuorumOnly {
+		l.tracker.SetQuorums(next.QV)
+	} else {
+		l.tracker.SetQuorums(l.cur.QV, next.QV)
+	}
+	l.tracker.PauseAfter(zxid)
 	r := l.Propose(zxid, data)
 	r.Configs = append(r.Configs, ConfigEvent{Kind: ConfigSeen, Zxid: zxid, Text: next.Text, Designated: NoLeader})
 	return r
@@ -670,6 +679,7 @@ func (l *Leader) commitUpTo(zxid int64, r *Ready) {
 	}
 	sort.Slice(zs, func(i, j int) bool { return zs[i] < zs[j] })
 	conns := l.sortedConns()
+	resume := false
 	for _, z := range zs {
 		data := l.outstanding[z]
 		delete(l.outstanding, z)
@@ -694,10 +704,10 @@ func (l *Leader) commitUpTo(zxid int64, r *Ready) {
 					l.send(r, lc, PktCommitAndActivate, z, lead[:])
 				}
 			}
-			if l.noCommit {
-				break
-			}
-			continue
+			// The tracker paused after the reconfig: what follows commits now, unless
+			// this leader handed over.
+			resume = !l.noCommit
+			break
 		}
 		for _, lc := range conns {
 			if !l.forwarding(lc) {
@@ -708,6 +718,12 @@ func (l *Leader) commitUpTo(zxid int64, r *Ready) {
 			} else {
 				l.send(r, lc, PktCommit, z, nil)
 			}
+		}
+	}
+	if resume {
+		if committed, moved := l.tracker.Settle(); moved {
+			l.commitUpTo(committed, r)
+			return
 		}
 	}
 	l.trimHistory()
