@@ -1,0 +1,96 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"strings"
+	"testing"
+
+	"github.com/zkd-io/zkd/internal/refzk"
+)
+
+// startMixedRC starts members 1-3 of a reconfigurable ensemble, the java ones Apache
+// ZooKeeper: lead and the next member first, so they elect lead (the higher sid of two
+// with equal zxids), then the third.
+func startMixedRC(t *testing.T, java map[int]bool, order []int) *rcEnsemble {
+	refzk.Require(t)
+	e := newRCEnsemble(t, 4, java)
+	e.plain = true
+	for _, id := range order {
+		e.configure(id, []int{1, 2, 3})
+	}
+	e.start(order[0])
+	e.start(order[1])
+	e.waitFor(fmt.Sprintf("server %d to lead", order[0]), func() bool { return e.leader() == order[0] })
+	e.start(order[2])
+	e.waitFor("three members serving", func() bool {
+		n := 0
+		for id := 1; id <= 3; id++ {
+			if m := e.nodes[id-1].mode(); m == "leader" || m == "follower" {
+				n++
+			}
+		}
+		return n == 3
+	})
+	return e
+}
+
+// restartAs stops node id and starts the other kind of server on its data directory and
+// the zoo.cfg (and dynamic file) its predecessor rewrote: ZooKeeper reads what zkd wrote
+// and zkd what ZooKeeper wrote.
+func (e *rcEnsemble) restartAs(id int) {
+	e.t.Helper()
+	n := e.nodes[id-1]
+	cfgText, err := os.ReadFile(n.cfg)
+	if err != nil {
+		e.t.Fatal(err)
+	}
+	e.stop(id)
+	if n.java {
+		// zkd runs the ZooKeeper's zoo.cfg as it is, on the same client port.
+		n.java = false
+		n.p = spawn(e.t, n.addr(), []string{"--config", n.cfg, "--log-level", "info"})
+		return
+	}
+	// ZooKeeper on zkd's data directory with zkd's zoo.cfg settings (refzk chooses the client
+	// port and writes dataDir).
+	var lines []string
+	for _, l := range strings.Split(string(cfgText), "\n") {
+		k, _, _ := strings.Cut(l, "=")
+		switch strings.TrimSpace(k) {
+		case "", "dataDir", "clientPort", "clientPortAddress", "tickTime":
+			continue
+		}
+		lines = append(lines, l)
+	}
+	n.java, n.refCfg = true, lines
+	e.start(id)
+}
+
+// TestMixedReconfigZkdLeads: zkd leads ZooKeeper followers; a ZooKeeper joins by reconfig
+// and leaves, a ZooKeeper follower becomes an observer and back, the zkd leader is removed
+// (a ZooKeeper takes over) and added back, under a client load. Then a ZooKeeper member's
+// files are run by zkd, which comes back with the same configuration.
+func TestMixedReconfigZkdLeads(t *testing.T) {
+	e := startMixedRC(t, map[int]bool{1: true, 2: true, 4: true}, []int{3, 1, 2})
+	cur, v := e.scenario([]int{4}, 2)
+	e.restartAs(1)
+	if got := e.waitConfig(cur.ids(), cur.lines()); got != v {
+		t.Fatalf("after zkd took over ZooKeeper 1's files: version %x, want %x", got, v)
+	}
+	e.waitFor("zkd on ZooKeeper 1's files to follow", func() bool { return e.nodes[0].mode() == "follower" })
+}
+
+// TestMixedReconfigZooKeeperLeads: ZooKeeper leads zkd followers; a zkd joins by reconfig
+// and leaves, a zkd follower becomes an observer and back, the ZooKeeper leader is removed
+// (a zkd takes over) and added back, under a client load. Then a zkd member's files are
+// run by ZooKeeper, which comes back with the same configuration.
+func TestMixedReconfigZooKeeperLeads(t *testing.T) {
+	e := startMixedRC(t, map[int]bool{3: true}, []int{3, 1, 2})
+	cur, v := e.scenario([]int{4}, 2)
+	e.restartAs(1)
+	if got := e.waitConfig(cur.ids(), cur.lines()); got != v {
+		t.Fatalf("after ZooKeeper took over zkd 1's files: version %x, want %x", got, v)
+	}
+	e.waitFor("ZooKeeper on zkd 1's files to follow", func() bool { return e.nodes[0].mode() == "follower" })
+}
