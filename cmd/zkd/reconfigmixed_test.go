@@ -1,10 +1,13 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"os"
 	"strings"
 	"testing"
+
+	"github.com/go-zookeeper/zk"
 
 	"github.com/zkd-io/zkd/internal/refzk"
 )
@@ -93,4 +96,46 @@ func TestMixedReconfigZooKeeperLeads(t *testing.T) {
 		t.Fatalf("after ZooKeeper took over zkd 1's files: version %x, want %x", got, v)
 	}
 	e.waitFor("ZooKeeper on zkd 1's files to follow", func() bool { return e.nodes[0].mode() == "follower" })
+}
+
+// joinOther: a server of the other kind joins an ensemble of one kind by reconfig, gets
+// the configuration and its files from the leader, and its acknowledgements count: with a
+// member of the old three stopped, the four-voter ensemble commits only with the joiner's.
+func joinOther(t *testing.T, java map[int]bool) {
+	e := startMixedRC(t, java, []int{3, 1, 2})
+	e.configure(4, []int{1, 2, 3, 4})
+	e.start(4)
+	e.waitFor("server 4 to follow without a vote", func() bool { return e.nodes[3].mode() == "follower" })
+	su := e.superConn(1, 2, 3)
+	e.reconfig(su, []string{e.nodes[3].line("participant")}, nil)
+	want := rcState{4: e.nodes[3].line("participant")}
+	for id := 1; id <= 3; id++ {
+		want[id] = e.nodes[id-1].plain()
+	}
+	v := e.waitConfig(want.ids(), want.lines())
+	e.checkFiles(4, v, want.lines())
+
+	e.stop(1)
+	c := connectAll(t, []string{e.nodes[3].addr()})
+	e.waitFor("a write through server 4 with server 1 down", func() bool {
+		_, err := c.Create("/needs-4", nil, 0, zk.WorldACL(zk.PermAll))
+		return err == nil || errors.Is(err, zk.ErrNodeExists)
+	})
+	c3 := connectAll(t, []string{e.nodes[2].addr()})
+	if _, err := c3.Sync("/"); err != nil {
+		t.Fatal(err)
+	}
+	if ok, _, err := c3.Exists("/needs-4"); err != nil || !ok {
+		t.Fatalf("the leader does not have the write made through server 4: %v %v", ok, err)
+	}
+}
+
+// TestReconfigZkdJoinsZooKeeper: a zkd joins an Apache ZooKeeper ensemble by reconfig.
+func TestReconfigZkdJoinsZooKeeper(t *testing.T) {
+	joinOther(t, map[int]bool{1: true, 2: true, 3: true})
+}
+
+// TestReconfigZooKeeperJoinsZkd: an Apache ZooKeeper joins a zkd ensemble by reconfig.
+func TestReconfigZooKeeperJoinsZkd(t *testing.T) {
+	joinOther(t, map[int]bool{4: true})
 }
