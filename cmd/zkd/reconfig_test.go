@@ -20,6 +20,7 @@ import (
 
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/config"
+	"github.com/zkd-io/zkd/internal/portlock"
 	"github.com/zkd-io/zkd/internal/refzk"
 )
 
@@ -97,6 +98,18 @@ type rcEnsemble struct {
 	plain bool
 }
 
+// reservePort locks a loopback port below the ephemeral range for the whole test: the
+// servers bind their quorum and election ports late (and again on a restart), which a
+// port from the ephemeral range could lose to one of the load's outgoing connections.
+func reservePort(t *testing.T) int {
+	p, lock, err := portlock.Reserve()
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { lock.Close() })
+	return p
+}
+
 // newRCEnsemble reserves ports for n servers, the java ones Apache ZooKeeper; none is
 // configured or started yet.
 func newRCEnsemble(t *testing.T, n int, java map[int]bool) *rcEnsemble {
@@ -105,7 +118,7 @@ func newRCEnsemble(t *testing.T, n int, java map[int]bool) *rcEnsemble {
 	}
 	e := &rcEnsemble{t: t}
 	for i := 1; i <= n; i++ {
-		e.nodes = append(e.nodes, &rcNode{id: i, client: freePort(t), quorum: freePort(t), election: freePort(t), dir: t.TempDir(), java: java[i]})
+		e.nodes = append(e.nodes, &rcNode{id: i, client: reservePort(t), quorum: reservePort(t), election: reservePort(t), dir: t.TempDir(), java: java[i]})
 		e.nodes[i-1].cfg = filepath.Join(e.nodes[i-1].dir, "zoo.cfg")
 	}
 	return e
@@ -311,18 +324,40 @@ func (e *rcEnsemble) superConn(ids ...int) *zk.Conn {
 	return c
 }
 
-// reconfig runs an incremental reconfig, retrying while the ensemble is between leaders
-// (ZooKeeper's clients do the same: a reconfig is not idempotent, so a retry that finds its
-// change already made is accepted by the caller's check of the result).
+// reconfig runs an incremental reconfig. A member whose role the reconfig ends (a
+// follower of a removed leader) closes its clients' connections, which can lose the
+// answer: after an error it checks, through a sync and a read, whether the change was
+// made, and sends the request again only if not.
 func (e *rcEnsemble) reconfig(c *zk.Conn, joining, leaving []string) {
 	e.t.Helper()
-	var err error
-	e.waitFor(fmt.Sprintf("reconfig +%q -%q", joining, leaving), func() bool {
-		_, err = c.IncrementalReconfig(joining, leaving, -1)
-		if err != nil {
-			e.t.Logf("reconfig +%q -%q: %v", joining, leaving, err)
+	made := func() bool {
+		if _, err := c.Sync("/zookeeper/config"); err != nil {
+			return false
 		}
-		return err == nil
+		data, _, err := c.Get("/zookeeper/config")
+		if err != nil {
+			return false
+		}
+		lines, _ := splitConfig(string(data))
+		for _, l := range joining {
+			if !slices.Contains(lines, l) {
+				return false
+			}
+		}
+		for _, id := range leaving {
+			if slices.ContainsFunc(lines, func(l string) bool { return strings.HasPrefix(l, "server."+id+"=") }) {
+				return false
+			}
+		}
+		return true
+	}
+	e.waitFor(fmt.Sprintf("reconfig +%q -%q", joining, leaving), func() bool {
+		_, err := c.IncrementalReconfig(joining, leaving, -1)
+		if err == nil {
+			return true
+		}
+		e.t.Logf("reconfig +%q -%q: %v", joining, leaving, err)
+		return made()
 	})
 }
 
