@@ -672,4 +672,14 @@ func TestProcessReconfig(t *testing.T) {
 		t.Fatalf("restarted server %d serves version %x, want %x", swap, got, vLast)
 	}
 	e.waitFor(fmt.Sprintf("restarted server %d to follow", swap), func() bool { return e.nodes[swap-1].mode() == "follower" })
+	// So does a whole ensemble restarted at once, where no leader remembers it for them.
+	for _, id := range cur.ids() {
+		e.stop(id)
+	}
+	for _, id := range cur.ids() {
+		e.start(id)
+	}
+	if got := e.waitConfig(cur.ids(), cur.lines()); got != vLast {
+		t.Fatalf("the restarted ensemble serves version %x, want %x", got, vLast)
+	}
 }
