@@ -553,6 +553,10 @@ func (s rcState) ids() []int {
 func (e *rcEnsemble) scenario(joiners []int, swap int) (rcState, int64) {
 	t := e.t
 	t.Helper()
+	began := time.Now()
+	step := func(what string) {
+		t.Logf("%s at %v", what, time.Since(began).Round(time.Millisecond))
+	}
 	cur := rcState{}
 	for id := 1; id <= 3; id++ {
 		if e.plain {
@@ -568,6 +572,7 @@ func (e *rcEnsemble) scenario(joiners []int, swap int) (rcState, int64) {
 	load := startLoad(t, []string{e.nodes[0].addr(), e.nodes[1].addr(), e.nodes[2].addr()}, 2)
 	e.waitProgress(load, 30)
 
+	step("load running")
 	// Grow: the joiners follow without a vote until the reconfig adds them.
 	var joining, leaving []string
 	for _, id := range joiners {
@@ -591,6 +596,7 @@ func (e *rcEnsemble) scenario(joiners []int, swap int) (rcState, int64) {
 	}
 	e.waitProgress(load, 30)
 
+	step("grown")
 	// Shrink back.
 	e.reconfig(su, nil, leaving)
 	v2 := e.waitConfig(cur.ids(), cur.lines())
@@ -602,6 +608,7 @@ func (e *rcEnsemble) scenario(joiners []int, swap int) (rcState, int64) {
 		e.stop(id)
 	}
 
+	step("shrunk")
 	// Swap a follower for an observer and back.
 	if m := e.nodes[swap-1].mode(); m != "follower" {
 		t.Fatalf("server %d to swap is %q", swap, m)
@@ -617,6 +624,7 @@ func (e *rcEnsemble) scenario(joiners []int, swap int) (rcState, int64) {
 	e.waitFor(fmt.Sprintf("server %d to follow again", swap), func() bool { return e.nodes[swap-1].mode() == "follower" })
 	e.waitProgress(load, 30)
 
+	step("swapped and back")
 	// Remove the leader: another member leads; then the old leader is taken back.
 	lead := e.leader()
 	if lead == 0 {
@@ -639,6 +647,7 @@ func (e *rcEnsemble) scenario(joiners []int, swap int) (rcState, int64) {
 	cur[lead] = e.nodes[lead-1].line("participant")
 	vLast := e.waitConfig(cur.ids(), cur.lines())
 	e.waitProgress(load, 30)
+	step("leader removed and back")
 	e.checkLedger(load, cur.ids())
 	for _, id := range cur.ids() {
 		e.checkFiles(id, vLast, cur.lines())
@@ -658,11 +667,13 @@ func TestProcessReconfig(t *testing.T) {
 		e.start(id)
 	}
 	e.waitFor("a leader", func() bool { return e.leader() != 0 })
+	t.Logf("started")
 	swap := 1
 	if e.leader() == 1 {
 		swap = 2
 	}
 	cur, vLast := e.scenario([]int{4, 5}, swap)
+	began := time.Now()
 
 	// A restarted member reads the configuration back from its rewritten zoo.cfg and
 	// dynamic file.
@@ -672,6 +683,7 @@ func TestProcessReconfig(t *testing.T) {
 		t.Fatalf("restarted server %d serves version %x, want %x", swap, got, vLast)
 	}
 	e.waitFor(fmt.Sprintf("restarted server %d to follow", swap), func() bool { return e.nodes[swap-1].mode() == "follower" })
+	t.Logf("server %d restarted in %v", swap, time.Since(began).Round(time.Millisecond))
 	// So does a whole ensemble restarted at once, where no leader remembers it for them.
 	for _, id := range cur.ids() {
 		e.stop(id)
@@ -682,4 +694,5 @@ func TestProcessReconfig(t *testing.T) {
 	if got := e.waitConfig(cur.ids(), cur.lines()); got != vLast {
 		t.Fatalf("the restarted ensemble serves version %x, want %x", got, vLast)
 	}
+	t.Logf("ensemble restarted at %v", time.Since(began).Round(time.Millisecond))
 }

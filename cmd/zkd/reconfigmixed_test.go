@@ -6,6 +6,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
@@ -13,19 +14,36 @@ import (
 )
 
 // startMixedRC starts members 1-3 of a reconfigurable ensemble, the java ones Apache
-// ZooKeeper: lead and the next member first, so they elect lead (the higher sid of two
-// with equal zxids), then the third.
-func startMixedRC(t *testing.T, java map[int]bool, order []int) *rcEnsemble {
+// ZooKeeper, and waits until they serve with lead leading (0: any). All three start at once
+// when anyone may lead, or when lead is a zkd with the highest sid: up long before the
+// JVMs, it wins the first election. Otherwise lead starts with one other member first, so
+// that the two elect lead (the higher sid of two with equal zxids), then the third.
+func startMixedRC(t *testing.T, java map[int]bool, lead int) *rcEnsemble {
 	refzk.Require(t)
-	e := newRCEnsemble(t, 4, java)
+	e := newRCEnsemble(t, 5, java)
 	e.plain = true
-	for _, id := range order {
+	for id := 1; id <= 3; id++ {
 		e.configure(id, []int{1, 2, 3})
 	}
-	e.start(order[0])
-	e.start(order[1])
-	e.waitFor(fmt.Sprintf("server %d to lead", order[0]), func() bool { return e.leader() == order[0] })
-	e.start(order[2])
+	if lead == 0 || (lead == 3 && !java[3]) {
+		for id := 1; id <= 3; id++ {
+			e.start(id)
+		}
+	} else {
+		var others []int
+		for id := 1; id <= 3; id++ {
+			if id != lead {
+				others = append(others, id)
+			}
+		}
+		if others[0] > lead {
+			t.Fatalf("server %d cannot win against %d", lead, others[0])
+		}
+		e.start(lead)
+		e.start(others[0])
+		e.waitFor(fmt.Sprintf("server %d to lead", lead), func() bool { return e.leader() == lead })
+		e.start(others[1])
+	}
 	e.waitFor("three members serving", func() bool {
 		n := 0
 		for id := 1; id <= 3; id++ {
@@ -35,6 +53,9 @@ func startMixedRC(t *testing.T, java map[int]bool, order []int) *rcEnsemble {
 		}
 		return n == 3
 	})
+	if l := e.leader(); lead != 0 && l != lead {
+		t.Fatalf("server %d leads, want %d", l, lead)
+	}
 	return e
 }
 
@@ -48,7 +69,9 @@ func (e *rcEnsemble) restartAs(id int) {
 	if err != nil {
 		e.t.Fatal(err)
 	}
+	began := time.Now()
 	e.stop(id)
+	e.t.Logf("server %d stopped in %v", id, time.Since(began).Round(time.Millisecond))
 	if n.java {
 		// zkd runs the ZooKeeper's zoo.cfg as it is, on the same client port.
 		n.java = false
@@ -70,27 +93,29 @@ func (e *rcEnsemble) restartAs(id int) {
 	e.start(id)
 }
 
-// TestMixedReconfigZkdLeads: zkd leads ZooKeeper followers; a ZooKeeper joins by reconfig
-// and leaves, a ZooKeeper follower becomes an observer and back, the zkd leader is removed
+// TestMixedReconfigZkdLeads: zkd leads ZooKeeper followers; a ZooKeeper and a zkd join by
+// reconfig (3 -> 5) and leave, a ZooKeeper follower becomes an observer and back, the zkd leader is removed
 // (a ZooKeeper takes over) and added back, under a client load. Then a ZooKeeper member's
 // files are run by zkd, which comes back with the same configuration.
 func TestMixedReconfigZkdLeads(t *testing.T) {
-	e := startMixedRC(t, map[int]bool{1: true, 2: true, 4: true}, []int{3, 1, 2})
-	cur, v := e.scenario([]int{4}, 2)
+	e := startMixedRC(t, map[int]bool{1: true, 2: true, 4: true}, 3)
+	cur, v := e.scenario([]int{4, 5}, 2)
 	e.restartAs(1)
+	began := time.Now()
 	if got := e.waitConfig(cur.ids(), cur.lines()); got != v {
 		t.Fatalf("after zkd took over ZooKeeper 1's files: version %x, want %x", got, v)
 	}
 	e.waitFor("zkd on ZooKeeper 1's files to follow", func() bool { return e.nodes[0].mode() == "follower" })
+	t.Logf("zkd on ZooKeeper 1's files follows after %v", time.Since(began).Round(time.Millisecond))
 }
 
-// TestMixedReconfigZooKeeperLeads: ZooKeeper leads zkd followers; a zkd joins by reconfig
-// and leaves, a zkd follower becomes an observer and back, the ZooKeeper leader is removed
+// TestMixedReconfigZooKeeperLeads: ZooKeeper leads zkd followers; a zkd and a ZooKeeper
+// join by reconfig (3 -> 5) and leave, a zkd follower becomes an observer and back, the ZooKeeper leader is removed
 // (a zkd takes over) and added back, under a client load. Then a zkd member's files are
 // run by ZooKeeper, which comes back with the same configuration.
 func TestMixedReconfigZooKeeperLeads(t *testing.T) {
-	e := startMixedRC(t, map[int]bool{3: true}, []int{3, 1, 2})
-	cur, v := e.scenario([]int{4}, 2)
+	e := startMixedRC(t, map[int]bool{3: true, 5: true}, 3)
+	cur, v := e.scenario([]int{4, 5}, 2)
 	e.restartAs(1)
 	if got := e.waitConfig(cur.ids(), cur.lines()); got != v {
 		t.Fatalf("after ZooKeeper took over zkd 1's files: version %x, want %x", got, v)
@@ -102,7 +127,7 @@ func TestMixedReconfigZooKeeperLeads(t *testing.T) {
 // the configuration and its files from the leader, and its acknowledgements count: with a
 // member of the old three stopped, the four-voter ensemble commits only with the joiner's.
 func joinOther(t *testing.T, java map[int]bool) {
-	e := startMixedRC(t, java, []int{3, 1, 2})
+	e := startMixedRC(t, java, 0)
 	e.configure(4, []int{1, 2, 3, 4})
 	e.start(4)
 	e.waitFor("server 4 to follow without a vote", func() bool { return e.nodes[3].mode() == "follower" })
@@ -115,13 +140,18 @@ func joinOther(t *testing.T, java map[int]bool) {
 	v := e.waitConfig(want.ids(), want.lines())
 	e.checkFiles(4, v, want.lines())
 
-	e.stop(1)
+	lead := e.leader()
+	down := 1
+	if lead == 1 {
+		down = 2
+	}
+	e.stop(down)
 	c := connectAll(t, []string{e.nodes[3].addr()})
-	e.waitFor("a write through server 4 with server 1 down", func() bool {
+	e.waitFor(fmt.Sprintf("a write through server 4 with server %d down", down), func() bool {
 		_, err := c.Create("/needs-4", nil, 0, zk.WorldACL(zk.PermAll))
 		return err == nil || errors.Is(err, zk.ErrNodeExists)
 	})
-	c3 := connectAll(t, []string{e.nodes[2].addr()})
+	c3 := connectAll(t, []string{e.nodes[lead-1].addr()})
 	if _, err := c3.Sync("/"); err != nil {
 		t.Fatal(err)
 	}
