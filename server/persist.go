@@ -415,8 +415,8 @@ func (s *Server) failStop(err error) {
 	}
 	s.stopOnce.Do(func() {
 		close(s.stopping)
-		if s.ln != nil {
-			s.ln.Close()
+		if ln := s.listener(); ln != nil {
+			ln.Close()
 		}
 		if s.secureLn != nil {
 			s.secureLn.Close()

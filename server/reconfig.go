@@ -260,11 +260,12 @@ func (s *Server) processReconfig(text []byte, designated, zxid int64) bool {
 		// The leader stays; this server changes its learner type under it.
 		s.ens.after = &afterReconfig{leader: cur.Leader, zxid: zxid}
 	}
-	if client, ok := d.Servers[int(s.cfg.ServerID)]; ok && client.ClientPort != 0 {
-		if old, had := prev.Servers[int(s.cfg.ServerID)]; had && (old.ClientPort != client.ClientPort || old.ClientHost != client.ClientHost) {
-			s.log.Warn("a reconfig changed this server's client address; zkd keeps serving on the address it started with",
-				"configured", hostPort(client.ClientHost, client.ClientPort))
+	if me, ok := d.Servers[int(s.cfg.ServerID)]; ok && me.ClientPort != 0 {
+		host := me.ClientHost
+		if host == "" {
+			host = "0.0.0.0" // a lone port: every interface, as QuorumServer reads it
 		}
+		s.moveClientPort(hostPort(host, me.ClientPort))
 	}
 	return roleChange || leaderChange
 }

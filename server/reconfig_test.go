@@ -3,6 +3,7 @@ package server_test
 import (
 	"errors"
 	"fmt"
+	"net"
 	"slices"
 	"strconv"
 	"strings"
@@ -203,5 +204,76 @@ func TestReconfigGrowShrinkRemoveLeader(t *testing.T) {
 		if _, _, err := c3.Get(p); err != nil {
 			t.Errorf("acknowledged write %s: %v", p, err)
 		}
+	}
+}
+
+// TestReconfigGrowFromOne: with standaloneEnabled=false a single server runs as a
+// one-member ensemble that a reconfig grows, as ZooKeeper's documentation suggests for
+// starting an ensemble from one server.
+func TestReconfigGrowFromOne(t *testing.T) {
+	e := startEnsembleConfig(t, 1, func(c *server.Config) {
+		c.ReconfigEnabled = true
+		c.StandaloneEnabled = false
+		c.SuperDigest = auth.DigestID("super", reconfigSuperPw)
+	})
+	waitFor(t, "the lone server to lead", func() bool { return e.members[0].srv.Mode() == "leader" })
+	c := superConn(t, e.addrs()[0])
+	if _, err := c.Create("/one", nil, 0, open); err != nil {
+		t.Fatal(err)
+	}
+	p2, m2 := e.join(2)
+	waitFor(t, "server 2 to follow without a vote", func() bool { return m2.srv.Mode() == "follower" })
+	joining := fmt.Sprintf("server.2=127.0.0.1:%d:%d:participant;%s", p2.QuorumPort, p2.ElectionPort, m2.cfg.ListenAddr)
+	if _, err := c.IncrementalReconfig([]string{joining}, nil, -1); err != nil {
+		t.Fatalf("adding server 2: %v", err)
+	}
+	lines, _, _ := configOf(t, m2)
+	if len(lines) != 2 {
+		t.Fatalf("server 2's configuration after the reconfig: %q", lines)
+	}
+	// Two voters: the leader alone is no quorum any more, and steps down.
+	e.stop(1)
+	waitFor(t, "server 1 to give up leading without server 2", func() bool { return e.members[0].srv.Mode() != "leader" })
+	e.start(1)
+	e.waitServing()
+	c2 := superConn(t, e.addrs()...)
+	if _, err := c2.Create("/two", nil, 0, open); err != nil {
+		t.Fatalf("write once server 2 is back: %v", err)
+	}
+}
+
+// TestReconfigMovesClientPort: a reconfig that gives a member a new client address moves
+// its client port there (ServerCnxnFactory.reconfigure); sessions already open stay.
+func TestReconfigMovesClientPort(t *testing.T) {
+	e := reconfigEnsemble(t, 3)
+	e.waitServing()
+	lead := leaderID(e)
+	var m *ensembleMember
+	for _, mm := range e.members {
+		if mm.cfg.ServerID != lead {
+			m = mm
+			break
+		}
+	}
+	old := m.cfg.ListenAddr
+	kept, _ := connect(t, old, 10*time.Second)
+	p := m.cfg.Peers[m.cfg.ServerID-1]
+	newAddr := fmt.Sprintf("127.0.0.1:%d", freePorts(t, 1)[0])
+	c := superConn(t, e.addrs()...)
+	spec := fmt.Sprintf("server.%d=127.0.0.1:%d:%d:participant;%s", m.cfg.ServerID, p.QuorumPort, p.ElectionPort, newAddr)
+	if _, err := c.IncrementalReconfig([]string{spec}, nil, -1); err != nil {
+		t.Fatalf("reconfig: %v", err)
+	}
+	waitFor(t, "the member to serve on its new client address", func() bool { return m.srv.Addr() == newAddr })
+	moved, _ := connect(t, newAddr, 10*time.Second)
+	if _, err := moved.Create("/moved", nil, 0, open); err != nil {
+		t.Fatalf("write through the new address: %v", err)
+	}
+	if _, _, err := kept.Get("/moved"); err != nil {
+		t.Fatalf("the session opened before the move: %v", err)
+	}
+	if nc, err := net.DialTimeout("tcp", old, time.Second); err == nil {
+		nc.Close()
+		t.Fatalf("the old client address %s still accepts connections", old)
 	}
 }

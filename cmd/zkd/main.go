@@ -281,8 +281,14 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 			NeedClientAuth:   cfg.AdminNeedClientAuth,
 		}
 	}
-	sc.ConfText = func(dataSize, logSize int64) string {
-		return cfg.Conf(config.ConfInfo{DataDirSize: dataSize, DataLogSize: logSize})
+	sc.ConfText = func(dataSize, logSize int64, quorum []byte) string {
+		info := config.ConfInfo{DataDirSize: dataSize, DataLogSize: logSize, ServerID: sc.ServerID}
+		if quorum != nil {
+			if d, err := config.ParseDynamicStandalone(quorum, cfg.StandaloneEnabled()); err == nil {
+				info.Quorum = &d
+			}
+		}
+		return cfg.Conf(info)
 	}
 	return sc
 }
