@@ -99,7 +99,7 @@ type zkdProc struct {
 }
 
 // startZkdProcess starts bin --config cfg; the process is stopped by its PID when the test
-// ends, and its output is logged if the test failed.
+// ends, and its output is logged if the test failed (or ZKD_COMPAT_VERBOSE is set).
 func startZkdProcess(t *testing.T, bin, cfg string) *zkdProc {
 	t.Helper()
 	p := &zkdProc{cmd: exec.Command(bin, "--config", cfg), log: new(bytes.Buffer), done: make(chan struct{})}
@@ -113,7 +113,7 @@ func startZkdProcess(t *testing.T, bin, cfg string) *zkdProc {
 		out := p.log.String()
 		if bytes.Contains(p.log.Bytes(), []byte("WARNING: DATA RACE")) {
 			t.Errorf("zkd --config %s: the race detector reported a race:\n%s", cfg, out)
-		} else if t.Failed() {
+		} else if t.Failed() || os.Getenv("ZKD_COMPAT_VERBOSE") != "" {
 			t.Logf("zkd --config %s output:\n%s", cfg, out)
 		}
 	})
