@@ -255,13 +255,13 @@ func (c *Config) setDefaults() {
 
 // Server is a standalone zkd server.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	clk       clock.Clock
+	cfg Config
+	log *slog.Logger
+	clk clock.Clock
 	// ln is the client port's listener; a reconfig can replace it (clientport.go), so it is
 	// read and written under lnMu once the server runs.
-	ln   net.Listener
-	lnMu sync.Mutex
+	ln        net.Listener
+	lnMu      sync.Mutex
 	closeOnce sync.Once
 	closeErr  error
 	// secureLn is the secure client port's listener (TLS), nil when there is none.
