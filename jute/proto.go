@@ -273,25 +273,46 @@ func (r *SetACLRequest) Decode(d *Decoder) {
 	r.Version = d.Int()
 }
 
+// ReconfigRequest's strings may be null (nil), and ZooKeeper tells the two kinds of
+// reconfig apart by it: NewMembers null is an incremental one (JoiningServers,
+// LeavingServers), anything else, even "", a bulk one.
 type ReconfigRequest struct {
-	JoiningServers string
-	LeavingServers string
-	NewMembers     string
+	JoiningServers *string
+	LeavingServers *string
+	NewMembers     *string
 	CurConfigID    int64
 }
 
 func (r *ReconfigRequest) Encode(e *Encoder) {
-	e.String(r.JoiningServers)
-	e.String(r.LeavingServers)
-	e.String(r.NewMembers)
+	for _, s := range []*string{r.JoiningServers, r.LeavingServers, r.NewMembers} {
+		if s == nil {
+			e.Int(-1)
+		} else {
+			e.String(*s)
+		}
+	}
 	e.Long(r.CurConfigID)
 }
 
 func (r *ReconfigRequest) Decode(d *Decoder) {
-	r.JoiningServers = d.String()
-	r.LeavingServers = d.String()
-	r.NewMembers = d.String()
+	for _, p := range []**string{&r.JoiningServers, &r.LeavingServers, &r.NewMembers} {
+		*p = nil
+		if s, null := d.NullString(); !null {
+			*p = &s
+		}
+	}
 	r.CurConfigID = d.Long()
+}
+
+// Str is a ReconfigRequest string: s itself, not null.
+func Str(s string) *string { return &s }
+
+// StrValue is a ReconfigRequest string's value, "" for null.
+func StrValue(s *string) string {
+	if s == nil {
+		return ""
+	}
+	return *s
 }
 
 type AddWatchRequest struct {

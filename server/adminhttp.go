@@ -340,8 +340,18 @@ func (s *Server) lastSnapshot() (zxid, unixSeconds int64) {
 	return zxid, fi.ModTime().Unix()
 }
 
+func (v quorumView) peer(id int64) (Peer, bool) {
+	for _, p := range v.peers {
+		if p.ID == id {
+			return p, true
+		}
+	}
+	return Peer{}, false
+}
+
 // quorumView is what leader, zabstate, voting_view and observers read off the core.
 type quorumView struct {
+	peers    []Peer
 	ensemble bool
 	mode     string
 	leader   int64 // -1 when not known
@@ -356,6 +366,7 @@ func (s *Server) gatherQuorum() (quorumView, bool) {
 		v.mode = s.role.mode()
 		v.serving = s.serving()
 		v.zxid = s.tree.LastZxid()
+		v.peers = slices.Clone(s.ens.peers) // a reconfig changes them on the core
 		v.leader = -1
 		switch r := s.role.(type) {
 		case *leaderRole:
@@ -380,7 +391,7 @@ func (s *Server) quorumJSON(cmd string) (admin.Object, string, bool) {
 			return nil, admin.NotInitializedMsg, true
 		}
 		ip := ""
-		if p, ok := s.peer(v.leader); ok {
+		if p, ok := v.peer(v.leader); ok {
 			ip = p.Host
 		}
 		return admin.Object{
@@ -392,7 +403,7 @@ func (s *Server) quorumJSON(cmd string) (admin.Object, string, bool) {
 		if !v.ensemble {
 			return admin.Object{{Key: "voting", Value: false}, {Key: "zabstate", Value: ""}}, "", true
 		}
-		me, _ := s.peer(s.cfg.ServerID)
+		me, _ := v.peer(s.cfg.ServerID)
 		state := "election"
 		if v.serving {
 			state = "broadcast"
@@ -412,7 +423,7 @@ func (s *Server) quorumJSON(cmd string) (admin.Object, string, bool) {
 	case "voting_view":
 		view := admin.Object{}
 		if v.ensemble {
-			peers := slices.Clone(s.cfg.Peers)
+			peers := v.peers
 			slices.SortFunc(peers, func(a, b Peer) int { return int(a.ID - b.ID) })
 			for _, p := range peers {
 				if p.Observer {

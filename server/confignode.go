@@ -9,18 +9,7 @@ import (
 // hierarchical quorum). zkd has no dynamic reconfiguration yet, so the
 // configuration is the static one, whose version is 0.
 func (s *Server) quorumConfigText() []byte {
-	specs := make(map[int]config.ServerSpec, len(s.cfg.Peers))
-	for _, p := range s.cfg.Peers {
-		spec := config.ServerSpec{
-			ID: int(p.ID), Host: p.Host, QuorumPort: p.QuorumPort, ElectionPort: p.ElectionPort,
-			Observer: p.Observer, ClientHost: p.ClientHost, ClientPort: p.ClientPort,
-		}
-		for _, a := range p.MoreAddrs {
-			spec.MoreAddrs = append(spec.MoreAddrs, config.ServerAddr(a))
-		}
-		specs[int(p.ID)] = spec
-	}
-	return []byte(config.HierarchicalText(specs, s.cfg.Hierarchy, 0))
+	return []byte(config.HierarchicalText(specsOf(s.ens.peers), s.ens.hier, s.ens.version))
 }
 
 // fillConfigNode writes the ensemble's configuration into /zookeeper/config, where ZooKeeper
@@ -36,7 +25,7 @@ func (s *Server) fillConfigNode() {
 	if !s.ensembleMode() || s.tree == nil {
 		return
 	}
-	for _, ev := range s.tree.SetConfig(s.quorumConfigText(), 0, s.nowMs()) {
+	for _, ev := range s.tree.SetConfig(s.quorumConfigText(), s.ens.version, s.nowMs()) {
 		s.notify(ev, 0)
 	}
 }

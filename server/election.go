@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/clock"
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/election"
 	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/quorum"
@@ -94,11 +95,24 @@ type ElectionTransport interface {
 // ensemble is what an ensemble member keeps across roles; the core goroutine owns it.
 type ensemble struct {
 	// qv decides every quorum: election, NEWLEADER and commit acks, pings, step-down.
-	qv         quorum.Verifier
-	elect      *election.Election
-	electTimer clock.Timer
-	transport  ElectionTransport
-	st         zab.PersistentState
+	qv quorum.Verifier
+	// The committed configuration (reconfig.go): its members, quorum shape and version;
+	// lastSeen is a newer one proposed, nil when none. observer is this server's learner
+	// type (a server the configuration leaves out is a participant without a vote).
+	peers    []Peer
+	hier     config.Hierarchy
+	version  int64
+	lastSeen *config.Dynamic
+	observer bool
+	// after is where a role a reconfig ended goes without an election; flushOnLeave lets
+	// the clients' queued answers (the reconfig's among them) out before their connections
+	// close.
+	after        *afterReconfig
+	flushOnLeave bool
+	elect        *election.Election
+	electTimer   clock.Timer
+	transport    ElectionTransport
+	st           zab.PersistentState
 	// electing: an election round is running; its decision makes the next role.
 	electing bool
 	// gen counts role changes, so a completion of an older one is recognised.
@@ -115,7 +129,7 @@ func (s *Server) self() Peer {
 }
 
 func (s *Server) peer(id int64) (Peer, bool) {
-	for _, p := range s.cfg.Peers {
+	for _, p := range s.ens.peers {
 		if p.ID == id {
 			return p, true
 		}
@@ -125,7 +139,7 @@ func (s *Server) peer(id int64) (Peer, bool) {
 
 func (s *Server) voters() []int64 {
 	var v []int64
-	for _, p := range s.cfg.Peers {
+	for _, p := range s.ens.peers {
 		if !p.Observer {
 			v = append(v, p.ID)
 		}
@@ -186,21 +200,7 @@ func (s *Server) initEnsemble() error {
 		return err
 	}
 	s.ens.st = zab.PersistentState{AcceptedEpoch: acc, CurrentEpoch: cur, LastLogged: last}
-	s.ens.qv = quorum.NewMajority(s.voters()...)
-	if h := s.cfg.Hierarchy; h.Hierarchical() {
-		qv, err := quorum.NewHierarchical(s.voters(), h.Groups, h.Weights)
-		if err != nil {
-			return fmt.Errorf("server: group.N and weight.N: %w", err)
-		}
-		s.ens.qv = qv
-	}
-	cfg := election.Config{ID: s.cfg.ServerID, Voters: s.voters(), QV: s.ens.qv}
-	for _, p := range s.cfg.Peers {
-		if p.Observer {
-			cfg.Observers = append(cfg.Observers, p.ID)
-		}
-	}
-	s.ens.elect = election.New(cfg)
+	s.ens.elect = election.New(s.electionConfig())
 	return nil
 }
 
@@ -239,6 +239,13 @@ func (s *Server) startLooking(reason string) {
 				return // a later role change starts its own election
 			}
 			s.ens.electing = true
+			if d, ok := s.takeAfterReconfig(); ok {
+				// QuorumPeer.updateServerState: a reconfig named the leader.
+				s.log.Info("taking the role a reconfig named", "leader", d.Leader, "state", d.State)
+				s.ens.elect.Decided(d)
+				s.decided(d)
+				return
+			}
 			s.ens.st.LastLogged = max(s.tree.LastZxid(), s.lastQueued)
 			s.sendElection(s.ens.elect.Start(s.nowMs(), s.ens.st.LastLogged, s.ens.st.CurrentEpoch))
 			s.armElectionTimer()
@@ -250,9 +257,16 @@ func (s *Server) startLooking(reason string) {
 // disconnected, pending writes are dropped (their clients see the disconnect).
 func (s *Server) leaveRole() {
 	s.role.stop()
+	flush := s.ens.flushOnLeave
+	s.ens.flushOnLeave = false
 	for c := range s.conns {
 		s.detach(c)
-		c.close()
+		if flush {
+			// The reconfig that ended the role was answered: the answer goes out first.
+			c.sendAndClose(nil)
+		} else {
+			c.close()
+		}
 	}
 	// The pipeline is thrown away: its requests give back their outstanding slots, and
 	// closes that never committed are forgotten (the next leader decides about sessions).
@@ -323,6 +337,9 @@ func (s *Server) onElectionMessage(m ElectionMessage) {
 	n, err := election.Unmarshal(m.From, m.Payload)
 	if err != nil {
 		s.log.Debug("dropping malformed election notification", "from", m.From, "err", err)
+		return
+	}
+	if s.onElectionConfig(n.Config) {
 		return
 	}
 	outs, d := s.ens.elect.Receive(s.nowMs(), n)

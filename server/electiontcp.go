@@ -14,12 +14,7 @@ import (
 // speaking ZooKeeper's QuorumCnxManager protocol.
 func newTCPElectionTransport(s *Server) (ElectionTransport, error) {
 	self := s.self()
-	peers := map[int64]string{}
-	for _, p := range s.cfg.Peers {
-		if p.ID != s.cfg.ServerID {
-			peers[p.ID] = strings.Join(p.electionAddrs(), "|")
-		}
-	}
+	peers := s.electionPeers()
 	ln, err := s.bindElectionPort(listenAddrs(self.electionAddrs(), s.cfg.QuorumListenOnAllIPs))
 	if err != nil {
 		return nil, err

@@ -91,7 +91,14 @@ func (s *Server) fourLetterText(cmd string, self *conn) string {
 			return ""
 		}
 		d, l := s.dirSizes()
-		return s.cfg.ConfText(d, l)
+		var quorum []byte
+		if s.ensembleMode() {
+			// The committed configuration, which a reconfig changes on the core.
+			if !s.Query(func() { quorum = s.quorumConfigText() }) {
+				return notServing(cmd)
+			}
+		}
+		return s.cfg.ConfText(d, l, quorum)
 	case "dirs":
 		return admin.Dirs(s.dirSizes())
 	case "crst":
@@ -210,7 +217,6 @@ func (s *Server) serverStats() admin.ServerStats {
 		NodeCount:           s.tree.NodeCount() + 1,
 		EphemeralsCount:     s.tree.EphemeralCount(),
 		WatchCount:          s.watches.Count(),
-		GlobalSessions:      int64(s.tracker.Len()),
 		ApproximateDataSize: s.tree.ApproximateDataSize(),
 		Uptime:              time.Since(s.start).Milliseconds(),
 		ResponseSize:        s.responseSizes.stats(),
@@ -220,6 +226,16 @@ func (s *Server) serverStats() admin.ServerStats {
 			// zkd's own: ZooKeeper counts DIFF and SNAP syncs but not TRUNC ones.
 			"trunc_count": s.ens.truncs,
 		},
+	}
+	// global_sessions is ZKDatabase.getSessionCount (the sessions txns made, on every
+	// member), local_sessions the member's own local sessions (localSessionsEnabled).
+	for _, sess := range s.sessions {
+		switch {
+		case sess.local:
+			st.LocalSessions++
+		case sess.valid:
+			st.GlobalSessions++
+		}
 	}
 	s.counters.fill(st.Counters)
 	st.QuotaGauges, st.QuotaExceeded = s.quotaMetrics()

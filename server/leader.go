@@ -37,6 +37,9 @@ type leaderRole struct {
 	establishedAt time.Time
 	proposalSizes admin.BufferStats
 	local         *localSessions // nil without local sessions (localsess.go)
+	// pendingConfig is the configuration the reconfig being prepared proposes
+	// (prepReconfig), taken by its propose.
+	pendingConfig *zab.Config
 }
 
 func newLeaderRole(s *Server) role {
@@ -62,6 +65,15 @@ func newLeaderRole(s *Server) role {
 		ID: s.cfg.ServerID, QV: s.ens.qv, TickMs: int64(s.cfg.TickTime),
 		InitLimit: int64(s.cfg.InitLimit), SyncLimit: int64(s.cfg.SyncLimit), CommitLogCount: historyLen,
 		HistoryOnDisk: true, FirstCounter: s.cfg.zxidCounterStart,
+	}
+	if s.cfg.ReconfigEnabled {
+		cur, lastSeen, err := s.zabConfigs()
+		if err != nil {
+			s.stepDown = err
+			ln.Close()
+			return lookingRole{}
+		}
+		cfg.Reconfig, cfg.Current, cfg.LastSeen = true, cur, lastSeen
 	}
 	var rd zab.Ready
 	r.zl, rd = zab.NewLeader(cfg, s.ens.st, s.tree.LastZxid(), s.history.list(), now)
@@ -135,6 +147,12 @@ func (r *leaderRole) propose(p *pendingTxn) {
 	r.proposalSizes.Add(int64(len(p.data)))
 	r.s.counters.add(cntProposal, 1)
 	r.s.pending = append(r.s.pending, p)
+	next := r.pendingConfig
+	r.pendingConfig = nil
+	if next != nil && p.txn.Header.Type == jute.OpReconfig {
+		r.apply.Push(r.zl.ProposeReconfig(p.txn.Header.Zxid, p.data, *next))
+		return
+	}
 	r.apply.Push(r.zl.Propose(p.txn.Header.Zxid, p.data))
 }
 
@@ -357,6 +375,9 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 			}()
 			return nil
 		})
+	}
+	for _, ev := range n.Configs {
+		s.onConfigEvent(ev)
 	}
 	if n.Err != nil && s.stepDown == nil {
 		s.stepDown = n.Err

@@ -208,7 +208,7 @@ func (r *learnerRole) quorumDialed(nc net.Conn, sid int64, err error) {
 	}
 	r.conn = newQuorumConn(s, 0, nc)
 	cfg := zab.LearnerConfig{
-		ID: s.cfg.ServerID, Observer: r.observer, TickMs: int64(s.cfg.TickTime),
+		ID: s.cfg.ServerID, Observer: r.observer, TickMs: int64(s.cfg.TickTime), ConfigVersion: s.ens.version,
 		InitLimit: int64(s.cfg.InitLimit), SyncLimit: int64(s.cfg.SyncLimit),
 	}
 	st := s.ens.st
@@ -332,6 +332,9 @@ func (r *learnerRole) Notify(n *zab.Ready) {
 	}
 	for _, rv := range n.Revalidated {
 		r.finishReconnect(rv.Session, rv.Valid)
+	}
+	for _, ev := range n.Configs {
+		s.onConfigEvent(ev)
 	}
 	if n.Err != nil && s.stepDown == nil {
 		s.stepDown = n.Err

@@ -16,6 +16,7 @@ import (
 func startLocalSessions(t *testing.T, upgrading bool) *testEnsemble {
 	e := startEnsembleConfig(t, 3, func(c *server.Config) {
 		c.LocalSessions, c.LocalSessionsUpgrading = true, upgrading
+		c.FourLetterWhitelist = []string{"mntr", "srvr"}
 	})
 	e.waitServing()
 	return e
@@ -128,6 +129,14 @@ func TestLocalSessionsUpgrade(t *testing.T) {
 	e.settled(before + 1)
 	if _, local := server.SessionKind(f.srv, c.Session); !local {
 		t.Fatal("a persistent create upgraded the session")
+	}
+	// mntr counts it as ZooKeeper does: a local session of the follower, no global one.
+	m := mntrLines(t, fourLetter(t, f.cfg.ListenAddr, "mntr"))
+	if l, _ := mntrInt(m, "local_sessions"); l != 1 {
+		t.Errorf("follower's local_sessions = %s, want 1", m["local_sessions"])
+	}
+	if g, _ := mntrInt(m, "global_sessions"); g != 0 {
+		t.Errorf("follower's global_sessions = %s, want 0", m["global_sessions"])
 	}
 
 	// An ephemeral create: a createSession txn first, then the create.

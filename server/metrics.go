@@ -49,7 +49,7 @@ func (s *Server) roleStats(st *admin.ServerStats) {
 		state += " - broadcast"
 	}
 	st.PeerState = state
-	// cfg.Peers never changes: the voting members are fixed.
+	// The committed configuration's voters (a reconfig changes them).
 	st.RoleGauges = append(st.RoleGauges, admin.Gauge{Name: "quorum_size", Value: int64(len(s.voters()))})
 	switch r := s.role.(type) {
 	case *leaderRole:

@@ -167,6 +167,9 @@ func (s *Server) install(ld *loaded) {
 	s.prep.Providers = s.cfg.AuthProviders
 	s.prep.EnforceQuota = s.cfg.EnforceQuota
 	s.prep.OnQuotaExceeded = s.quotaExceeded
+	if s.cfg.ReconfigEnabled {
+		s.prep.Reconfig = s.prepReconfig
+	}
 	s.sessions = map[int64]*clientSession{}
 	s.tracker = session.NewTracker(int64(s.cfg.TickTime))
 	now := s.nowMs()
@@ -412,8 +415,8 @@ func (s *Server) failStop(err error) {
 	}
 	s.stopOnce.Do(func() {
 		close(s.stopping)
-		if s.ln != nil {
-			s.ln.Close()
+		if ln := s.listener(); ln != nil {
+			ln.Close()
 		}
 		if s.secureLn != nil {
 			s.secureLn.Close()

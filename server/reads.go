@@ -363,6 +363,9 @@ func (s *Server) replyWrite(q *queued, txn *jute.LoggedTxn, res *applyResult) {
 		send(jute.OK, nil)
 	case jute.OpSetData, jute.OpSetACL:
 		send(jute.OK, &jute.StatResponse{Stat: res.Stat})
+	case jute.OpReconfig:
+		// FinalRequestProcessor: the new configuration and the node's Stat.
+		send(jute.OK, &jute.GetDataResponse{Data: txn.Body.(*jute.SetDataTxn).Data, Stat: res.Stat})
 	case jute.OpMulti:
 		send(jute.OK, multiResponse(res, q.req.body))
 	case jute.OpCloseSession:

@@ -104,8 +104,22 @@ type Config struct {
 	// Hierarchy is the ensemble's group.N and weight.N lines: a hierarchical quorum when set,
 	// majority otherwise.
 	Hierarchy config.Hierarchy
-	InitLimit int // ticks
-	SyncLimit int // ticks
+	// ReconfigEnabled is reconfigEnabled: dynamic reconfiguration (reconfig.go). Peers and
+	// Hierarchy are then the configuration of version ConfigVersion (0 for zoo.cfg's
+	// server.N lines, else a dynamic file's), and LastSeenConfig a newer one proposed
+	// before the server stopped (zoo.cfg.dynamic.next), or nil.
+	ReconfigEnabled bool
+	ConfigVersion   int64
+	LastSeenConfig  []byte
+	// StandaloneEnabled is standaloneEnabled: with it a reconfig must leave at least two
+	// participants.
+	StandaloneEnabled bool
+	// PersistConfig writes a configuration's files, on the storage goroutine: the committed
+	// one (next false: zoo.cfg.dynamic.<version> and zoo.cfg's dynamicConfigFile line) or
+	// a proposed one (next true: zoo.cfg.dynamic.next). nil writes nothing.
+	PersistConfig func(text []byte, version int64, next bool) error
+	InitLimit     int // ticks
+	SyncLimit     int // ticks
 	// QuorumListenOnAllIPs makes the quorum and election ports listen on every interface
 	// (quorumListenOnAllIPs); members still advertise and dial the configured addresses.
 	QuorumListenOnAllIPs bool
@@ -121,8 +135,9 @@ type Config struct {
 	// QuorumSASL authenticates ensemble members to each other on the election and quorum
 	// ports (quorum.auth.enableSasl, quorumauth.go); nil means off.
 	QuorumSASL *peer.QuorumSASL
-	// ConfText renders the conf four-letter word, given the data and log directory sizes.
-	ConfText func(dataSize, logSize int64) string
+	// ConfText renders the conf four-letter word, given the data and log directory sizes
+	// and, for an ensemble member, the committed configuration's text (nil standalone).
+	ConfText func(dataSize, logSize int64, quorum []byte) string
 	// AdminAddr is where the AdminServer (HTTP, adminhttp.go) listens; "" = not served.
 	AdminAddr string
 	// AdminCommandURL is the AdminServer's command URL; "" = /commands.
@@ -240,10 +255,13 @@ func (c *Config) setDefaults() {
 
 // Server is a standalone zkd server.
 type Server struct {
-	cfg       Config
-	log       *slog.Logger
-	clk       clock.Clock
+	cfg Config
+	log *slog.Logger
+	clk clock.Clock
+	// ln is the client port's listener; a reconfig can replace it (clientport.go), so it is
+	// read and written under lnMu once the server runs.
 	ln        net.Listener
+	lnMu      sync.Mutex
 	closeOnce sync.Once
 	closeErr  error
 	// secureLn is the secure client port's listener (TLS), nil when there is none.
@@ -343,6 +361,12 @@ func New(cfg Config) (*Server, error) {
 	if err := s.loadSessionSecret(); err != nil {
 		return nil, err
 	}
+	if s.ensembleMode() {
+		// Before recovery, which fills /zookeeper/config from it.
+		if err := s.initMembership(); err != nil {
+			return nil, err
+		}
+	}
 	loadStart := time.Now()
 	if err := s.recover(); err != nil {
 		return nil, err
@@ -377,21 +401,33 @@ func (s *Server) Listen() error {
 		}
 		ln = tlsconf.Unify(ln, s.cfg.TLS, s.cfg.TLSDetectTimeout)
 	}
-	s.ln = ln
+	s.setListener(ln)
 	if err := s.listenSecure(); err != nil {
 		ln.Close()
-		s.ln = nil
+		s.setListener(nil)
 		return err
 	}
 	return nil
 }
 
+func (s *Server) setListener(ln net.Listener) {
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	s.ln = ln
+}
+
+func (s *Server) listener() net.Listener {
+	s.lnMu.Lock()
+	defer s.lnMu.Unlock()
+	return s.ln
+}
+
 // Addr is the address clients connect to.
-func (s *Server) Addr() string { return s.ln.Addr().String() }
+func (s *Server) Addr() string { return s.listener().Addr().String() }
 
 // Start listens (if needed) and serves in the background.
 func (s *Server) Start() error {
-	if s.ln == nil {
+	if s.listener() == nil {
 		if err := s.Listen(); err != nil {
 			return err
 		}
@@ -417,7 +453,7 @@ func (s *Server) Start() error {
 	}
 	s.wg.Add(2)
 	go s.run()
-	go s.acceptLoop(s.ln)
+	go s.acceptLoop(s.listener())
 	if s.secureLn != nil {
 		s.wg.Add(1)
 		go s.acceptLoop(s.secureLn)
@@ -449,6 +485,9 @@ func (s *Server) acceptLoop(ln net.Listener) {
 			case <-s.stopping:
 				return
 			default:
+			}
+			if s.replaced(ln) {
+				return // a reconfig moved the client port (clientport.go)
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -549,8 +588,8 @@ func (s *Server) release() {
 func (s *Server) Close() error {
 	s.stopOnce.Do(func() {
 		close(s.stopping)
-		if s.ln != nil {
-			s.ln.Close()
+		if ln := s.listener(); ln != nil {
+			ln.Close()
 		}
 		if s.secureLn != nil {
 			s.secureLn.Close()

@@ -83,7 +83,7 @@ func TestReconfigRequestNulls(t *testing.T) {
 		if got := frame(tc.r); !bytes.Equal(got, tc.want) {
 			t.Errorf("%s: body %x, want %x", tc.name, got, tc.want)
 		}
-		var back reconfigRequest
+		var back jute.ReconfigRequest
 		d := jute.Decoder{B: frame(tc.r)}
 		back.Decode(&d)
 		if d.Err() != nil || d.Remaining() != 0 {

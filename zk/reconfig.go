@@ -76,7 +76,7 @@ func (c *Conn) reconfigAsync(joining, leaving, newMembers *string, fromConfig in
 
 func reconfigReq(joining, leaving, newMembers *string, fromConfig int64) (*request, *jute.GetDataResponse) {
 	resp := &jute.GetDataResponse{}
-	body := &reconfigRequest{joining: joining, leaving: leaving, newMembers: newMembers, curConfigID: fromConfig}
+	body := &jute.ReconfigRequest{JoiningServers: joining, LeavingServers: leaving, NewMembers: newMembers, CurConfigID: fromConfig}
 	size := 0
 	for _, s := range []*string{joining, leaving, newMembers} {
 		if s != nil {
@@ -84,34 +84,4 @@ func reconfigReq(joining, leaving, newMembers *string, fromConfig int64) (*reque
 		}
 	}
 	return newRequest(jute.OpReconfig, "", body, resp, size+3*4+8), resp
-}
-
-// reconfigRequest is jute.ReconfigRequest with null strings: ZooKeeper tells an incremental
-// reconfig (newMembers null) from a non-incremental one (newMembers set, even empty) by
-// them, and jute.ReconfigRequest cannot send a null.
-type reconfigRequest struct {
-	joining, leaving, newMembers *string
-	curConfigID                  int64
-}
-
-func (r *reconfigRequest) Encode(e *jute.Encoder) {
-	for _, s := range []*string{r.joining, r.leaving, r.newMembers} {
-		if s == nil {
-			e.Int(-1)
-		} else {
-			e.String(*s)
-		}
-	}
-	e.Long(r.curConfigID)
-}
-
-func (r *reconfigRequest) Decode(d *jute.Decoder) {
-	for _, p := range []**string{&r.joining, &r.leaving, &r.newMembers} {
-		if s, null := d.NullString(); !null {
-			*p = &s
-		} else {
-			*p = nil
-		}
-	}
-	r.curConfigID = d.Long()
 }

@@ -165,9 +165,9 @@ func run(args []string) error {
 		}
 		sc.InitialConfig = string(text)
 	}
-	if len(cfg.Servers) > 1 {
-		// Like ZooKeeper: more than one server.N line means an ensemble, and dataDir/myid
-		// says which member this is.
+	if len(cfg.Servers) > 1 || cfg.Distributed() {
+		// Like ZooKeeper: more than one server.N line (or one, with standaloneEnabled=false)
+		// means an ensemble, and dataDir/myid says which member this is.
 		id, err := readMyID(cfg.DataDir)
 		if err != nil {
 			return err
@@ -187,6 +187,9 @@ func run(args []string) error {
 				p.MoreAddrs = append(p.MoreAddrs, server.PeerAddr(a))
 			}
 			sc.Peers = append(sc.Peers, p)
+		}
+		if err := applyReconfig(cfg, *cfgPath, &sc, logger); err != nil {
+			return err
 		}
 	}
 
@@ -278,8 +281,14 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 			NeedClientAuth:   cfg.AdminNeedClientAuth,
 		}
 	}
-	sc.ConfText = func(dataSize, logSize int64) string {
-		return cfg.Conf(config.ConfInfo{DataDirSize: dataSize, DataLogSize: logSize})
+	sc.ConfText = func(dataSize, logSize int64, quorum []byte) string {
+		info := config.ConfInfo{DataDirSize: dataSize, DataLogSize: logSize, ServerID: sc.ServerID}
+		if quorum != nil {
+			if d, err := config.ParseDynamicStandalone(quorum, cfg.StandaloneEnabled()); err == nil {
+				info.Quorum = &d
+			}
+		}
+		return cfg.Conf(info)
 	}
 	return sc
 }

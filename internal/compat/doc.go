@@ -5,7 +5,13 @@
 // tests, which skip when the reference server (internal/refzk) or kazoo is not installed, or
 // fail with ZKD_REQUIRE_TOOLS set (internal/needs).
 //
+// It also runs clients' own test suites against ensembles of zkd processes built from the
+// tree: kazoo's TestReconfig and TestReadOnlyMode through pytest (testdata/kazoo_zkd.py
+// makes kazoo's harness start zkd where it starts ZooKeeper's JVM), and go-zookeeper's
+// reconfig tests, ported.
+//
 // Environment:
 //   - ZKD_REQUIRE_TOOLS: fail instead of skipping when ZooKeeper or kazoo is missing.
-//   - ZKD_COMPAT_VERBOSE: log ZooKeeper's whole transcript of every script group.
+//   - ZKD_COMPAT_VERBOSE: log ZooKeeper's whole transcript of every script group, and the
+//     output of the zkd processes the client suites ran against.
 package compat

@@ -74,7 +74,7 @@ func describeRecord(rec jute.Record) string {
 		return fmt.Sprintf("rel=%d data=%q exist=%q child=%q persistent=%q recursive=%q",
 			r.RelativeZxid, r.DataWatches, r.ExistWatches, r.ChildWatches, r.PersistentWatches, r.PersistentRecursiveWatches)
 	case *jute.ReconfigRequest:
-		return fmt.Sprintf("join=%q leave=%q members=%q config=%d", r.JoiningServers, r.LeavingServers, r.NewMembers, r.CurConfigID)
+		return fmt.Sprintf("join=%q leave=%q members=%q config=%d", jute.StrValue(r.JoiningServers), jute.StrValue(r.LeavingServers), jute.StrValue(r.NewMembers), r.CurConfigID)
 	case *jute.MultiRequest:
 		parts := make([]string, len(r.Ops))
 		for i, op := range r.Ops {

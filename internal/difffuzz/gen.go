@@ -429,7 +429,7 @@ func (g *gen) step() {
 	case x < 919:
 		g.request(s, jute.OpSASL, &jute.SASLToken{Token: g.data()})
 	case x < 923:
-		g.request(s, jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: "server.9=127.0.0.1:2888:3888", CurConfigID: -1})
+		g.request(s, jute.OpReconfig, &jute.ReconfigRequest{JoiningServers: jute.Str("server.9=127.0.0.1:2888:3888"), CurConfigID: -1})
 	case x < 933:
 		g.request(s, jute.OpCloseSession, nil)
 		if g.pct(70) {

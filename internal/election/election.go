@@ -38,6 +38,10 @@ type Config struct {
 	// (reconfiguring itself) when its "version=" is higher than its own, so it must be the
 	// ensemble's dynamic config as ZooKeeper prints it (QuorumMaj.toString), or empty.
 	ConfigText []byte
+	// ParticipantWithoutVote: this server is a participant the configuration gives no vote
+	// (a reconfig removed it, or it is joining). It follows the leader an election finds,
+	// where a non-voter that is an observer observes (FastLeaderElection.learningState).
+	ParticipantWithoutVote bool
 }
 
 // Out is a notification to send to server To.
@@ -114,6 +118,15 @@ type Election struct {
 
 // New returns an election for cfg. The server is LOOKING but idle until Start.
 func New(cfg Config) *Election {
+	e := &Election{state: Looking}
+	e.SetConfig(cfg)
+	return e
+}
+
+// SetConfig replaces the configuration (a reconfig): the voters, the quorum rule and the
+// text sent with every notification. The state and the current vote are kept; an election
+// running on the old voters should be started again.
+func (e *Election) SetConfig(cfg Config) {
 	if cfg.FinalizeWaitMs <= 0 {
 		cfg.FinalizeWaitMs = DefaultFinalizeWaitMs
 	}
@@ -129,12 +142,11 @@ func New(cfg Config) *Election {
 	if cfg.QV == nil {
 		cfg.QV = quorum.NewMajority(voters...)
 	}
-	e := &Election{cfg: cfg, voters: voters, isVote: make(map[int64]bool, len(voters)), state: Looking}
+	e.cfg, e.voters, e.isVote = cfg, voters, make(map[int64]bool, len(voters))
 	for _, v := range voters {
 		e.isVote[v] = true
 	}
 	e.voter = e.isVote[cfg.ID]
-	return e
 }
 
 // Start begins a new election (lookForLeader): the round advances, the server votes for
@@ -424,7 +436,7 @@ func (e *Election) decide(leader, zxid, round, peerEpoch int64) {
 	switch {
 	case leader == e.cfg.ID:
 		e.state = Leading
-	case e.voter:
+	case e.voter, e.cfg.ParticipantWithoutVote:
 		e.state = Following
 	default:
 		e.state = Observing

@@ -9,6 +9,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"math"
 	"net"
 	"strconv"
@@ -214,6 +215,15 @@ func (t *TCP) Connected(sid int64) bool {
 	defer t.mu.Unlock()
 	l := t.links[sid]
 	return l != nil && l.conn != nil
+}
+
+// SetPeers replaces the members' election addresses (a reconfig changed the
+// configuration). New members are dialed with the next message for them, as
+// QuorumPeer.connectNewPeers has them; links to members that left stay until they fail.
+func (t *TCP) SetPeers(peers map[int64]string) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	t.cfg.Peers = maps.Clone(peers)
 }
 
 // Send queues payload for sid. A payload for this server itself is delivered at once.

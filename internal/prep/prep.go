@@ -46,6 +46,12 @@ type Preparer struct {
 	// OnQuotaExceeded, when set, is told of every limit a checked write passes, soft or
 	// hard (ZooKeeper logs each; the refused ones count in its metrics).
 	OnQuotaExceeded func(datatree.QuotaExceeded)
+	// Reconfig computes the configuration a reconfig request asks for, with the checks
+	// PrepRequestProcessor makes before the ACL's (a reconfig in progress, the version,
+	// the request's form, a synced quorum of the new configuration): its text, or the
+	// error code. zxid is the reconfig's, the new configuration's version. nil means
+	// reconfig is disabled (RECONFIGDISABLED, after taking a zxid).
+	Reconfig func(req *jute.ReconfigRequest, zxid int64) ([]byte, jute.Code)
 
 	overlay map[string]*record
 	order   []pending // from head on: prepared txns' changes, oldest first
@@ -456,9 +462,11 @@ func (p *Preparer) prepareOp(r *Request, typ jute.OpCode, body jute.Record, s *t
 		}
 		return &jute.CheckVersionTxn{Path: b.Path, Version: v}, nil
 	case jute.OpReconfig:
-		// Dynamic reconfiguration is off, as by default in ZooKeeper 3.8
-		// (reconfigEnabled=false): RECONFIGDISABLED, after taking a zxid.
-		return nil, jute.ErrReconfigDisabled
+		b, ok := body.(*jute.ReconfigRequest)
+		if !ok {
+			return nil, jute.ErrMarshallingError
+		}
+		return p.reconfig(r, b, s)
 	}
 	return nil, jute.ErrUnimplemented
 }
@@ -641,6 +649,34 @@ func (p *Preparer) setData(r *Request, b *jute.SetDataRequest, s *txnState) (jut
 	nn.stat.Mtime = s.time
 	s.put(b.Path, &nn)
 	return &jute.SetDataTxn{Path: b.Path, Data: b.Data, Version: v}, nil
+}
+
+// reconfig is PrepRequestProcessor's case OpCode.reconfig: the new configuration, then the
+// WRITE permission on /zookeeper/config (whose ACL is world READ: only a super user, or an
+// ACL a super user set, may reconfigure; skipACL skips it), then a SetDataTxn on the node
+// with version -1, as ZooKeeper writes it.
+func (p *Preparer) reconfig(r *Request, b *jute.ReconfigRequest, s *txnState) (jute.Record, error) {
+	if p.Reconfig == nil {
+		return nil, jute.ErrReconfigDisabled
+	}
+	text, code := p.Reconfig(b, s.zxid)
+	if code != jute.OK {
+		return nil, code
+	}
+	n, err := p.lookup(s, datatree.ConfigPath)
+	if err != nil {
+		return nil, err
+	}
+	if err := p.checkACL(r, n.acl, jute.PermWrite); err != nil {
+		return nil, err
+	}
+	nn := *n
+	nn.dataLen = len(text)
+	nn.stat.Version = -1
+	nn.stat.Mzxid = s.zxid
+	nn.stat.Mtime = s.time
+	s.put(datatree.ConfigPath, &nn)
+	return &jute.SetDataTxn{Path: datatree.ConfigPath, Data: text, Version: -1}, nil
 }
 
 func (p *Preparer) setACL(r *Request, b *jute.SetACLRequest, s *txnState) (jute.Record, error) {

@@ -12,6 +12,10 @@ import (
 type durableState struct {
 	acceptedEpoch, currentEpoch int64
 	log                         []zab.Committed
+	// cur and lastSeen are the dynamic configuration files (written at once, as ZooKeeper
+	// writes them).
+	cur      simConfig
+	lastSeen *simConfig
 }
 
 // diskStep is a disk write the storage goroutine is running. Its effect on the server's
@@ -117,7 +121,7 @@ func (h *host) Snapshot() bool {
 	// The simulated snapshot is the tree itself; the log becomes its txns.
 	var snap []zab.Committed
 	for _, z := range sv.applied {
-		snap = append(snap, zab.Committed{Zxid: z, Data: txnData(z)})
+		snap = append(snap, zab.Committed{Zxid: z, Data: h.s.data(z)})
 	}
 	return h.disk("snapshot", func() {
 		sv.log = slices.Clone(snap)
@@ -207,7 +211,11 @@ func (h *host) Notify(r *zab.Ready) {
 	for _, a := range r.LoadHistory {
 		// The committed history on disk when it was elected, as the server's storage
 		// goroutine reads its log.
-		sv.apply.Push(sv.leader.HistoryLoaded(a.Conn, append([]zab.Committed(nil), sv.diskHistory...)))
+		s.leaderReady(sv, sv.leader.HistoryLoaded(a.Conn, append([]zab.Committed(nil), sv.diskHistory...)))
+	}
+	if len(r.Configs) > 0 && s.opt.Reconfig && s.onConfigs(sv, r.Configs) && r.Err == nil {
+		s.startLooking(sv, "changes proposed in reconfig")
+		return
 	}
 	if r.Err != nil {
 		s.startLooking(sv, r.Err.Error())

@@ -5,7 +5,9 @@
 // Readys through the same zab.Applier the server uses, against a simulated Host whose disk
 // steps finish at once or at a random later step, in order, as the server's storage
 // goroutine runs them. After every step it checks the invariants replication promises. A
-// failing seed replays exactly.
+// failing seed replays exactly. With Options.Reconfig the servers also keep a membership and
+// leaders reconfigure the ensemble (reconfig.go), and the checks cover the quorums across
+// configuration changes.
 package sim
 
 import (
@@ -30,6 +32,18 @@ type Options struct {
 	// BrokenCommit makes leaders commit a proposal on any single ack (their own) instead of
 	// a quorum's: a deliberately wrong protocol, which the checks must catch.
 	BrokenCommit bool
+	// Reconfig turns on dynamic reconfiguration: Spares more servers start outside the
+	// configuration, and leaders propose reconfigs among the writes (see reconfig.go).
+	Reconfig bool
+	// Spares is how many servers start outside the configuration (2 when 0).
+	Spares int
+	// BrokenReconfig makes leaders commit a reconfig, and the proposals after it, with a
+	// quorum of the new configuration alone (zab.LeaderConfig.ReconfigNewQuorumOnly): a
+	// deliberately wrong protocol, which the checks must catch.
+	BrokenReconfig bool
+	// intersectionOnly leaves out the check that each quorum is one of its configurations,
+	// to show that the intersection check alone catches BrokenReconfig.
+	intersectionOnly bool
 	// Trace, when set, receives a line per step.
 	Trace func(string)
 }
@@ -74,6 +88,14 @@ type server struct {
 	conn      int64 // learner's connection id
 	serving   bool
 	partition int
+	// membership (Options.Reconfig): the committed configuration, a newer one seen,
+	// whether this server observes, and where a role a reconfig ended goes.
+	cur      simConfig
+	lastSeen *simConfig
+	observer bool
+	after    *afterReconfig
+	// track follows a leader's quorums for the checks.
+	track *leaderTrack
 }
 
 type packet struct {
@@ -90,6 +112,7 @@ type qconn struct {
 	leaderConn  zab.ConnID
 	broken      bool
 	snapApplied []int64 // the leader's tree when it sent SNAP, for the learner
+	observer    bool    // the learner registered as an observer
 }
 
 type emsg struct {
@@ -116,6 +139,20 @@ type Sim struct {
 	proposed int
 	step     int
 	disk     DiskStats
+
+	// reconfig checks: the quorums leaders used (establishments and reconfig commits are
+	// pivots, checked against every other; ordinary commits, one per epoch, configurations
+	// and ack set), and the configurations committed.
+	pivots      []quorumRecord
+	commits     []quorumRecord
+	commitKinds map[string]bool
+	activations []activation
+	reconfigs   int
+	// reconfigsCommitted counts reconfig txns committed; handovers the roles taken
+	// without an election after one.
+	reconfigsCommitted, handovers int
+	// txns are the txns' bytes by zxid (a reconfig's carry its configuration).
+	txns map[int64][]byte
 }
 
 // New sets up a simulation.
@@ -126,13 +163,24 @@ func New(opt Options) *Sim {
 	s := &Sim{
 		opt: opt, rng: rand.New(rand.NewPCG(opt.Seed, 0x51a)), now: 1000,
 		servers: map[int64]*server{}, conns: map[int64]*qconn{}, leaders: map[int64]int64{}, acked: map[int64]bool{},
+		commitKinds: map[string]bool{}, txns: map[int64][]byte{},
 	}
 	for i := 1; i <= opt.Servers; i++ {
 		s.sids = append(s.sids, int64(i))
 		s.voters = append(s.voters, int64(i))
 	}
+	if opt.Reconfig {
+		if opt.Spares == 0 {
+			opt.Spares = 2
+			s.opt.Spares = 2
+		}
+		for i := 1; i <= opt.Spares; i++ {
+			s.sids = append(s.sids, int64(opt.Servers+i))
+		}
+	}
 	for _, sid := range s.sids {
 		sv := &server{sid: sid}
+		sv.disk.cur = simConfig{voters: slices.Clone(s.voters)}
 		sv.apply = zab.NewApplier(&host{s: s, sv: sv})
 		s.servers[sid] = sv
 		s.boot(sv)
@@ -151,7 +199,9 @@ func (s *Sim) trace(format string, a ...any) {
 func (s *Sim) boot(sv *server) {
 	sv.acceptedEpoch, sv.currentEpoch = sv.disk.acceptedEpoch, sv.disk.currentEpoch
 	sv.log = slices.Clone(sv.disk.log)
-	sv.elect = election.New(election.Config{ID: sv.sid, Voters: s.voters})
+	sv.cur, sv.lastSeen, sv.after = sv.disk.cur, sv.disk.lastSeen, nil
+	sv.observer = sv.cur.isObserver(sv.sid)
+	sv.elect = election.New(s.electionConfig(sv))
 	s.startLooking(sv, "boot")
 }
 
@@ -169,13 +219,16 @@ func (s *Sim) startLooking(sv *server, why string) {
 	sv.role = looking
 	// Logged but unapplied txns are applied before voting (ZooKeeper fast-forwards).
 	sv.reload()
+	if s.takeAfterReconfig(sv) {
+		return
+	}
 	s.sendElection(sv, sv.elect.Start(s.now, sv.lastLogged(), sv.currentEpoch))
 }
 
 // endRole forgets the role's Readys not yet carried out. Disk steps it started keep running
 // (the storage goroutine does not stop) but their completions no longer reach the Applier.
 func (s *Sim) endRole(sv *server) {
-	sv.leader, sv.learner, sv.serving = nil, nil, false
+	sv.leader, sv.learner, sv.serving, sv.track = nil, nil, false, nil
 	sv.apply.Reset()
 	sv.gen++
 }
@@ -239,9 +292,18 @@ func (s *Sim) decided(sv *server, d *election.Decision) {
 		if s.opt.BrokenCommit {
 			cfg.CommitQV = anyAck{qv}
 		}
+		if s.opt.Reconfig {
+			cfg.Reconfig = true
+			cfg.Current = sv.cur.zab()
+			if sv.lastSeen != nil {
+				cfg.LastSeen = sv.lastSeen.zab()
+			}
+			cfg.ReconfigNewQuorumOnly = s.opt.BrokenReconfig
+			sv.track = newLeaderTrack(sv)
+		}
 		var r zab.Ready
 		sv.leader, r = zab.NewLeader(cfg, st, sv.lastApplied(), hist, s.now)
-		sv.apply.Push(r)
+		s.leaderReady(sv, r)
 		return
 	}
 	sv.role = following
@@ -265,13 +327,13 @@ func (s *Sim) connect(sv *server) {
 	}
 	s.endRole(sv)
 	s.nextCon++
-	c := &qconn{id: s.nextCon, leader: l.sid, learner: sv.sid, leaderConn: zab.ConnID(s.nextCon)}
+	c := &qconn{id: s.nextCon, leader: l.sid, learner: sv.sid, leaderConn: zab.ConnID(s.nextCon), observer: sv.observer}
 	s.conns[c.id] = c
 	sv.conn = c.id
 	l.leader.Accept(c.leaderConn, s.now)
 	st := zab.PersistentState{AcceptedEpoch: sv.acceptedEpoch, CurrentEpoch: sv.currentEpoch, LastLogged: sv.lastLogged()}
 	var r zab.Ready
-	sv.learner, r = zab.NewLearner(zab.LearnerConfig{ID: sv.sid, TickMs: tickMs, InitLimit: initLimit, SyncLimit: syncLimit}, st, s.now)
+	sv.learner, r = zab.NewLearner(zab.LearnerConfig{ID: sv.sid, Observer: sv.observer, ConfigVersion: sv.cur.version, TickMs: tickMs, InitLimit: initLimit, SyncLimit: syncLimit}, st, s.now)
 	sv.apply.Push(r)
 }
 
@@ -305,6 +367,14 @@ func applyZxids(cs []zab.Committed) []int64 {
 		out[i] = c.Zxid
 	}
 	return out
+}
+
+// data is a txn's bytes: a reconfig's as proposed, any other a setData.
+func (s *Sim) data(zxid int64) []byte {
+	if d, ok := s.txns[zxid]; ok {
+		return d
+	}
+	return txnData(zxid)
 }
 
 func txnData(zxid int64) []byte {
@@ -414,10 +484,15 @@ func (s *Sim) doStep() {
 		}
 		if sv.role == leading && sv.serving {
 			acts = append(acts, action{8, func() { s.propose(sv) }})
+			if s.opt.Reconfig {
+				acts = append(acts, action{3, func() { s.proposeReconfig(sv) }})
+			}
 		}
 	}
 	acts = append(acts, action{10, s.tick})
-	if s.opt.Faults {
+	// With reconfigs, faults come half as often: a reconfig needs a synced quorum of its
+	// new configuration, which the full rate rarely leaves standing.
+	if s.opt.Faults && (!s.opt.Reconfig || s.rng.IntN(2) == 0) {
 		acts = append(acts, action{1, s.crash}, action{2, s.restart}, action{1, s.partition}, action{2, s.heal})
 		if len(s.conns) > 0 {
 			acts = append(acts, action{1, s.breakRandomConn})
@@ -461,6 +536,9 @@ func (s *Sim) deliverElection() {
 	if err != nil {
 		panic(err)
 	}
+	if s.onElectionConfig(sv, n.Config) {
+		return
+	}
 	outs, d := sv.elect.Receive(s.now, n)
 	s.sendElection(sv, outs)
 	s.decided(sv, d)
@@ -491,7 +569,8 @@ func (s *Sim) deliverToLeader(c *qconn) {
 	if sv.role != leading || sv.leader == nil {
 		return
 	}
-	sv.apply.Push(sv.leader.Receive(c.leaderConn, s.now, p))
+	s.observeAck(sv, c, p)
+	s.leaderReady(sv, sv.leader.Receive(c.leaderConn, s.now, p))
 }
 
 // fsync makes the txns appended since the last one durable. It waits for the disk steps
@@ -501,7 +580,10 @@ func (s *Sim) fsync(sv *server) {
 	z := sv.log[len(sv.log)-1].Zxid
 	switch {
 	case sv.role == leading && sv.leader != nil:
-		sv.apply.Push(sv.leader.LocalLogged(z))
+		if sv.track != nil {
+			sv.track.acked[sv.sid] = z
+		}
+		s.leaderReady(sv, sv.leader.LocalLogged(z))
 	case sv.role == following && sv.learner != nil:
 		sv.apply.Push(sv.learner.Logged(z))
 	}
@@ -513,7 +595,10 @@ func (s *Sim) propose(sv *server) {
 		return
 	}
 	s.proposed++
-	sv.apply.Push(sv.leader.Propose(z, txnData(z)))
+	if sv.track != nil {
+		sv.track.claims[z] = sv.track.configs()
+	}
+	s.leaderReady(sv, sv.leader.Propose(z, txnData(z)))
 }
 
 func (s *Sim) tick() {
@@ -526,7 +611,7 @@ func (s *Sim) tick() {
 			s.sendElection(sv, outs)
 			s.decided(sv, d)
 		case leading:
-			sv.apply.Push(sv.leader.Tick(s.now))
+			s.leaderReady(sv, sv.leader.Tick(s.now))
 		case following:
 			if sv.learner == nil {
 				// The leader it chose is not reachable: ZooKeeper retries, then looks again.
@@ -559,6 +644,19 @@ func (s *Sim) crash() {
 
 func (s *Sim) restart() {
 	sv := s.servers[s.sids[s.rng.IntN(len(s.sids))]]
+	if s.opt.Reconfig {
+		// With spares, a random pick leaves too many servers down: pick a down one.
+		var downs []int64
+		for _, sid := range s.sids {
+			if s.servers[sid].role == down {
+				downs = append(downs, sid)
+			}
+		}
+		if len(downs) == 0 {
+			return
+		}
+		sv = s.servers[downs[s.rng.IntN(len(downs))]]
+	}
 	if sv.role != down {
 		return
 	}
@@ -591,7 +689,12 @@ func (s *Sim) breakRandomConn() {
 // Stats summarizes a run.
 type Stats struct {
 	Epochs, Committed, Proposed int
-	Disk                        DiskStats
+	// Reconfigs counts the configurations leaders activated (commits and establishments).
+	Reconfigs int
+	// ReconfigsCommitted counts the reconfig txns committed; Handovers the roles servers
+	// took without an election, as a reconfig named them (takeAfterReconfig).
+	ReconfigsCommitted, Handovers int
+	Disk                          DiskStats
 }
 
 // DiskStats counts what the asynchronous disk steps did, to show a run exercised them.
@@ -605,5 +708,5 @@ type DiskStats struct {
 }
 
 func (s *Sim) Stats() Stats {
-	return Stats{Epochs: len(s.leaders), Committed: len(s.global), Proposed: s.proposed, Disk: s.disk}
+	return Stats{Epochs: len(s.leaders), Committed: len(s.global), Proposed: s.proposed, Disk: s.disk, Reconfigs: s.reconfigs, ReconfigsCommitted: s.reconfigsCommitted, Handovers: s.handovers}
 }

@@ -3,7 +3,10 @@ package sim
 import (
 	"flag"
 	"fmt"
+	"strings"
 	"testing"
+
+	"github.com/zkd-io/zkd/internal/zab"
 )
 
 var (
@@ -106,5 +109,150 @@ func TestSimulationIsDeterministic(t *testing.T) {
 	}
 	if fmt.Sprint(lines[0]) != fmt.Sprint(lines[1]) || len(lines[0]) == 0 {
 		t.Fatalf("two runs of one seed differ (%d vs %d trace lines)", len(lines[0]), len(lines[1]))
+	}
+}
+
+var reconfigSeeds = flag.Int("sim.reconfig-seeds", 100, "number of seeded schedules with reconfigs per configuration (3 and 5 servers, 2 spares)")
+
+// TestSimulatedReconfig runs seeded schedules in which leaders propose reconfigs (add a
+// server, remove one, participant <-> observer, remove the leader, replace the voters)
+// among the writes, under loss, reordering, crashes and partitions, with every check of
+// TestSimulatedEnsembles plus: configuration versions only increase, one membership per
+// version, and every quorum a leader used (to commit a txn, or to be established) is a
+// quorum of each configuration it had to be, and intersects the others in a member counted
+// in both (reconfig.go). A long run:
+//
+//	go test ./internal/sim -run TestSimulatedReconfig -sim.reconfig-seeds 20000 -timeout 2h
+func TestSimulatedReconfig(t *testing.T) {
+	list := seedList()
+	if *seed == 0 {
+		list = list[:0]
+		for i := 1; i <= *reconfigSeeds; i++ {
+			list = append(list, uint64(i))
+		}
+	}
+	for _, servers := range []int{3, 5} {
+		var committed, epochs, reconfigs, handovers int
+		for _, sd := range list {
+			st, err := runSeed(t, Options{Seed: sd, Servers: servers, Steps: *steps, Faults: true, Reconfig: true})
+			if err != nil {
+				t.Fatalf("%d servers, seed %d: %v\nreplay: go test ./internal/sim -run TestSimulatedReconfig -sim.seed %d -sim.trace -v", servers, sd, err, sd)
+			}
+			committed += st.Committed
+			epochs += st.Epochs
+			reconfigs += st.ReconfigsCommitted
+			handovers += st.Handovers
+		}
+		t.Logf("%d servers: %d seeds, %d txns committed, %d epochs established, %d reconfigs committed, %d roles taken as a reconfig named them",
+			servers, len(list), committed, epochs, reconfigs, handovers)
+		// The schedules must reconfigure for real, or the checks prove nothing.
+		min := len(list) * 2
+		if servers == 5 {
+			min = len(list) / 2
+		}
+		if *seed == 0 && (committed < len(list)*3 || reconfigs < min || handovers == 0) {
+			t.Fatalf("%d servers: only %d txns and %d reconfigs committed, %d handovers, over %d seeds", servers, committed, reconfigs, handovers, len(list))
+		}
+	}
+}
+
+// TestSimulationCatchesNewQuorumOnlyReconfig: leaders that commit a reconfig, and what
+// follows it, with a quorum of the new configuration alone act on sets that are not
+// quorums of the old one; the checks must notice within the CI budget.
+func TestSimulationCatchesNewQuorumOnlyReconfig(t *testing.T) {
+	for sd := uint64(1); sd <= 300; sd++ {
+		if _, err := runSeed(t, Options{Seed: sd, Servers: 3, Steps: *steps, Faults: true, Reconfig: true, BrokenReconfig: true}); err != nil {
+			t.Logf("caught at seed %d: %v", sd, err)
+			return
+		}
+	}
+	t.Fatal("committing reconfigs with a quorum of the new configuration alone went unnoticed in 300 seeds")
+}
+
+// TestSimulationCatchesDisjointQuorums: the same wrong rule, with only the intersection
+// check: when a reconfig replaces most voters, the new configuration's quorum can miss
+// every member of an old configuration's quorum. Without faults, so that the new voters
+// are up to be counted.
+func TestSimulationCatchesDisjointQuorums(t *testing.T) {
+	for sd := uint64(1); sd <= 400; sd++ {
+		for _, n := range []int{3, 5} {
+			if _, err := runSeed(t, Options{Seed: sd, Servers: n, Steps: *steps, Reconfig: true, BrokenReconfig: true, intersectionOnly: true}); err != nil {
+				if !strings.Contains(err.Error(), "two disjoint quorums") && !strings.Contains(err.Error(), "older configuration") {
+					t.Fatalf("seed %d, %d servers: caught by another check: %v", sd, n, err)
+				}
+				t.Logf("caught at seed %d, %d servers: %v", sd, n, err)
+				return
+			}
+		}
+	}
+	t.Fatal("committing reconfigs with a quorum of the new configuration alone made no disjoint quorums in 400 seeds")
+}
+
+// TestQuorumIntersectionCheck: quorums of one configuration must share a member; a chain
+// through a reconfig whose commit had quorums of both is fine even where the ends do not
+// meet; a quorum of an older configuration after a newer one's is not.
+func TestQuorumIntersectionCheck(t *testing.T) {
+	c1 := simConfig{version: 0, voters: []int64{1, 2, 3}}
+	c2 := simConfig{version: zab.MakeZxid(1, 5), voters: []int64{3, 4, 5}}
+	set := func(sids ...int64) map[int64]bool {
+		m := map[int64]bool{}
+		for _, s := range sids {
+			m[s] = true
+		}
+		return m
+	}
+	write := quorumRecord{what: "write", key: zab.MakeZxid(1, 2), claims: []simConfig{c1}, acks: set(1, 2)}
+	reconfig := quorumRecord{what: "reconfig", key: zab.MakeZxid(1, 5), claims: []simConfig{c1, c2}, acks: set(2, 3, 4)}
+	later := quorumRecord{what: "leader", key: zab.MakeZxid(2, 0), claims: []simConfig{c2}, acks: set(4, 5)}
+	ok := func(a, b quorumRecord) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = r.(Violation)
+			}
+		}()
+		checkPair(a, b)
+		return nil
+	}
+	for _, p := range [][2]quorumRecord{{write, reconfig}, {reconfig, later}, {write, later}} {
+		if err := ok(p[0], p[1]); err != nil {
+			t.Fatalf("%v / %v: %v", p[0], p[1], err)
+		}
+	}
+	badReconfig := reconfig
+	badReconfig.acks = set(3, 4) // only 3 of the old voters: misses the write's {1, 2}
+	if err := ok(write, badReconfig); err == nil || !strings.Contains(err.Error(), "two disjoint quorums") {
+		t.Fatalf("disjoint quorums of %v passed: %v", c1.voters, err)
+	}
+	stale := quorumRecord{what: "stale leader", key: zab.MakeZxid(3, 0), claims: []simConfig{c1}, acks: set(1, 2)}
+	if err := ok(later, stale); err == nil || !strings.Contains(err.Error(), "older configuration") {
+		t.Fatalf("a leader of the old configuration after the new one's passed: %v", err)
+	}
+}
+
+// TestConfigVersionCheck: a configuration committed after another must have a higher
+// version, and one version has one membership.
+func TestConfigVersionCheck(t *testing.T) {
+	try := func(acts ...activation) (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = r.(Violation)
+			}
+		}()
+		s := New(Options{Seed: 1})
+		for _, a := range acts {
+			s.recordActivation(a.key, a.cfg)
+		}
+		return nil
+	}
+	c := func(v int64, voters ...int64) simConfig { return simConfig{version: v, voters: voters} }
+	at := func(key int64, cfg simConfig) activation { return activation{key: key, version: cfg.version, cfg: cfg} }
+	if err := try(at(10, c(10, 1, 2, 3)), at(20, c(20, 1, 2)), at(30, c(20, 1, 2))); err != nil {
+		t.Fatalf("increasing versions refused: %v", err)
+	}
+	if err := try(at(10, c(10, 1, 2, 3)), at(20, c(5, 1, 2))); err == nil {
+		t.Fatal("a version going back passed")
+	}
+	if err := try(at(10, c(10, 1, 2, 3)), at(20, c(10, 1, 2))); err == nil {
+		t.Fatal("two memberships of one version passed")
 	}
 }

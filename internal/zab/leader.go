@@ -31,6 +31,16 @@ type LeaderConfig struct {
 	// FirstCounter is where the new epoch's zxid counter starts (0). Tests set it near the
 	// end of the counter's range to reach the rollover that forces a new epoch.
 	FirstCounter int64
+	// Reconfig is reconfigEnabled: the leader takes reconfig proposals, completes one it
+	// finds pending (LastSeen newer than Current), and gives a zoo.cfg configuration
+	// (version 0) its epoch's version (ZOOKEEPER-1783). Current and LastSeen are then the
+	// configuration (QV and ConfigText are not read); LastSeen with a nil Text means none.
+	Reconfig          bool
+	Current, LastSeen Config
+	// ReconfigNewQuorumOnly is a deliberately wrong rule for simulations to show that their
+	// checks catch it: a reconfig, and the proposals after it while it is pending, commit
+	// with a quorum of the new configuration alone.
+	ReconfigNewQuorumOnly bool
 }
 
 // Out is a packet for one learner connection. When SnapFollows is set the owner streams
@@ -80,11 +90,11 @@ const (
 )
 
 type lconn struct {
-	id       ConnID
-	sid      int64
-	observer bool
-	// observerInfo: it registered with OBSERVERINFO (observer is also set for a follower
-	// the configuration does not count as a voter). Only the metrics tell them apart.
+	id  ConnID
+	sid int64
+	// observerInfo: it registered with OBSERVERINFO, and gets INFORM; a follower gets
+	// PROPOSAL and COMMIT whether the configuration counts it as a voter or not (a server
+	// a reconfig removed, or one joining), as ZooKeeper's forwardingFollowers do.
 	observerInfo bool
 	phase        lcPhase
 	peerZxid     int64
@@ -130,6 +140,18 @@ type Leader struct {
 	counter      int64
 	syncs        []pendingSync // oldest first
 	lastPingTick int64
+
+	// cur is the committed configuration; next the last seen one while it is newer (a
+	// reconfig proposed and not committed, or one found pending at election): every quorum
+	// is then a quorum of both.
+	cur  Config
+	next *Config
+	// reconfigZxid is the pending reconfig's proposal (0 when next came from before the
+	// election).
+	reconfigZxid int64
+	// noCommit: a reconfig handed leadership to another server (Leader.allowedToCommit),
+	// so nothing more commits here.
+	noCommit bool
 }
 
 // pendingSync is a sync request. It is answered once every proposal before it committed
@@ -157,6 +179,14 @@ func NewLeader(cfg LeaderConfig, st PersistentState, lastProcessed int64, histor
 	}
 	l.history = append(l.history, history...)
 	l.trimHistory()
+	if cfg.Reconfig {
+		l.cur = cfg.Current
+		if ls := cfg.LastSeen; ls.Text != nil && ls.Version > l.cur.Version {
+			l.next = &ls
+		}
+	} else {
+		l.cur = Config{QV: cfg.QV, Text: cfg.ConfigText}
+	}
 	// The epoch to propose: one past every accepted epoch we hear of, ours included.
 	l.epoch = st.AcceptedEpoch + 1
 	r := newReady()
@@ -195,7 +225,7 @@ func (l *Leader) Stats() LeaderStats {
 			st.SyncedObservers++
 		default:
 			st.SyncedFollowers++
-			if c.observer {
+			if !l.votes(c.sid) {
 				st.SyncedNonVotingFollowers++
 			}
 		}
@@ -271,11 +301,16 @@ func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) Ready {
 			l.drop(&r, c)
 			return r
 		}
+		if li.ConfigVersion > l.cur.Version {
+			// LearnerHandler: "Follower is ahead of the leader (has a later activated
+			// configuration)".
+			l.drop(&r, c)
+			return r
+		}
 		c.sid = li.ServerID
 		c.observerInfo = p.Type == PktObserverInfo
-		c.observer = c.observerInfo || !l.cfg.QV.IsVoter(c.sid)
 		c.phase = lcEpoch
-		if l.phase == ldDiscovery && !c.observer {
+		if l.phase == ldDiscovery && l.voter(c) {
 			l.connecting[c.sid] = true
 			if e := Epoch(p.Zxid); e >= l.epoch {
 				l.epoch = e + 1
@@ -296,7 +331,7 @@ func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) Ready {
 				l.drop(&r, c)
 				return r
 			}
-			if !c.observer {
+			if l.voter(c) {
 				l.epochAcks[c.sid] = true
 			}
 		}
@@ -307,7 +342,7 @@ func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) Ready {
 			l.drop(&r, c)
 			return r
 		}
-		if !c.observer {
+		if l.voter(c) {
 			l.newLdrAcks[c.sid] = true
 		}
 		c.phase = lcStartup
@@ -318,13 +353,33 @@ func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) Ready {
 	return r
 }
 
+// voter reports whether a learner registered as a follower and votes in the current or
+// the pending configuration.
+func (l *Leader) voter(c *lconn) bool { return !c.observerInfo && l.votes(c.sid) }
+
+func (l *Leader) votes(sid int64) bool {
+	return l.cur.QV.IsVoter(sid) || (l.next != nil && l.next.QV.IsVoter(sid))
+}
+
+// quorumAll is SyncedLearnerTracker.hasAllQuorums: a quorum of the current configuration
+// and, while one is pending, of the next.
+func (l *Leader) quorumAll(set map[int64]bool) bool {
+	return l.cur.QV.IsQuorum(set) && (l.next == nil || l.next.QV.IsQuorum(set))
+}
+
 // advance moves the leader and its connections along as far as the current acks allow.
 func (l *Leader) advance(r *Ready) {
-	if l.phase == ldDiscovery && l.cfg.QV.IsQuorum(l.connecting) {
+	if l.phase == ldDiscovery && l.quorumAll(l.connecting) {
 		// The epoch is decided: accept it ourselves before telling anyone.
 		l.phase = ldEpochAck
 		l.st.AcceptedEpoch = l.epoch
 		r.AcceptedEpoch = l.epoch
+		if l.cfg.Reconfig && l.cur.Version == 0 && l.next == nil {
+			// ZOOKEEPER-1783: the zoo.cfg configuration gets this epoch's version, agreed
+			// through NEWLEADER and made current once established.
+			nv := l.cur.WithVersion(MakeZxid(l.epoch, 0))
+			l.next = &nv
+		}
 	}
 	if l.phase >= ldEpochAck {
 		for _, c := range l.sortedConns() {
@@ -334,13 +389,13 @@ func (l *Leader) advance(r *Ready) {
 			}
 		}
 	}
-	if l.phase == ldEpochAck && l.cfg.QV.IsQuorum(l.epochAcks) {
+	if l.phase == ldEpochAck && l.quorumAll(l.epochAcks) {
 		l.phase = ldNewLeader
 		l.st.CurrentEpoch = l.epoch
 		r.CurrentEpoch = l.epoch
 		cqv := l.cfg.CommitQV
 		if cqv == nil {
-			cqv = l.cfg.QV
+			cqv = l.cur.QV
 		}
 		l.tracker = NewTracker(cqv, l.lastProcessed)
 		l.counter = l.cfg.FirstCounter
@@ -352,9 +407,15 @@ func (l *Leader) advance(r *Ready) {
 			}
 		}
 	}
-	if l.phase == ldNewLeader && l.cfg.QV.IsQuorum(l.newLdrAcks) {
+	if l.phase == ldNewLeader && l.quorumAll(l.newLdrAcks) {
 		l.phase = ldBroadcast
 		r.Serving = true
+		if l.cfg.Reconfig && l.next != nil {
+			// Leader.startZkServer: the last seen configuration, sent with NEWLEADER and now
+			// acked by a quorum of it, becomes current (completing a reconfig a previous
+			// leader left pending).
+			l.activate(r, MakeZxid(l.epoch, 0), l.newLdrAcks, ConfigLeaderActivated)
+		}
 	}
 	if l.phase == ldBroadcast {
 		for _, c := range l.sortedConns() {
@@ -396,14 +457,14 @@ func (l *Leader) syncLearner(r *Ready, c *lconn) {
 			r.Out = append(r.Out, Out{Conn: c.id, Packet: p})
 		}
 	}
-	if !c.observer {
+	if !c.observerInfo {
 		for _, z := range l.tracker.Outstanding() {
 			if z > plan.LearnerZxid {
 				l.send(r, c, PktProposal, z, l.outstanding[z])
 			}
 		}
 	}
-	l.send(r, c, PktNewLeader, MakeZxid(l.epoch, 0), l.cfg.ConfigText)
+	l.send(r, c, PktNewLeader, MakeZxid(l.epoch, 0), l.lastSeen().Text)
 	c.phase = lcNewLeader
 }
 
@@ -412,7 +473,7 @@ func (l *Leader) forwarding(c *lconn) bool { return c.phase >= lcNewLeader }
 func (l *Leader) onBroadcastPacket(c *lconn, p jute.QuorumPacket, r *Ready) {
 	switch p.Type {
 	case PktAck:
-		if c.observer || Counter(p.Zxid) == 0 || l.tracker == nil {
+		if c.observerInfo || Counter(p.Zxid) == 0 || l.tracker == nil || l.noCommit {
 			return
 		}
 		c.lastAck = max(c.lastAck, p.Zxid)
@@ -476,17 +537,131 @@ func (l *Leader) Propose(zxid int64, data []byte) Ready {
 	l.outstanding[zxid] = data
 	r.Append = append(r.Append, Committed{Zxid: zxid, Data: data})
 	for _, c := range l.sortedConns() {
-		if l.forwarding(c) && !c.observer {
+		if l.forwarding(c) && !c.observerInfo {
 			l.send(&r, c, PktProposal, zxid, data)
 		}
 	}
 	return r
 }
 
+// ProposeReconfig is Propose for a reconfig txn (its SetDataTxn holds next.Text): from it
+// on, every proposal needs a quorum of both configurations until it commits, when next
+// becomes current (ConfigActivated) and the learners are told to activate it.
+func (l *Leader) ProposeReconfig(zxid int64, data []byte, next Config) Ready {
+	if l.next != nil {
+		r := newReady()
+		r.Err = fmt.Errorf("zab: reconfig %s while configuration %s is pending", Hex(zxid), Hex(l.next.Version))
+		return r
+	}
+	l.next = &next
+	l.reconfigZxid = zxid
+	if l.cfg.ReconfigNewQuorumOnly {
+		l.tracker.SetQuorums(next.QV)
+	} else {
+		l.tracker.SetQuorums(l.cur.QV, next.QV)
+	}
+	l.tracker.PauseAfter(zxid)
+	r := l.Propose(zxid, data)
+	r.Configs = append(r.Configs, ConfigEvent{Kind: ConfigSeen, Zxid: zxid, Text: next.Text, Designated: NoLeader})
+	return r
+}
+
+// ReconfigPending reports whether a configuration newer than the current one was seen
+// (PrepRequestProcessor answers RECONFIGINPROGRESS then).
+func (l *Leader) ReconfigPending() bool { return l.next != nil }
+
+// CurrentConfig is the committed configuration; LastSeenConfig the last proposed one.
+func (l *Leader) CurrentConfig() Config { return l.cur }
+
+// LastSeenConfig is the newest configuration this leader knows, committed or not.
+func (l *Leader) LastSeenConfig() Config { return l.lastSeen() }
+
+func (l *Leader) lastSeen() Config {
+	if l.next != nil {
+		return *l.next
+	}
+	return l.cur
+}
+
+// IsQuorumSynced reports whether the voters of qv that are connected and synced (this
+// server included) form a quorum of it (Leader.isQuorumSynced).
+func (l *Leader) IsQuorumSynced(qv QuorumVerifier) bool {
+	ids := map[int64]bool{}
+	if qv.IsVoter(l.cfg.ID) {
+		ids[l.cfg.ID] = true
+	}
+	for _, c := range l.conns {
+		if !c.observerInfo && c.phase >= lcStartup && l.now-c.lastRecv <= l.cfg.SyncLimit*l.cfg.TickMs && qv.IsVoter(c.sid) {
+			ids[c.sid] = true
+		}
+	}
+	return qv.IsQuorum(ids)
+}
+
+// activate makes next current, after the reconfig at zxid committed (or, at zxid's
+// epoch start, the configuration NEWLEADER carried was acked); acks are who acked it. It
+// designates the next leader as Leader.getDesignatedLeader does: this one when it still
+// votes at the same address, else the voter of the new configuration that acked the
+// most of what follows.
+func (l *Leader) activate(r *Ready, zxid int64, acks map[int64]bool, kind ConfigKind) int64 {
+	next := *l.next
+	designated := l.designate(next, acks, zxid)
+	l.cur = next
+	l.next = nil
+	l.reconfigZxid = 0
+	if l.cfg.CommitQV == nil {
+		l.tracker.SetQuorums(next.QV)
+	}
+	r.Configs = append(r.Configs, ConfigEvent{Kind: kind, Zxid: zxid, Text: next.Text, Designated: designated})
+	if designated != l.cfg.ID {
+		l.noCommit = true
+	}
+	return designated
+}
+
+func (l *Leader) designate(next Config, acks map[int64]bool, zxid int64) int64 {
+	if next.QV.IsVoter(l.cfg.ID) && next.Addrs[l.cfg.ID] == l.cur.Addrs[l.cfg.ID] {
+		return l.cfg.ID
+	}
+	var cands []int64
+	for sid, ok := range acks {
+		if ok && sid != l.cfg.ID && next.QV.IsVoter(sid) {
+			cands = append(cands, sid)
+		}
+	}
+	if len(cands) == 0 {
+		return l.cfg.ID // cannot happen: a quorum of next acked
+	}
+	sort.Slice(cands, func(i, j int) bool { return cands[i] < cands[j] })
+	best := cands[0]
+	for _, p := range l.tracker.outstanding {
+		if p.zxid <= zxid {
+			continue
+		}
+		for _, qv := range p.qvs {
+			kept := cands[:0]
+			for _, sid := range cands {
+				if p.acks[sid] && qv.IsVoter(sid) {
+					kept = append(kept, sid)
+				}
+			}
+			cands = kept
+			if len(cands) == 0 {
+				return best
+			}
+			best = cands[0]
+			if len(cands) == 1 {
+				return best
+			}
+		}
+	}
+	return best
+}
+
 // LocalLogged is the leader's own ack: its log is durable up to zxid.
 func (l *Leader) LocalLogged(zxid int64) Ready {
 	r := newReady()
-	if l.tracker == nil {
+	if l.tracker == nil || l.noCommit {
 		return r
 	}
 	if committed, moved := l.tracker.Ack(l.cfg.ID, zxid); moved {
@@ -504,25 +679,54 @@ func (l *Leader) commitUpTo(zxid int64, r *Ready) {
 	}
 	sort.Slice(zs, func(i, j int) bool { return zs[i] < zs[j] })
 	conns := l.sortedConns()
+	resume := false
 	for _, z := range zs {
 		data := l.outstanding[z]
 		delete(l.outstanding, z)
 		c := Committed{Zxid: z, Data: data}
 		r.Apply = append(r.Apply, c)
 		l.history = append(l.history, c)
+		l.lastProcessed = z
+		if z == l.reconfigZxid && l.next != nil {
+			// Leader.tryToCommit: the followers get COMMITANDACTIVATE and the observers
+			// INFORMANDACTIVATE, both naming the designated leader; if that is another
+			// server, nothing after the reconfig commits here.
+			designated := l.activate(r, z, l.tracker.committedAcks(z), ConfigActivated)
+			var lead [8]byte
+			binary.BigEndian.PutUint64(lead[:], uint64(designated))
+			for _, lc := range conns {
+				if !l.forwarding(lc) {
+					continue
+				}
+				if lc.observerInfo {
+					l.send(r, lc, PktInformAndActivate, z, append(lead[:], data...))
+				} else {
+					l.send(r, lc, PktCommitAndActivate, z, lead[:])
+				}
+			}
+			// The tracker paused after the reconfig: what follows commits now, unless
+			// this leader handed over.
+			resume = !l.noCommit
+			break
+		}
 		for _, lc := range conns {
 			if !l.forwarding(lc) {
 				continue
 			}
-			if lc.observer {
+			if lc.observerInfo {
 				l.send(r, lc, PktInform, z, data)
 			} else {
 				l.send(r, lc, PktCommit, z, nil)
 			}
 		}
 	}
+	if resume {
+		if committed, moved := l.tracker.Settle(); moved {
+			l.commitUpTo(committed, r)
+			return
+		}
+	}
 	l.trimHistory()
-	l.lastProcessed = zxid
 	l.answerSyncs(r)
 }
 
@@ -544,7 +748,7 @@ func (l *Leader) addSync(ps pendingSync, r *Ready) {
 	ps.at = l.tracker.LastProposed()
 	ps.needed = map[int64]int64{}
 	for _, c := range l.sortedConns() {
-		if c.phase == lcServing && !c.observer {
+		if c.phase == lcServing && l.voter(c) {
 			l.send(r, c, PktPing, l.tracker.LastProposed(), nil)
 			c.pings++
 			ps.needed[c.sid] = c.pings
@@ -562,7 +766,7 @@ func (l *Leader) leadershipProven(ps pendingSync) bool {
 			ok[c.sid] = true
 		}
 	}
-	return l.cfg.QV.IsQuorum(ok)
+	return l.quorumAll(ok)
 }
 
 func (l *Leader) answerSyncs(r *Ready) {
@@ -649,11 +853,11 @@ func (l *Leader) Tick(nowMs int64) Ready {
 			l.send(&r, c, PktPing, l.tracker.LastProposed(), nil)
 			c.pings++
 		}
-		if c.phase == lcServing && !c.observer {
+		if c.phase == lcServing && l.voter(c) {
 			synced[c.sid] = true
 		}
 	}
-	if !l.cfg.QV.IsQuorum(synced) {
+	if !l.quorumAll(synced) {
 		l.phase = ldDown
 		r.Err = fmt.Errorf("%w: not enough followers synced", ErrTimeout)
 	}

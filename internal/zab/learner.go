@@ -66,6 +66,41 @@ type Learner struct {
 
 	touches map[int64]int32
 	touched []int64
+
+	// activateInSync are the reconfigs committed during the sync (zxid -> designated
+	// leader), activated as they are applied at UPTODATE.
+	activateInSync map[int64]int64
+	// leaderConfig is the configuration NEWLEADER carried, made current at UPTODATE.
+	leaderConfig []byte
+}
+
+// reconfigText is the configuration a reconfig txn sets, or false for any other txn.
+func reconfigText(data []byte) ([]byte, bool) {
+	t, err := jute.DecodeTxn(data)
+	if err != nil || t.Header.Type != jute.OpReconfig {
+		return nil, false
+	}
+	sd, ok := t.Body.(*jute.SetDataTxn)
+	if !ok {
+		return nil, false
+	}
+	return sd.Data, true
+}
+
+// activated reports the reconfig just applied (the last of r.Apply) as activated, with the
+// leader the committing leader designated.
+func (l *Learner) activated(r *Ready, designated int64) {
+	c := r.Apply[len(r.Apply)-1]
+	if text, ok := reconfigText(c.Data); ok {
+		r.Configs = append(r.Configs, ConfigEvent{Kind: ConfigActivated, Zxid: c.Zxid, Text: text, Designated: designated})
+	}
+}
+
+func designatedLeader(data []byte) (int64, bool) {
+	if len(data) < 8 {
+		return 0, false
+	}
+	return int64(binary.BigEndian.Uint64(data)), true
 }
 
 // NewLearner starts a learner that has just connected to the leader at nowMs. Its first
@@ -157,6 +192,13 @@ func (l *Learner) onLeaderInfo(p jute.QuorumPacket, r *Ready) Ready {
 	return *r
 }
 
+func (l *Learner) activateLater(zxid, designated int64) {
+	if l.activateInSync == nil {
+		l.activateInSync = map[int64]int64{}
+	}
+	l.activateInSync[zxid] = designated
+}
+
 // SnapLoaded tells the learner that the owner loaded the SNAP stream (state at zxid).
 func (l *Learner) SnapLoaded(zxid int64) {
 	l.st.LastLogged = zxid
@@ -167,16 +209,31 @@ func (l *Learner) onSyncPacket(p jute.QuorumPacket, r *Ready) Ready {
 	case PktProposal:
 		return *l.addProposal(p, r)
 	case PktCommit, PktCommitAndActivate:
+		designated := NoLeader
+		if p.Type == PktCommitAndActivate {
+			var ok bool
+			if designated, ok = designatedLeader(p.Data); !ok {
+				return l.fail(r, protoErr("short COMMITANDACTIVATE"))
+			}
+		}
 		if l.phase < lpBroadcast {
 			// Applied in order once UPTODATE arrives.
 			l.committedInSync = append(l.committedInSync, p.Zxid)
+			if p.Type == PktCommitAndActivate {
+				l.activateLater(p.Zxid, designated)
+			}
 			return *r
 		}
-		return *l.commit(p.Zxid, r)
+		if l.commit(p.Zxid, r); r.Err == nil && p.Type == PktCommitAndActivate {
+			l.activated(r, designated)
+		}
+		return *r
 	case PktInform, PktInformAndActivate:
 		data := p.Data
+		designated := NoLeader
 		if p.Type == PktInformAndActivate {
-			if len(data) < 8 {
+			var ok bool
+			if designated, ok = designatedLeader(data); !ok {
 				return l.fail(r, protoErr("short INFORMANDACTIVATE"))
 			}
 			data = data[8:]
@@ -187,15 +244,27 @@ func (l *Learner) onSyncPacket(p jute.QuorumPacket, r *Ready) Ready {
 		if l.phase < lpBroadcast {
 			// Applied in order once UPTODATE arrives.
 			l.committedInSync = append(l.committedInSync, p.Zxid)
+			if p.Type == PktInformAndActivate {
+				l.activateLater(p.Zxid, designated)
+			}
 			return *r
 		}
-		return *l.commit(p.Zxid, r)
+		if l.commit(p.Zxid, r); r.Err == nil && p.Type == PktInformAndActivate {
+			l.activated(r, designated)
+		}
+		return *r
 	case PktNewLeader:
 		if l.phase != lpSync {
 			return l.fail(r, protoErr("second NEWLEADER"))
 		}
 		if Epoch(p.Zxid) != l.newEpoch {
 			return l.fail(r, protoErr("NEWLEADER for epoch %d, registered for %d", Epoch(p.Zxid), l.newEpoch))
+		}
+		if len(p.Data) > 1 {
+			// The leader's last seen configuration (Learner.syncWithLeader), current once
+			// UPTODATE arrives.
+			l.leaderConfig = p.Data
+			r.Configs = append(r.Configs, ConfigEvent{Kind: ConfigFromLeader, Zxid: p.Zxid, Text: p.Data, Designated: NoLeader})
 		}
 		// Persist what the sync brought before acking: a snapshot after SNAP, every
 		// proposal received so far (ZOOKEEPER-3911), then the new epoch (ZOOKEEPER-4643).
@@ -227,8 +296,16 @@ func (l *Learner) onSyncPacket(p jute.QuorumPacket, r *Ready) Ready {
 			if l.commit(z, r); r.Err != nil {
 				return *r
 			}
+			if d, ok := l.activateInSync[z]; ok {
+				l.activated(r, d)
+			}
 		}
 		l.committedInSync = nil
+		l.activateInSync = nil
+		if l.leaderConfig != nil {
+			r.Configs = append(r.Configs, ConfigEvent{Kind: ConfigLeaderActivated, Zxid: MakeZxid(l.newEpoch, 0), Text: l.leaderConfig, Designated: NoLeader})
+			l.leaderConfig = nil
+		}
 		l.phase = lpBroadcast
 		r.Serving = true
 		return *r
@@ -253,6 +330,11 @@ func (l *Learner) addProposal(p jute.QuorumPacket, r *Ready) *Ready {
 		return r
 	}
 	l.pending = append(l.pending, Committed{Zxid: p.Zxid, Data: p.Data})
+	if h.Type == jute.OpReconfig {
+		if text, ok := reconfigText(p.Data); ok {
+			r.Configs = append(r.Configs, ConfigEvent{Kind: ConfigSeen, Zxid: p.Zxid, Text: text, Designated: NoLeader})
+		}
+	}
 	if l.phase == lpNewLeader || l.phase == lpBroadcast {
 		r.Append = append(r.Append, Committed{Zxid: p.Zxid, Data: p.Data})
 		l.st.LastLogged = p.Zxid
@@ -287,10 +369,7 @@ func (l *Learner) onBroadcast(p jute.QuorumPacket, r *Ready) Ready {
 		}
 		l.addProposal(p, r)
 		return *r
-	case PktCommit, PktCommitAndActivate:
-		l.commit(p.Zxid, r)
-		return *r
-	case PktInform, PktInformAndActivate:
+	case PktCommit, PktCommitAndActivate, PktInform, PktInformAndActivate:
 		return l.onSyncPacket(p, r)
 	case PktPing:
 		return l.ping(p, r)

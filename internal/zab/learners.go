@@ -20,7 +20,7 @@ func (l *Leader) Learners() []LearnerState {
 	out := make([]LearnerState, 0, len(l.conns))
 	for _, c := range l.conns {
 		out = append(out, LearnerState{
-			Sid: c.sid, Observer: c.observer, Synced: l.forwarding(c),
+			Sid: c.sid, Observer: !l.voter(c), Synced: l.forwarding(c),
 			PeerZxid: c.peerZxid, LastAck: c.lastAck, LastRecv: c.lastRecv,
 		})
 	}

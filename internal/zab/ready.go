@@ -46,6 +46,9 @@ type Ready struct {
 	// LoadHistory asks the leader's owner to read committed txns from its log for a
 	// learner behind the in-memory history, and to answer with Leader.HistoryLoaded.
 	LoadHistory []HistoryAsk
+	// Configs are configuration changes (reconfig), in order, for the owner to carry out
+	// after Apply.
+	Configs []ConfigEvent
 	// Err, when set, ends the role (a leader without a quorum, a learner whose connection
 	// failed): the owner goes back to leader election.
 	Err error
@@ -76,7 +79,7 @@ func (r *Ready) Empty() bool {
 		len(r.Append) == 0 && !r.SyncLog && len(r.Out) == 0 && len(r.Close) == 0 &&
 		len(r.Apply) == 0 && !r.Serving && r.Synced == 0 && len(r.Requests) == 0 &&
 		len(r.Touches) == 0 && len(r.Revalidate) == 0 && len(r.Revalidated) == 0 &&
-		len(r.LoadHistory) == 0 && r.Err == nil
+		len(r.LoadHistory) == 0 && len(r.Configs) == 0 && r.Err == nil
 }
 
 // Host is what an Applier carries a Ready out against: the owner's storage, network and
@@ -105,7 +108,7 @@ type Host interface {
 	// Apply applies a committed txn.
 	Apply(c Committed)
 	// Notify hands over the rest of a Ready: Serving, Synced, Requests, Touches, Revalidate,
-	// Revalidated, LoadHistory and Err, which are the owner's to act on (r holds only those).
+	// Revalidated, LoadHistory, Configs and Err, which are the owner's to act on (r holds only those).
 	Notify(r *Ready)
 }
 
@@ -234,7 +237,7 @@ func (a *Applier) rest(r *Ready, gen int) {
 	n := Ready{
 		AcceptedEpoch: -1, CurrentEpoch: -1, TruncateTo: -1,
 		Serving: r.Serving, Synced: r.Synced, Requests: r.Requests, Touches: r.Touches,
-		Revalidate: r.Revalidate, Revalidated: r.Revalidated, LoadHistory: r.LoadHistory, Err: r.Err,
+		Revalidate: r.Revalidate, Revalidated: r.Revalidated, LoadHistory: r.LoadHistory, Configs: r.Configs, Err: r.Err,
 	}
 	if !n.Empty() {
 		a.h.Notify(&n)
