@@ -143,6 +143,16 @@ func (r *learnerRole) omDo(rd zab.Ready) {
 		if q == nil {
 			continue
 		}
+		// Counted as the leader counts its learners' syncs (LearnerHandler's metrics are
+		// the server's, whichever master runs it).
+		switch o.Packet.Type {
+		case zab.PktDiff:
+			r.s.ens.diffs++
+		case zab.PktSnap:
+			r.s.ens.snaps++
+		case zab.PktTrunc:
+			r.s.ens.truncs++
+		}
 		q.send(&o.Packet)
 		if o.SnapFollows {
 			q.sendStream(r.s.snapStream())

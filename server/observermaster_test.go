@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/server"
 )
 
@@ -166,5 +167,44 @@ func TestEnsembleObserversSyncFromFollowers(t *testing.T) {
 		if ok, _, err := c4.Exists(p); err != nil || !ok {
 			t.Fatalf("observer 5 misses %s: %v %v", p, ok, err)
 		}
+	}
+}
+
+// TestEnsembleObserverMasterReconfig: a reconfig committed while an observer syncs from a
+// follower reaches the observer (INFORMANDACTIVATE from the follower's observer master),
+// which keeps serving.
+func TestEnsembleObserverMasterReconfig(t *testing.T) {
+	port := freePorts(t, 1)[0]
+	e := startEnsembleFull(t, 3, 1, func(c *server.Config) {
+		c.ObserverMasterPort = port
+		c.FourLetterWhitelist = []string{"mntr"}
+		c.ReconfigEnabled = true
+		c.StandaloneEnabled = true
+		c.SuperDigest = auth.DigestID("super", reconfigSuperPw)
+		c.Peers = slices.Clone(c.Peers)
+		for i := range c.Peers {
+			c.Peers[i].Host = "127.0.0." + strconv.FormatInt(c.Peers[i].ID, 10)
+		}
+	})
+	e.waitServing()
+	master := e.observerMasters(3)[3]
+	_, v0, _ := configOf(t, e.members[3])
+
+	// Give the observer's follower a client address: a change of the configuration only.
+	m := e.members[master-1]
+	p := m.cfg.Peers[master-1]
+	line := fmt.Sprintf("server.%d=%s:%d:%d:participant;%s", master, p.Host, p.QuorumPort, p.ElectionPort, m.cfg.ListenAddr)
+	c := superConn(t, e.members[e.leaderIndex()].cfg.ListenAddr)
+	st, err := c.IncrementalReconfig([]string{line}, nil, v0)
+	if err != nil {
+		t.Fatalf("reconfig: %v", err)
+	}
+	waitFor(t, "the observer to activate the new configuration", func() bool {
+		lines, v, _ := configOf(t, e.members[3])
+		return v == st.Mzxid && slices.Contains(lines, line)
+	})
+	obs := connectTo(t, e.members[3].cfg.ListenAddr)
+	if _, err := obs.Create("/after-reconfig", nil, 0, open); err != nil {
+		t.Fatalf("write through the observer after the reconfig: %v", err)
 	}
 }
