@@ -164,6 +164,9 @@ func (r *learnerRole) omDo(rd zab.Ready) {
 			delete(m.conns, id)
 		}
 	}
+	for _, a := range rd.LoadHistory {
+		r.omLoadHistory(m, a)
+	}
 	for _, t := range rd.Touches {
 		// The follower's session tracker: the leader hears with the next PING reply.
 		r.zl.Touch(t.Session, t.Timeout)
@@ -171,6 +174,25 @@ func (r *learnerRole) omDo(rd zab.Ready) {
 	if len(up) > 0 {
 		r.apply.Push(zab.Ready{AcceptedEpoch: -1, CurrentEpoch: -1, TruncateTo: -1, Out: up})
 	}
+}
+
+// omLoadHistory reads committed txns from the follower's log for an observer behind the
+// in-memory history, as the leader does for its learners (leader.go).
+func (r *learnerRole) omLoadHistory(m *observerMaster, a zab.HistoryAsk) {
+	s := r.s
+	s.storageOp(func() func() {
+		// Not in s.wg: it may outlive a stop, reading files only, and its answer is
+		// dropped then.
+		go func() {
+			h := s.readHistory(a.From, a.To)
+			s.postDone(func() {
+				if r.current() && r.om == m {
+					r.omDo(m.om.HistoryLoaded(a.Conn, h))
+				}
+			})
+		}()
+		return nil
+	})
 }
 
 // omApplied tells the observer master of a txn the follower applied.

@@ -208,3 +208,55 @@ func TestEnsembleObserverMasterReconfig(t *testing.T) {
 		t.Fatalf("write through the observer after the reconfig: %v", err)
 	}
 }
+
+// TestEnsembleObserverMasterDiffFromLog: an observer that missed more txns than the
+// follower keeps in memory is synced by DIFF from the follower's log, not a SNAP.
+func TestEnsembleObserverMasterDiffFromLog(t *testing.T) {
+	e := startObserverMasterEnsemble(t, 3, 1)
+	e.waitServing()
+	e.observerMasters(3)
+	e.stop(3)
+	l := e.leaderIndex()
+	const writers, each = 6, 110 // more than the 500 txns of the in-memory history
+	errs := make(chan error, writers)
+	for w := 0; w < writers; w++ {
+		c := connectTo(t, e.members[l].cfg.ListenAddr)
+		go func() {
+			for i := 0; i < each; i++ {
+				if _, err := c.Create(fmt.Sprintf("/w%d-%d", w, i), nil, 0, open); err != nil {
+					errs <- err
+					return
+				}
+			}
+			errs <- nil
+		}()
+	}
+	for w := 0; w < writers; w++ {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	snaps := func() int64 {
+		var n int64
+		for i := 0; i < 3; i++ {
+			if i != l {
+				v, _ := mntrInt(e.mntr(i), "snap_count")
+				n += v
+			}
+		}
+		return n
+	}
+	before := snaps()
+	e.start(3)
+	master := e.observerMasters(3)[3]
+	if n := snaps(); n != before {
+		t.Fatalf("the observer was synced by SNAP (followers' snap_count %d -> %d), want a DIFF from the log", before, n)
+	}
+	c := connectTo(t, e.members[3].cfg.ListenAddr)
+	if ok, _, err := c.Exists(fmt.Sprintf("/w%d-%d", writers-1, each-1)); err != nil || !ok {
+		t.Fatalf("the observer (synced by %d) misses the last write: %v %v", master, ok, err)
+	}
+	if kids, _, err := c.Children("/"); err != nil || len(kids) != writers*each+1 {
+		t.Fatalf("the observer has %d children of /, want %d: %v", len(kids), writers*each+1, err)
+	}
+}

@@ -92,7 +92,9 @@
 //	                                          current epoch, the leader's
 //	ACKEPOCH(lastLogged, ...)             ->
 //	                                       <- DIFF | TRUNC | SNAP from the follower's own
-//	                                          committed history and tree
+//	                                          committed history (its log, read by the
+//	                                          owner, when the observer is behind what
+//	                                          it keeps in memory) and tree
 //	                                       <- NEWLEADER(epoch<<32, last seen config text)
 //	ACK(epoch<<32)                        ->
 //	                                       <- UPTODATE(-1) at once (the follower is

@@ -31,6 +31,7 @@ type omPhase int
 const (
 	omInfo      omPhase = iota // waiting for OBSERVERINFO
 	omEpoch                    // LEADERINFO sent, waiting for ACKEPOCH
+	omHistory                  // waiting for older history from the follower's log
 	omNewLeader                // synced, NEWLEADER sent, waiting for its ACK
 	omServing                  // UPTODATE sent
 )
@@ -41,6 +42,9 @@ type omConn struct {
 	phase    omPhase
 	peerZxid int64
 	lastRecv int64
+	// older is what the owner read from the log for a learner behind the history.
+	older       []Committed
+	olderLoaded bool
 }
 
 // omAsk is an observer's REVALIDATE or SYNC on its way to the leader through the
@@ -161,9 +165,19 @@ func (m *ObserverMaster) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) Re
 // sync queues what brings the observer up to date and NEWLEADER; from then on it is
 // informed of every commit.
 func (m *ObserverMaster) sync(r *Ready, c *omConn) {
-	// The follower's log on disk is not read: an observer behind the in-memory history
-	// gets a SNAP.
-	plan := PlanSync(c.peerZxid, m.lastCommitted, m.history, nil)
+	var older func(int64) []Committed
+	if c.olderLoaded {
+		older = func(int64) []Committed { return c.older }
+	} else if NeedsOlder(c.peerZxid, m.lastCommitted, m.history) {
+		// As a leader: the follower's log is read (LearnerHandler.syncFollower reads the
+		// txn log), and HistoryLoaded resumes. Commits meanwhile extend the history the
+		// plan then continues with.
+		c.phase = omHistory
+		r.LoadHistory = append(r.LoadHistory, HistoryAsk{Conn: c.id, From: c.peerZxid, To: m.lastCommitted})
+		return
+	}
+	plan := PlanSync(c.peerZxid, m.lastCommitted, m.history, older)
+	c.older = nil
 	if plan.Snap {
 		r.Out = append(r.Out, Out{Conn: c.id, Packet: jute.QuorumPacket{Type: PktSnap, Zxid: m.lastCommitted}, SnapFollows: true})
 	} else {
@@ -213,6 +227,20 @@ func (m *ObserverMaster) onServing(c *omConn, p jute.QuorumPacket, r *Ready) {
 	default:
 		m.drop(r, c)
 	}
+}
+
+// HistoryLoaded hands over the committed txns the owner read from the follower's log for
+// an observer behind the history (nil when it could not: the observer gets a SNAP), and
+// syncs it.
+func (m *ObserverMaster) HistoryLoaded(id ConnID, h []Committed) Ready {
+	r := newReady()
+	c := m.conns[id]
+	if c == nil || c.phase != omHistory {
+		return r
+	}
+	c.older, c.olderLoaded = h, true
+	m.sync(&r, c)
+	return r
 }
 
 // LocalSync records a sync of the follower's own client, forwarded to the leader.

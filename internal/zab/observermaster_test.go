@@ -8,7 +8,7 @@ import (
 	"github.com/zkd-io/zkd/jute"
 )
 
-func omHistory(epoch, from, to int64) []Committed {
+func omTxns(epoch, from, to int64) []Committed {
 	var out []Committed
 	for c := from; c <= to; c++ {
 		z := MakeZxid(epoch, c)
@@ -45,11 +45,18 @@ type omPeer struct {
 	serving bool
 	up      []jute.QuorumPacket
 	snap    bool
+	// disk is the follower's log as the owner reads it for LoadHistory (nil: it cannot).
+	disk  []Committed
+	asked []HistoryAsk
 }
 
 func connectObserver(t *testing.T, m *ObserverMaster, id ConnID, lastLogged int64) *omPeer {
+	return connectObserverDisk(t, m, id, lastLogged, nil)
+}
+
+func connectObserverDisk(t *testing.T, m *ObserverMaster, id ConnID, lastLogged int64, disk []Committed) *omPeer {
 	t.Helper()
-	p := &omPeer{t: t, m: m, id: id}
+	p := &omPeer{t: t, m: m, id: id, disk: disk}
 	m.Accept(id, 0)
 	var rd Ready
 	p.l, rd = NewLearner(LearnerConfig{ID: 10 + int64(id), Observer: true, TickMs: 100, InitLimit: 10, SyncLimit: 5},
@@ -85,6 +92,18 @@ func (p *omPeer) deliver(rd Ready) {
 	if slices.Contains(rd.Close, p.id) {
 		p.t.Fatalf("master dropped the observer")
 	}
+	defer func() {
+		for _, a := range rd.LoadHistory {
+			p.asked = append(p.asked, a)
+			var h []Committed
+			for _, c := range p.disk {
+				if c.Zxid >= a.From && c.Zxid <= a.To {
+					h = append(h, c)
+				}
+			}
+			p.deliver(p.m.HistoryLoaded(a.Conn, h))
+		}
+	}()
 	for _, o := range rd.Out {
 		switch o.Conn {
 		case 0:
@@ -110,7 +129,7 @@ func zxids(cs []Committed) []int64 {
 }
 
 func TestObserverMasterSyncsByDiffThenInforms(t *testing.T) {
-	h := omHistory(3, 1, 5)
+	h := omTxns(3, 1, 5)
 	m := newTestOM(t, h[4].Zxid, h, 0)
 	m.Accept(1, 0)
 	rd := m.Receive(1, 0, jute.QuorumPacket{Type: PktObserverInfo, Zxid: MakeZxid(2, 0),
@@ -158,22 +177,27 @@ func TestObserverMasterRefusesFollowersAndNewerConfigs(t *testing.T) {
 // A real observer learner syncs from the master: by DIFF, by SNAP when it is behind the
 // history, by TRUNC when it has a tail the follower never committed.
 func TestObserverMasterSyncsALearner(t *testing.T) {
-	h := omHistory(3, 1, 8)
+	h := omTxns(3, 1, 8)
 	for _, tc := range []struct {
-		name     string
-		history  []Committed
-		peer     int64
-		snap     bool
-		applied  []int64
-		truncate bool
+		name    string
+		history []Committed
+		disk    []Committed
+		peer    int64
+		snap    bool
+		applied []int64
+		asked   bool
 	}{
 		{name: "diff", history: h, peer: h[3].Zxid, applied: zxids(h[4:])},
 		{name: "in sync", history: h, peer: h[7].Zxid},
-		{name: "snap", history: h[4:], peer: h[1].Zxid, snap: true},
+		{name: "diff from the log", history: h[4:], disk: h, peer: h[1].Zxid, applied: zxids(h[2:]), asked: true},
+		{name: "snap", history: h[4:], peer: h[1].Zxid, snap: true, asked: true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			m := newTestOM(t, h[7].Zxid, tc.history, 0)
-			p := connectObserver(t, m, 1, tc.peer)
+			p := connectObserverDisk(t, m, 1, tc.peer, tc.disk)
+			if (len(p.asked) > 0) != tc.asked {
+				t.Fatalf("log read asked: %v, want %v", p.asked, tc.asked)
+			}
 			if !p.serving {
 				t.Fatalf("observer not serving after sync")
 			}
@@ -199,7 +223,7 @@ func TestObserverMasterSyncsALearner(t *testing.T) {
 // Requests, syncs and revalidations go up through the follower's connection; the answers
 // come back to the observer that asked, in order with the follower's own.
 func TestObserverMasterRoutesAnswers(t *testing.T) {
-	h := omHistory(3, 1, 2)
+	h := omTxns(3, 1, 2)
 	m := newTestOM(t, h[1].Zxid, h, 1) // one sync of the follower's own already forwarded
 	a := connectObserver(t, m, 1, h[1].Zxid)
 	b := connectObserver(t, m, 2, h[1].Zxid)
@@ -306,5 +330,32 @@ func TestObserverMasterInformsActivation(t *testing.T) {
 	lr := p.l.Receive(0, rd.Out[0].Packet)
 	if lr.Err != nil || len(lr.Apply) != 1 || len(lr.Configs) == 0 || lr.Configs[len(lr.Configs)-1].Designated != 1 {
 		t.Fatalf("observer took INFORMANDACTIVATE as: err %v apply %d configs %+v", lr.Err, len(lr.Apply), lr.Configs)
+	}
+}
+
+// A commit while the log is read is not informed to the observer: the plan made when the
+// history arrives brings it.
+func TestObserverMasterCommitsDuringLogRead(t *testing.T) {
+	h := omTxns(3, 1, 8)
+	m := newTestOM(t, h[7].Zxid, h[4:], 0)
+	m.Accept(1, 0)
+	m.Receive(1, 0, jute.QuorumPacket{Type: PktObserverInfo, Data: jute.Marshal(&jute.LearnerInfo{ServerID: 4, ProtocolVersion: ProtocolVersion})})
+	rd := m.Receive(1, 0, jute.QuorumPacket{Type: PktAckEpoch, Zxid: h[1].Zxid, Data: binary.BigEndian.AppendUint32(nil, 2)})
+	if len(rd.LoadHistory) != 1 || len(rd.Out) != 0 {
+		t.Fatalf("behind the history: load %v, out %v", rd.LoadHistory, pktTypes(rd.Out))
+	}
+	z := MakeZxid(3, 9)
+	if out := m.Committed(Committed{Zxid: z, Data: txnData(z)}).Out; len(out) != 0 {
+		t.Fatalf("informed during the log read: %v", pktTypes(out))
+	}
+	rd = m.HistoryLoaded(1, h[1:])
+	var got []int64
+	for _, o := range rd.Out {
+		if o.Packet.Type == PktProposal {
+			got = append(got, o.Packet.Zxid)
+		}
+	}
+	if want := append(zxids(h[2:]), z); !slices.Equal(got, want) || rd.Out[0].Packet.Type != PktDiff {
+		t.Fatalf("sync after the log read: %v proposals %v, want DIFF and %v", pktTypes(rd.Out), got, want)
 	}
 }
