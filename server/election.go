@@ -119,6 +119,10 @@ type ensemble struct {
 	gen int
 	// syncs of learners by the mode they got, for mntr (diff_count, snap_count)
 	diffs, snaps, truncs int64
+	// An observer's learner masters (observermaster.go): the voters it was drawn from, the
+	// shuffled order and the next to try.
+	omVoters, omOrder []int64
+	omNext            int
 }
 
 func (s *Server) ensembleMode() bool { return len(s.cfg.Peers) > 0 }

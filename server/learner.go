@@ -3,6 +3,7 @@ package server
 import (
 	"fmt"
 	"net"
+	"strconv"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/zab"
@@ -22,6 +23,10 @@ type learnerRole struct {
 	syncs     []*queued                 // forwarded syncs, oldest first
 	reconns   map[int64][]pendingReconn // reconnects waiting for the leader's answer
 	local     *localSessions            // nil without local sessions (localsess.go)
+	// masterSid is the server this learner syncs from: the leader, or for an observer
+	// with observerMasterPort a follower (mntr's observer_master_id).
+	masterSid int64
+	om        *observerMaster // a synced follower's, with observerMasterPort (observermaster.go)
 }
 
 // followerRole is a voting learner.
@@ -49,8 +54,21 @@ func newObserverRole(s *Server, leader int64) role {
 	if _, ok := s.peer(leader); !ok {
 		return unknownLeader(s, leader)
 	}
+	if s.cfg.ObserverMasterPort > 0 {
+		// Observer.findLearnerMaster: a follower's observer master, not the leader.
+		if m, ok := s.nextObserverMaster(); ok {
+			addr := net.JoinHostPort(m.Host, strconv.Itoa(s.cfg.ObserverMasterPort))
+			s.log.Info("observing through a learner master", "leader", leader, "master", m.ID, "addr", addr)
+			return observerRole{newLearnerRoleAt(s, leader, m.ID, []string{addr}, observerMasterTries, true)}
+		}
+	}
 	return observerRole{newLearnerRole(s, leader, true)}
 }
+
+// observerMasterTries bounds the dials of an observer master, as Learner.connectToLeader
+// tries five times (100 ms apart) before the observer looks for the next one; a follower
+// that runs none (the leader among them) refuses at once.
+const observerMasterTries = 5
 
 // unknownLeader: an election named a leader this server's configuration lacks.
 func unknownLeader(s *Server, leader int64) role {
@@ -59,12 +77,17 @@ func unknownLeader(s *Server, leader int64) role {
 }
 
 func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
-	r := &learnerRole{leaderSid: leader, observer: observer, reconns: map[int64][]pendingReconn{}, local: s.newLocalSessions()}
-	r.zabRole = newZabRole(s, r)
 	p, _ := s.peer(leader)
 	s.log.Info("following", "leader", leader, "addr", p.quorumAddrs())
+	return newLearnerRoleAt(s, leader, leader, p.quorumAddrs(), 0, observer)
+}
+
+// newLearnerRoleAt starts a learner that dials master at addrs: the leader, or an
+// observer's learner master. tries > 0 bounds the dials (else initLimit does).
+func newLearnerRoleAt(s *Server, leader, master int64, addrs []string, tries int, observer bool) *learnerRole {
+	r := &learnerRole{leaderSid: leader, masterSid: master, observer: observer, reconns: map[int64][]pendingReconn{}, local: s.newLocalSessions()}
+	r.zabRole = newZabRole(s, r)
 	r.dialing = true
-	addrs := p.quorumAddrs()
 	deadline := time.Duration(s.cfg.TickTime*s.cfg.InitLimit) * time.Millisecond
 	s.wg.Add(1)
 	go func() {
@@ -75,7 +98,10 @@ func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
 		// The elected leader opens its quorum port as it decides, which is when we decide
 		// too: the first dials often come too early. Retry soon, then back off.
 		backoff := 5 * time.Millisecond
-		for {
+		if tries > 0 {
+			backoff = 100 * time.Millisecond
+		}
+		for try := 1; ; try++ {
 			wait := backoff
 			// Learner.connectToLeader: the leader's addresses in turn, the first that answers.
 			var nc net.Conn
@@ -91,17 +117,17 @@ func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
 				// a failure retried (a second later) until initLimit runs out.
 				nc, err = s.cfg.QuorumTLS.Dialed(ctx, nc, addr, deadline)
 				if err != nil && ctx.Err() == nil {
-					s.log.Warn("TLS connection to the leader failed", "leader", leader, "addr", addr, "err", err)
+					s.log.Warn("TLS connection to the leader failed", "leader", master, "addr", addr, "err", err)
 					wait = time.Second
 				}
 			}
 			if err == nil {
 				nc, err = s.authToLeader(nc) // quorum SASL, before the first packet
-				s.submit(event{kind: evQuorumDialed, nconn: nc, leaderSid: leader, err: err})
+				s.submit(event{kind: evQuorumDialed, nconn: nc, leaderSid: master, err: err})
 				return
 			}
-			if time.Since(start) > deadline {
-				s.submit(event{kind: evQuorumDialed, leaderSid: leader, err: err})
+			if time.Since(start) > deadline || (tries > 0 && try >= tries) {
+				s.submit(event{kind: evQuorumDialed, leaderSid: master, err: err})
 				return
 			}
 			select {
@@ -146,6 +172,9 @@ func (r *learnerRole) submit(q *queued) {
 	req := q.req
 	if q.sync {
 		r.syncs = append(r.syncs, q)
+		if r.om != nil {
+			r.om.om.LocalSync()
+		}
 	}
 	if r.local.needsGlobal(q) {
 		if r.local.upgrading {
@@ -177,6 +206,9 @@ func (r *learnerRole) tick(now time.Time) {
 	if r.zl != nil {
 		r.apply.Push(r.zl.Tick(now.UnixMilli()))
 	}
+	if r.om != nil && r.current() {
+		r.omDo(r.om.om.Tick(now.UnixMilli()))
+	}
 	if r.synced && r.current() && r.s.stepDown == nil {
 		r.local.expire(now)
 	}
@@ -192,18 +224,22 @@ func (r *learnerRole) touch(sess *clientSession) {
 
 func (r *learnerRole) sessionClosed(id int64) { r.local.forget(id) }
 
-func (r *learnerRole) quorumAccepted(nc net.Conn, _ net.Listener) { nc.Close() }
+func (r *learnerRole) quorumAccepted(nc net.Conn, ln net.Listener) {
+	if !r.observerAccepted(nc, ln) {
+		nc.Close()
+	}
+}
 
 // quorumDialed starts the learner on the connection to the leader it dialed.
 func (r *learnerRole) quorumDialed(nc net.Conn, sid int64, err error) {
 	s := r.s
-	if !r.dialing || sid != r.leaderSid || !r.current() {
+	if !r.dialing || sid != r.masterSid || !r.current() {
 		closeConn(nc)
 		return
 	}
 	r.dialing = false
 	if err != nil {
-		s.stepDown = fmt.Errorf("cannot connect to the leader: %w", err)
+		s.stepDown = fmt.Errorf("cannot connect to the leader (sid %d): %w", sid, err)
 		return
 	}
 	r.conn = newQuorumConn(s, 0, nc)
@@ -222,6 +258,9 @@ func (r *learnerRole) quorumDialed(nc net.Conn, sid int64, err error) {
 }
 
 func (r *learnerRole) quorumPacket(q *quorumConn, p jute.QuorumPacket, snap *snapState) {
+	if r.observerPacket(q, p) {
+		return
+	}
 	if r.zl == nil || q != r.conn {
 		return
 	}
@@ -248,6 +287,9 @@ func (r *learnerRole) quorumPacket(q *quorumConn, p jute.QuorumPacket, snap *sna
 }
 
 func (r *learnerRole) quorumClosed(q *quorumConn) {
+	if r.observerClosed(q) {
+		return
+	}
 	if q == r.conn && r.s.stepDown == nil {
 		r.s.stepDown = fmt.Errorf("lost the connection to the leader")
 	}
@@ -255,6 +297,7 @@ func (r *learnerRole) quorumClosed(q *quorumConn) {
 
 func (r *learnerRole) stop() {
 	r.local.stop()
+	r.stopObserverMaster()
 	r.dialing = false
 	if r.conn != nil {
 		r.conn.close()
@@ -316,6 +359,7 @@ func (r *learnerRole) Apply(c zab.Committed) {
 	}
 	r.s.counters.add(cntRequestCommitQueued, 1)
 	r.s.applyTxn(&pendingTxn{kind: pkRemote, txn: &t, data: c.Data})
+	r.omApplied(c, t.Header.Type == jute.OpReconfig)
 }
 
 func (r *learnerRole) Notify(n *zab.Ready) {
@@ -325,16 +369,21 @@ func (r *learnerRole) Notify(n *zab.Ready) {
 		s.fillConfigNode()
 		s.ens.elect.UpdateElectionVote(r.zl.NewEpoch())
 		s.lastProposed = s.tree.LastZxid()
-		s.log.Info("synced with the leader", "leader", r.leaderSid, "zxid", hex(s.tree.LastZxid()))
+		s.log.Info("synced with the leader", "leader", r.leaderSid, "master", r.masterSid, "zxid", hex(s.tree.LastZxid()))
+		r.startObserverMaster()
 	}
-	for ; n.Synced > 0; n.Synced-- {
+	own, synced := r.omNotify(n)
+	for ; synced > 0; synced-- {
 		s.finishSync(&r.syncs)
 	}
-	for _, rv := range n.Revalidated {
+	for _, rv := range own {
 		r.finishReconnect(rv.Session, rv.Valid)
 	}
 	for _, ev := range n.Configs {
 		s.onConfigEvent(ev)
+	}
+	if len(n.Configs) > 0 && r.current() {
+		r.omConfigChanged()
 	}
 	if n.Err != nil && s.stepDown == nil {
 		s.stepDown = n.Err

@@ -72,10 +72,14 @@ func (s *Server) roleStats(st *admin.ServerStats) {
 			admin.Gauge{Name: "min_proposal_size", Value: ps.Min},
 		)
 	case observerRole:
-		// ObserverZooKeeperServer.dumpMonitorValues; zkd observers always observe the
-		// leader (no observer masters).
-		st.ObserverMasterID = r.leaderSid
+		// ObserverZooKeeperServer.dumpMonitorValues: the learner master, the leader
+		// without observerMasterPort.
+		st.ObserverMasterID = r.masterSid
+	case followerRole:
+		// Follower.getSyncedObserverSize: its observer master's observers, null (and not
+		// printed) without one.
+		if n, ok := r.syncedObservers(); ok {
+			st.RoleGauges = append(st.RoleGauges, admin.Gauge{Name: "synced_observers", Value: int64(n)})
+		}
 	}
-	// A follower registers synced_observers too, but its value is the number of observers
-	// of its observer master, which is null (and not printed) without one; zkd has none.
 }

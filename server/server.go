@@ -123,6 +123,10 @@ type Config struct {
 	// QuorumListenOnAllIPs makes the quorum and election ports listen on every interface
 	// (quorumListenOnAllIPs); members still advertise and dial the configured addresses.
 	QuorumListenOnAllIPs bool
+	// ObserverMasterPort, when > 0, makes a synced follower serve observers on that port of
+	// its quorum address's host, and an observer sync from a follower there rather than
+	// from the leader (ZooKeeper's observerMasterPort, observermaster.go).
+	ObserverMasterPort int
 	// ElectionPortBindRetry is how many times binding the election port is tried, a second
 	// apart, before Start fails: 0 means ZooKeeper's default 3, negative forever (until
 	// Close).

@@ -176,6 +176,7 @@ func run(args []string) error {
 		sc.InitLimit, sc.SyncLimit = cfg.InitLimit, cfg.SyncLimit
 		sc.Hierarchy = cfg.Hierarchy
 		sc.QuorumListenOnAllIPs = cfg.QuorumShape.ListenOnAllIPs
+		sc.ObserverMasterPort = cfg.QuorumShape.ObserverMasterPort
 		sc.ElectionPortBindRetry = cfg.QuorumShape.ElectionPortBindRetry
 		for _, spec := range cfg.Servers {
 			p := server.Peer{

@@ -25,8 +25,8 @@ const (
 	// ElectionPortBindRetryKey is how many times the election port's bind is tried before
 	// the server gives up (ZooKeeper's zookeeper.electionPortBindRetry); 0 = forever.
 	ElectionPortBindRetryKey = "electionPortBindRetry"
-	// ObserverMasterPortKey makes followers serve observers on that port. zkd does not
-	// implement it: a positive value stops start-up.
+	// ObserverMasterPortKey makes every follower serve observers on that port (on its
+	// quorum address's host), and observers sync from a follower rather than the leader.
 	ObserverMasterPortKey = "observerMasterPort"
 )
 
@@ -43,7 +43,9 @@ type QuorumShape struct {
 	// ZooKeeper's default (3) and -1 forever (a zoo.cfg value of 0). Use
 	// ElectionPortBindRetries.
 	ElectionPortBindRetry int
-	ObserverMasterPort    int // > 0 asks for a feature zkd lacks (validate refuses it)
+	// ObserverMasterPort, when > 0, is the port followers serve observers on (ZooKeeper
+	// takes a value <= 0 as unset).
+	ObserverMasterPort int
 }
 
 // DefaultElectionPortBindRetry is ZooKeeper's DEFAULT_PORT_BIND_MAX_RETRY.
@@ -97,7 +99,7 @@ func (q *QuorumShape) setQuorumShapeKey(key, v string) (handled bool, err error)
 }
 
 // validate applies ZooKeeper's rule that several addresses need multiAddress.enabled (which
-// QuorumServer checks whatever the order of the keys) and fails closed on observerMasterPort.
+// QuorumServer checks whatever the order of the keys).
 func (q *QuorumShape) validate(servers map[int]ServerSpec, bad func(key string, value any, format string, args ...any)) {
 	if !q.MultiAddressEnabled {
 		for _, id := range slices.Sorted(maps.Keys(servers)) {
@@ -106,11 +108,6 @@ func (q *QuorumShape) validate(servers map[int]ServerSpec, bad func(key string, 
 					"addresses were specified for sid %d (set %s=true)", id, MultiAddressKey)
 			}
 		}
-	}
-	if q.ObserverMasterPort > 0 {
-		bad(ObserverMasterPortKey, q.ObserverMasterPort, "%w: zkd does not implement observers syncing "+
-			"from followers yet and will not start with it; remove the key (observers then sync from the leader)",
-			ErrNotImplemented)
 	}
 }
 

@@ -49,7 +49,6 @@ func TestMultiAddressInvalid(t *testing.T) {
 		{"empty address", shapeBase + "multiAddress.enabled=true\nserver.1=h:1:2|", "server.1", "want host:quorumPort"},
 		{"bad boolean", shapeBase + "multiAddress.enabled=yes", MultiAddressKey, `"true" or "false"`},
 		{"bad listen all", shapeBase + "quorumListenOnAllIPs=1", QuorumListenOnAllIPsKey, `"true" or "false"`},
-		{"observer master", shapeBase + "observerMasterPort=2191", ObserverMasterPortKey, "observers syncing from followers"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -63,9 +62,12 @@ func TestMultiAddressInvalid(t *testing.T) {
 			}
 		})
 	}
-	_, err := Parse(strings.NewReader(shapeBase + "observerMasterPort=2191\n"))
-	if !errors.Is(err, ErrNotImplemented) {
-		t.Errorf("observerMasterPort: %v does not match ErrNotImplemented", err)
+	c, err := Parse(strings.NewReader(shapeBase + "observerMasterPort=2191\n"))
+	if err != nil {
+		t.Fatalf("observerMasterPort=2191: %v", err)
+	}
+	if c.QuorumShape.ObserverMasterPort != 2191 {
+		t.Errorf("observerMasterPort=2191 read as %d", c.QuorumShape.ObserverMasterPort)
 	}
 }
 

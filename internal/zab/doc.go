@@ -52,8 +52,7 @@
 //
 // (Ld leader, L any learner, F follower, O observer.) COMMITANDACTIVATE (9) and
 // INFORMANDACTIVATE (19, data: leader sid long, then txn bytes) commit reconfigurations;
-// zkd accepts them from a ZooKeeper leader but never sends them, since reconfig is
-// disabled.
+// a reconfig-enabled zkd leader sends them, as ZooKeeper's does.
 //
 // LearnerInfo, the data of FOLLOWERINFO and OBSERVERINFO (20 bytes):
 //
@@ -80,4 +79,35 @@
 //	                                       <- UPTODATE(-1), once a quorum acked NEWLEADER
 //	ACK(newEpoch<<32)                     ->
 //	                                          broadcast: PROPOSAL, ACK, COMMIT, PING ...
+//
+// # Observers syncing from a follower (observerMasterPort)
+//
+// With observerMasterPort set, a synced follower listens on that port (on its quorum
+// address's host) and runs an ObserverMaster: observers connect to it, not to the leader,
+// and it speaks the leader's side of the same packets, with these differences:
+//
+//	observer                                  follower (ObserverMaster)
+//	OBSERVERINFO(acceptedEpoch<<32, info) ->  (FOLLOWERINFO: dropped)
+//	                                       <- LEADERINFO(epoch<<32, 0x10000): the follower's
+//	                                          current epoch, the leader's
+//	ACKEPOCH(lastLogged, ...)             ->
+//	                                       <- DIFF | TRUNC | SNAP from the follower's own
+//	                                          committed history (its log, read by the
+//	                                          owner, when the observer is behind what
+//	                                          it keeps in memory) and tree
+//	                                       <- NEWLEADER(epoch<<32, last seen config text)
+//	ACK(epoch<<32)                        ->
+//	                                       <- UPTODATE(-1) at once (the follower is
+//	                                          established)
+//	                                       <- INFORM | INFORMANDACTIVATE per txn the
+//	                                          follower applies (from NEWLEADER on), PING
+//	                                          every half tick (zxid: the last informed)
+//	REQUEST, REVALIDATE                   ->  sent up unchanged on the follower's own
+//	                                          connection; the leader's SYNC and REVALIDATE
+//	                                          answers come back in order and go to the
+//	                                          observer that asked (REVALIDATE by the
+//	                                          oldest pending ask's session)
+//	PING reply                            ->  its sessions are touched at the follower and
+//	                                          reach the leader with the follower's PING
+//	                                          reply
 package zab
