@@ -42,6 +42,7 @@ func newTCPElectionTransport(s *Server) (ElectionTransport, error) {
 		Logger:          s.log,
 		TLS:             s.cfg.QuorumTLS,
 		QuorumSASL:      s.quorumSASL(),
+		PeerState:       s.ens.peers.report,
 	})
 	if err != nil {
 		ln.Close()
