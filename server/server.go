@@ -588,10 +588,12 @@ func (s *Server) Query(f func()) bool {
 }
 
 func (s *Server) shutdownCore() {
-	s.role.stop()
+	// The election port closes first, so that peers which notice the role's connections
+	// closing find it refusing (zkd.fastElection decides without this member at once).
 	if s.ens.transport != nil {
 		s.ens.transport.Close()
 	}
+	s.role.stop()
 	if s.walk != nil {
 		s.walk.abort()
 		s.walk = nil

@@ -124,6 +124,7 @@ type link struct {
 	connectBack bool   // the peer (smaller sid) asked us to connect
 	dialNow     bool   // skip the back-off wait once
 	down        bool   // last reported to PeerState as down
+	redial      bool   // the current connection broke: dial once (see dropConn)
 
 	// stateMu orders PeerState calls for this peer: the check of down and the call are
 	// one step, so reports from the link's and the reader's goroutines cannot cross.
@@ -361,10 +362,15 @@ func (t *TCP) run(l *link) {
 			}
 			if err := t.write(c, msg); err != nil {
 				t.dropConn(l, c, err)
+				// msg is l.last, which the next connection sends first: with PeerState,
+				// dial for it now (see dropConn).
+				t.mu.Lock()
+				l.redial = l.redial || t.cfg.PeerState != nil
+				t.mu.Unlock()
 			}
 			continue
 		}
-		pending := len(l.queue) > 0 || l.connectBack
+		pending := len(l.queue) > 0 || l.connectBack || l.redial
 		t.mu.Unlock()
 		if !pending {
 			if !wait(nil) {
@@ -387,7 +393,7 @@ func (t *TCP) run(l *link) {
 			// A peer that connected to us is reached at the address it sent, as ZooKeeper does.
 			addr = l.learned
 		}
-		l.connectBack = false
+		l.connectBack, l.redial = false, false
 		t.mu.Unlock()
 		kept, err := t.dial(l, addr)
 		switch {
@@ -509,6 +515,11 @@ func (t *TCP) dropConn(l *link, c *conn, err error) {
 	t.mu.Lock()
 	if l.conn == c {
 		l.conn = nil
+		// With PeerState, dial once: the last message may have been written into a socket
+		// the peer had already closed, and only a dial tells whether it is gone (refused)
+		// or still there (then it gets that message again). A connection replaced under
+		// the one-connection rule is not the current one, so this cannot loop.
+		l.redial = t.cfg.PeerState != nil
 	}
 	closed := t.closed
 	t.mu.Unlock()
