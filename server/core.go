@@ -150,6 +150,8 @@ func (s *Server) run() {
 			s.onElectionMessage(m)
 		case <-s.electionTimerC():
 			s.onElectionTimer()
+		case <-s.ens.peerStates.signal:
+			s.onPeerStates()
 		case <-walkStep:
 			s.snapshotStep()
 		case <-s.stopping:

@@ -3,11 +3,13 @@ package server
 import (
 	"bytes"
 	"fmt"
+	"maps"
 	"net"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/clock"
@@ -123,6 +125,59 @@ type ensemble struct {
 	// shuffled order and the next to try.
 	omVoters, omOrder []int64
 	omNext            int
+	// peerStates carries the transport's reports of peers down and up to the core.
+	peerStates peerStates
+}
+
+// peerStates hands the election transport's peer reports (peer.TCPConfig.PeerState) to the
+// core without ever blocking the transport: only the latest state of each peer matters, so
+// reports collapse in a map and a one-slot channel says there are some.
+type peerStates struct {
+	mu      sync.Mutex
+	pending map[int64]bool // sid -> up
+	signal  chan struct{}
+}
+
+func (p *peerStates) init() { p.signal = make(chan struct{}, 1) }
+
+func (p *peerStates) report(sid int64, up bool) {
+	p.mu.Lock()
+	if p.pending == nil {
+		p.pending = map[int64]bool{}
+	}
+	p.pending[sid] = up
+	p.mu.Unlock()
+	select {
+	case p.signal <- struct{}{}:
+	default:
+	}
+}
+
+func (p *peerStates) take() map[int64]bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	m := p.pending
+	p.pending = nil
+	return m
+}
+
+// onPeerStates feeds the election what the transport proved about peers: with
+// zkd.fastElection a down report can end the round at once.
+func (s *Server) onPeerStates() {
+	states := s.ens.peerStates.take()
+	for _, sid := range slices.Sorted(maps.Keys(states)) {
+		if states[sid] {
+			s.ens.elect.PeerUp(sid)
+			continue
+		}
+		s.log.Debug("election peer down", "sid", sid, "electing", s.ens.electing)
+		outs, d := s.ens.elect.PeerDown(s.nowMs(), sid)
+		s.sendElection(outs)
+		if d != nil {
+			s.decided(*d)
+		}
+	}
+	s.armElectionTimer()
 }
 
 func (s *Server) ensembleMode() bool { return len(s.cfg.Peers) > 0 }
@@ -204,6 +259,7 @@ func (s *Server) initEnsemble() error {
 		return err
 	}
 	s.ens.st = zab.PersistentState{AcceptedEpoch: acc, CurrentEpoch: cur, LastLogged: last}
+	s.ens.peerStates.init()
 	s.ens.elect = election.New(s.electionConfig())
 	return nil
 }

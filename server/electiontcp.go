@@ -37,6 +37,7 @@ func newTCPElectionTransport(s *Server) (ElectionTransport, error) {
 		Logger:          s.log,
 		TLS:             s.cfg.QuorumTLS,
 		QuorumSASL:      s.quorumSASL(),
+		PeerState:       s.ens.peerStates.report,
 	})
 	if err != nil {
 		ln.Close()

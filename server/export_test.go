@@ -17,6 +17,10 @@ func SetZxidCounterStart(c *Config, n int64) { c.zxidCounterStart = n }
 // loaded a SNAP (before NEWLEADER), when cut is set.
 func CutAfterSnap(c *Config, cut *atomic.Bool) { c.cutAfterSnap = cut }
 
+// SetFinalizeWait replaces the election's finalize wait, so that a test can tell a fast
+// decision from one made after the wait.
+func SetFinalizeWait(c *Config, ms int64) { c.finalizeWaitMs = ms }
+
 // CoreGoroutine is the id of the server's core goroutine, for tests that check what runs
 // on it; 0 when the server does not run.
 func CoreGoroutine(s *Server) int64 {

@@ -154,7 +154,8 @@ func (s *Server) persistConfig(text []byte, version int64, next bool) {
 
 // electionConfig is the election's view of the committed configuration.
 func (s *Server) electionConfig() election.Config {
-	cfg := election.Config{ID: s.cfg.ServerID, Voters: s.voters(), QV: s.ens.qv}
+	cfg := election.Config{ID: s.cfg.ServerID, Voters: s.voters(), QV: s.ens.qv,
+		FastDecision: s.cfg.FastElection, FinalizeWaitMs: s.cfg.finalizeWaitMs}
 	for _, p := range s.ens.peers {
 		if p.Observer {
 			cfg.Observers = append(cfg.Observers, p.ID)

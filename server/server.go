@@ -160,6 +160,10 @@ type Config struct {
 	// ReadOnlyMode lets an ensemble member without a quorum serve reads to read-only
 	// clients (readonlymode.enabled, readonly.go).
 	ReadOnlyMode bool
+	// FastElection ends an election round as soon as every member not known to be down
+	// agrees, instead of after ZooKeeper's finalize wait (zkd.fastElection; only for
+	// ensembles of zkd servers).
+	FastElection bool
 	// LocalSessions makes an ensemble member's new sessions local to it, with no txn
 	// (localSessionsEnabled, localsess.go); LocalSessionsUpgrading upgrades one to a global
 	// session when it creates an ephemeral (localSessionsUpgradingEnabled), which otherwise
@@ -183,6 +187,9 @@ type Config struct {
 	// cutAfterSnap makes a learner drop its leader connection once, right after loading a
 	// SNAP, before NEWLEADER (tests of that window).
 	cutAfterSnap *atomic.Bool
+	// finalizeWaitMs replaces the election's finalize wait (tests that only the fast
+	// decision can pass); 0 = ZooKeeper's 200 ms.
+	finalizeWaitMs int64
 }
 
 func (c *Config) setDefaults() {
@@ -624,10 +631,12 @@ func (s *Server) Query(f func()) bool {
 }
 
 func (s *Server) shutdownCore() {
-	s.role.stop()
+	// The election port closes first, so that peers which notice the role's connections
+	// closing find it refusing (zkd.fastElection decides without this member at once).
 	if s.ens.transport != nil {
 		s.ens.transport.Close()
 	}
+	s.role.stop()
 	if s.walk != nil {
 		s.walk.abort()
 		s.walk = nil

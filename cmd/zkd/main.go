@@ -262,6 +262,7 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 		FourLetterWhitelist:    cfg.FourLetterWhitelist,
 		SessionSecretFile:      cfg.SessionSecretFile,
 		ReadOnlyMode:           cfg.ReadOnlyMode,
+		FastElection:           cfg.FastElection,
 		LocalSessions:          cfg.LocalSessions.Enabled,
 		LocalSessionsUpgrading: cfg.LocalSessions.Upgrading,
 		Logger:                 logger,

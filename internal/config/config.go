@@ -165,6 +165,8 @@ type Config struct {
 	SessionSecretFile string
 	// ReadOnlyMode is readonlymode.enabled (readonly.go).
 	ReadOnlyMode bool
+	// FastElection is zkd.fastElection (fastelection.go).
+	FastElection bool
 	// LocalSessions is localSessionsEnabled and localSessionsUpgradingEnabled
 	// (localsessions.go).
 	LocalSessions LocalSessions
@@ -444,6 +446,8 @@ func (c *Config) set(key, v string) error {
 		c.AdminTLS.ForceHTTPS = javaGetBoolean(v)
 	case SessionSecretKey:
 		err = c.setSessionSecretFile(v)
+	case FastElectionKey:
+		err = c.setFastElection(v)
 	case ReadOnlyModeKey, "zookeeper." + ReadOnlyModeKey:
 		c.setReadOnlyMode(v)
 	case LocalSessionsKey, LocalSessionsUpgradingKey:

@@ -42,6 +42,11 @@ type Config struct {
 	// (a reconfig removed it, or it is joining). It follows the leader an election finds,
 	// where a non-voter that is an observer observes (FastLeaderElection.learningState).
 	ParticipantWithoutVote bool
+	// FastDecision (zkd.fastElection, for ensembles of zkd servers only) ends a finalize
+	// wait at once when every voter not known to be down (PeerDown) has sent a vote equal
+	// to the proposal: no better vote can still come, so waiting only delays failover.
+	// Off, the timing is ZooKeeper's exactly.
+	FastDecision bool
 }
 
 // Out is a notification to send to server To.
@@ -114,11 +119,16 @@ type Election struct {
 	loopback []Notification
 	out      []Out
 	decision *Decision
+
+	// starting: Start is running, which never decides (see Start).
+	starting bool
+	// down holds the voters the transport found down (PeerDown) and not up since.
+	down map[int64]bool
 }
 
 // New returns an election for cfg. The server is LOOKING but idle until Start.
 func New(cfg Config) *Election {
-	e := &Election{state: Looking}
+	e := &Election{state: Looking, down: map[int64]bool{}}
 	e.SetConfig(cfg)
 	return e
 }
@@ -176,7 +186,9 @@ func (e *Election) Start(nowMs, lastZxid, currentEpoch int64) []Out {
 	e.propLeader, e.propZxid, e.propEpoch = e.initLeader, e.initZxid, e.initEpoch
 	e.sendNotifications()
 	e.resendAt = nowMs + e.notTimeout
+	e.starting = true
 	e.drain(nowMs)
+	e.starting = false
 	out, _ := e.end()
 	return out
 }
@@ -211,6 +223,44 @@ func (e *Election) Tick(nowMs int64) ([]Out, *Decision) {
 	}
 	e.drain(nowMs)
 	return e.end()
+}
+
+// PeerDown records that the transport found server sid down: its election port refused a
+// connection or reset one. A timeout is no such proof and must not be reported. With
+// FastDecision, a finalize wait that waited only for sid's vote ends here with a decision.
+// Without it, nothing changes.
+func (e *Election) PeerDown(nowMs, sid int64) ([]Out, *Decision) {
+	e.begin()
+	if sid != e.cfg.ID && e.isVote[sid] {
+		e.down[sid] = true
+		if e.state == Looking && e.started && e.finalizing && e.fastDecidable() {
+			e.decide(e.propLeader, e.propZxid, e.clock, e.propEpoch)
+		}
+	}
+	e.drain(nowMs)
+	return e.end()
+}
+
+// PeerUp records that server sid is reachable again (a connection to it, or a message).
+func (e *Election) PeerUp(sid int64) { delete(e.down, sid) }
+
+// fastDecidable: the tally for the proposal is a quorum (the caller checked), fast
+// decisions are on, and every voter not known down agrees. A proposal for a server known
+// down is left to the finalize wait: following a dead leader only costs another election.
+func (e *Election) fastDecidable() bool {
+	if !e.cfg.FastDecision || e.starting || e.down[e.propLeader] {
+		return false
+	}
+	prop := vote{leader: e.propLeader, zxid: e.propZxid, electionEpoch: e.clock, peerEpoch: e.propEpoch, state: Looking}
+	for _, sid := range e.voters {
+		if e.down[sid] {
+			continue
+		}
+		if v, ok := e.recvset[sid]; !ok || !v.equal(prop) {
+			return false
+		}
+	}
+	return true
 }
 
 // NextTick is when Tick next has something to do, if anything: the end of the finalize wait
@@ -341,6 +391,14 @@ func (e *Election) process(nowMs int64, n Notification) {
 		// over; a better vote ends the wait and is handled as usual.
 		if !e.totalOrderPredicate(n.Leader, n.Zxid, n.PeerEpoch, e.propLeader, e.propZxid, e.propEpoch) {
 			e.finalizeAt = nowMs + e.cfg.FinalizeWaitMs
+			if e.cfg.FastDecision && n.State == Looking && n.ElectionEpoch == e.clock {
+				// ZooKeeper drops it; the fast path counts an agreeing vote of this round,
+				// which may be the last one it waits for.
+				e.recvset[n.From] = vote{leader: n.Leader, zxid: n.Zxid, electionEpoch: n.ElectionEpoch, peerEpoch: n.PeerEpoch, state: Looking}
+				if e.fastDecidable() {
+					e.decide(e.propLeader, e.propZxid, e.clock, e.propEpoch)
+				}
+			}
 			return
 		}
 		e.finalizing = false
@@ -384,6 +442,9 @@ func (e *Election) process(nowMs int64, n Notification) {
 		if e.hasQuorum(e.recvset, prop) {
 			e.finalizing = true
 			e.finalizeAt = nowMs + e.cfg.FinalizeWaitMs
+			if e.fastDecidable() {
+				e.decide(e.propLeader, e.propZxid, e.clock, e.propEpoch)
+			}
 		}
 	case Observing:
 		// Observers' notifications never count.

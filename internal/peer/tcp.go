@@ -15,6 +15,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"time"
 )
 
@@ -80,6 +81,15 @@ type TCPConfig struct {
 	// QuorumSASL authenticates connections after the header (quorum.auth.enableSasl,
 	// quorumauth.go); nil means none.
 	QuorumSASL *QuorumSASL
+
+	// PeerState, when set, is told when a peer is found down and when it is back, for the
+	// election's fast decision. Down means proof that no process listens or the peer's
+	// kernel dropped the connection: a refused connection on every address, or a reset.
+	// A timeout or a clean close is not (the peer may be slow, or closing a duplicate
+	// connection by the one-connection rule). Up means a connection was opened or accepted.
+	// It is called on the peer's own goroutines, never with a lock held, and only on a
+	// change; it may block.
+	PeerState func(sid int64, up bool)
 }
 
 // TCP is the election-port transport of QuorumCnxManager. Each pair of servers keeps one
@@ -114,6 +124,12 @@ type link struct {
 	learned     string // the address(es) the peer sent in its header, joined with '|'
 	connectBack bool   // the peer (smaller sid) asked us to connect
 	dialNow     bool   // skip the back-off wait once
+	down        bool   // last reported to PeerState as down
+	redial      bool   // the current connection broke: dial once (see dropConn)
+
+	// stateMu orders PeerState calls for this peer: the check of down and the call are
+	// one step, so reports from the link's and the reader's goroutines cannot cross.
+	stateMu sync.Mutex
 }
 
 type conn struct {
@@ -356,10 +372,15 @@ func (t *TCP) run(l *link) {
 			}
 			if err := t.write(c, msg); err != nil {
 				t.dropConn(l, c, err)
+				// msg is l.last, which the next connection sends first: with PeerState,
+				// dial for it now (see dropConn).
+				t.mu.Lock()
+				l.redial = l.redial || t.cfg.PeerState != nil
+				t.mu.Unlock()
 			}
 			continue
 		}
-		pending := len(l.queue) > 0 || l.connectBack
+		pending := len(l.queue) > 0 || l.connectBack || l.redial
 		t.mu.Unlock()
 		if !pending {
 			if !wait(nil) {
@@ -382,13 +403,16 @@ func (t *TCP) run(l *link) {
 			// A peer that connected to us is reached at the address it sent, as ZooKeeper does.
 			addr = l.learned
 		}
-		l.connectBack = false
+		l.connectBack, l.redial = false, false
 		t.mu.Unlock()
 		kept, err := t.dial(l, addr)
 		switch {
 		case err != nil:
 			if t.ctx.Err() != nil {
 				return
+			}
+			if peerGone(err) {
+				t.setPeerState(l, false)
 			}
 			t.log.Debug("cannot open election channel", "sid", l.sid, "addr", addr, "err", err, "retry", backoff)
 			retryAt = time.Now().Add(backoff)
@@ -419,19 +443,26 @@ func (t *TCP) dial(l *link, addr string) (kept bool, err error) {
 	}
 	d := net.Dialer{Timeout: t.cfg.DialTimeout}
 	var nc net.Conn
+	refused := true // by every address
 	for _, a := range SplitAddrs(addr) {
 		// QuorumCnxManager.connectOne: each of the peer's addresses in turn.
 		if nc, err = d.DialContext(t.ctx, "tcp", a); err == nil {
 			addr = a
 			break
 		}
+		refused = refused && peerGone(err)
 		if t.ctx.Err() != nil {
 			return false, err
 		}
 	}
 	if err != nil {
+		if !refused {
+			// Only a refusal by every address proves the peer down (see peerGone).
+			return false, fmt.Errorf("dial sid %d: %w", l.sid, errors.Join(err, errNotAllRefused))
+		}
 		return false, err
 	}
+	t.setPeerState(l, true)
 	if t.cfg.TLS.Dials() {
 		if nc, err = t.cfg.TLS.Dialed(t.ctx, nc, addr, t.cfg.DialTimeout); err != nil {
 			if t.ctx.Err() == nil {
@@ -483,6 +514,7 @@ func (t *TCP) install(l *link, nc net.Conn, r io.Reader) error {
 		old.close()
 	}
 	t.log.Debug("election connection up", "sid", l.sid, "remote", nc.RemoteAddr())
+	t.setPeerState(l, true)
 	go t.read(l, c)
 	l.poke()
 	return nil
@@ -493,6 +525,11 @@ func (t *TCP) dropConn(l *link, c *conn, err error) {
 	t.mu.Lock()
 	if l.conn == c {
 		l.conn = nil
+		// With PeerState, dial once: the last message may have been written into a socket
+		// the peer had already closed, and only a dial tells whether it is gone (refused)
+		// or still there (then it gets that message again). A connection replaced under
+		// the one-connection rule is not the current one, so this cannot loop.
+		l.redial = t.cfg.PeerState != nil
 	}
 	closed := t.closed
 	t.mu.Unlock()
@@ -524,7 +561,42 @@ func (t *TCP) read(l *link, c *conn) {
 			t.log.Debug("election receive queue full; dropped the oldest message")
 		}
 	}
+	if peerGone(err) {
+		t.setPeerState(l, false)
+	}
 	t.dropConn(l, c, err)
+}
+
+// errNotAllRefused marks a dial error where some address failed otherwise than by a
+// refusal, so that peerGone does not take it for proof.
+var errNotAllRefused = errors.New("not every address refused")
+
+// peerGone: does err prove that the peer's process is gone (nothing listens: refused; its
+// kernel dropped the connection: reset)? Kill -9 gives exactly these at once, where a
+// hung or partitioned peer gives timeouts, which prove nothing.
+func peerGone(err error) bool {
+	if err == nil || errors.Is(err, errNotAllRefused) {
+		return false
+	}
+	return errors.Is(err, syscall.ECONNREFUSED) || errors.Is(err, syscall.ECONNRESET)
+}
+
+// setPeerState reports a change of l's peer to PeerState.
+func (t *TCP) setPeerState(l *link, up bool) {
+	if t.cfg.PeerState == nil {
+		return
+	}
+	l.stateMu.Lock()
+	defer l.stateMu.Unlock()
+	t.mu.Lock()
+	change := l.down == up
+	l.down = !up
+	closed := t.closed
+	t.mu.Unlock()
+	if change && !closed {
+		t.log.Debug("election peer state", "sid", l.sid, "up", up)
+		t.cfg.PeerState(l.sid, up)
+	}
 }
 
 func (t *TCP) accept() {

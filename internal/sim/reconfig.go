@@ -109,13 +109,15 @@ type afterReconfig struct{ leader, zxid int64 }
 
 // electionConfig is the election's view of the server's committed configuration.
 func (s *Sim) electionConfig(sv *server) election.Config {
-	if !s.opt.Reconfig {
-		return election.Config{ID: sv.sid, Voters: s.voters}
+	cfg := election.Config{ID: sv.sid, Voters: s.voters, FastDecision: s.opt.FastElection}
+	if s.opt.Reconfig {
+		cfg.Voters, cfg.Observers = sv.cur.voters, sv.cur.observers
+		cfg.ConfigText, cfg.ParticipantWithoutVote = sv.cur.text(), !sv.observer
 	}
-	return election.Config{
-		ID: sv.sid, Voters: sv.cur.voters, Observers: sv.cur.observers,
-		ConfigText: sv.cur.text(), ParticipantWithoutVote: !sv.observer,
+	if s.opt.BrokenElectionQuorum {
+		cfg.QV = anyQuorum{zab.NewMajority(cfg.Voters...)}
 	}
+	return cfg
 }
 
 // setMembership makes c the committed configuration (server.setMembership), durably.

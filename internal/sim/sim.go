@@ -44,6 +44,15 @@ type Options struct {
 	// intersectionOnly leaves out the check that each quorum is one of its configurations,
 	// to show that the intersection check alone catches BrokenReconfig.
 	intersectionOnly bool
+	// FastElection turns on the election's fast decision (zkd.fastElection).
+	FastElection bool
+	// DownReports tells servers' elections that peers are down, as the transport does on a
+	// refused connection: truthfully when a server crashes, and at random, often wrongly
+	// (a peer reported down that is up); a message from a peer reports it up again.
+	DownReports bool
+	// BrokenElectionQuorum makes elections take any set of votes for a quorum: a
+	// deliberately wrong election (deciding on a non-quorum), which the checks must catch.
+	BrokenElectionQuorum bool
 	// Trace, when set, receives a line per step.
 	Trace func(string)
 }
@@ -153,7 +162,14 @@ type Sim struct {
 	reconfigsCommitted, handovers int
 	// txns are the txns' bytes by zxid (a reconfig's carry its configuration).
 	txns map[int64][]byte
+
+	fast int // decisions made before a finalize wait ran out
+	// votes are the proposals each server sent in each round, for the election check.
+	votes map[voteKey]map[voteVal]bool
 }
+
+type voteKey struct{ sid, round int64 }
+type voteVal struct{ leader, zxid, peerEpoch int64 }
 
 // New sets up a simulation.
 func New(opt Options) *Sim {
@@ -164,6 +180,7 @@ func New(opt Options) *Sim {
 		opt: opt, rng: rand.New(rand.NewPCG(opt.Seed, 0x51a)), now: 1000,
 		servers: map[int64]*server{}, conns: map[int64]*qconn{}, leaders: map[int64]int64{}, acked: map[int64]bool{},
 		commitKinds: map[string]bool{}, txns: map[int64][]byte{},
+		votes: map[voteKey]map[voteVal]bool{},
 	}
 	for i := 1; i <= opt.Servers; i++ {
 		s.sids = append(s.sids, int64(i))
@@ -262,7 +279,31 @@ func (s *Sim) sendElection(sv *server, outs []election.Out) {
 		if o.To == sv.sid {
 			continue
 		}
+		k := voteKey{sv.sid, o.N.ElectionEpoch}
+		if s.votes[k] == nil {
+			s.votes[k] = map[voteVal]bool{}
+		}
+		s.votes[k][voteVal{o.N.Leader, o.N.Zxid, o.N.PeerEpoch}] = true
 		s.emsgs = append(s.emsgs, emsg{from: sv.sid, to: o.To, payload: o.N.Marshal()})
+	}
+}
+
+// checkTally: an election round decided by its own votes (not by joining servers out of
+// the election) was backed by a quorum of voters that proposed the decided vote in that
+// round. Zab's epoch establishment would still refuse most such leaders, so this checks the
+// election's own promise, which the fast decision must keep.
+func (s *Sim) checkTally(sv *server, d *election.Decision) {
+	if d == nil || sv.role != looking {
+		return
+	}
+	acks := map[int64]bool{sv.sid: true}
+	for _, v := range s.voters {
+		if s.votes[voteKey{v, d.ElectionEpoch}][voteVal{d.Leader, d.Zxid, d.PeerEpoch}] {
+			acks[v] = true
+		}
+	}
+	if !zab.NewMajority(s.voters...).IsQuorum(acks) {
+		panic(violation("server %d decided leader %d in round %d on the votes of %v only", sv.sid, d.Leader, d.ElectionEpoch, sortedKeys(acks)))
 	}
 }
 
@@ -336,6 +377,11 @@ func (s *Sim) connect(sv *server) {
 	sv.learner, r = zab.NewLearner(zab.LearnerConfig{ID: sv.sid, Observer: sv.observer, ConfigVersion: sv.cur.version, TickMs: tickMs, InitLimit: initLimit, SyncLimit: syncLimit}, st, s.now)
 	sv.apply.Push(r)
 }
+
+// anyQuorum is a deliberately wrong election quorum: any set of votes is enough.
+type anyQuorum struct{ zab.Majority }
+
+func (anyQuorum) IsQuorum(map[int64]bool) bool { return true }
 
 // anyAck is a deliberately wrong quorum: one ack is enough.
 type anyAck struct{ zab.Majority }
@@ -498,6 +544,9 @@ func (s *Sim) doStep() {
 			acts = append(acts, action{1, s.breakRandomConn})
 		}
 	}
+	if s.opt.DownReports {
+		acts = append(acts, action{3, s.reportRandomDown})
+	}
 	total := 0
 	for _, a := range acts {
 		total += a.weight
@@ -536,10 +585,17 @@ func (s *Sim) deliverElection() {
 	if err != nil {
 		panic(err)
 	}
+	if s.opt.DownReports {
+		sv.elect.PeerUp(m.from) // the transport had a connection to deliver it
+	}
 	if s.onElectionConfig(sv, n.Config) {
 		return
 	}
 	outs, d := sv.elect.Receive(s.now, n)
+	if d != nil && n.State == election.Looking && sv.role == looking {
+		s.fast++ // a LOOKING vote ended the round: only the fast decision does that
+		s.checkTally(sv, d)
+	}
 	s.sendElection(sv, outs)
 	s.decided(sv, d)
 	if sv.role == following && sv.learner == nil && sv.leaderSid != 0 {
@@ -608,6 +664,7 @@ func (s *Sim) tick() {
 		switch sv.role {
 		case looking:
 			outs, d := sv.elect.Tick(s.now)
+			s.checkTally(sv, d)
 			s.sendElection(sv, outs)
 			s.decided(sv, d)
 		case leading:
@@ -636,10 +693,41 @@ func (s *Sim) crash() {
 	s.closeConns(sv.sid)
 	s.endRole(sv)
 	sv.role = down
+	if s.opt.DownReports {
+		// Its election port now refuses: the others' transports find out.
+		for _, sid := range s.sids {
+			if o := s.servers[sid]; o.role != down && sid != sv.sid {
+				s.peerDown(o, sv.sid)
+			}
+		}
+	}
 	// What a disk step had not finished is lost with the memory; boot reads the disk.
 	s.disk.Lost += len(sv.running)
 	clear(sv.running)
 	sv.running = sv.running[:0]
+}
+
+// reportRandomDown tells a random server that a random other one is down, whether it is or
+// not: a transport's report may be wrong (or stale by the time it is read).
+func (s *Sim) reportRandomDown() {
+	sv := s.servers[s.sids[s.rng.IntN(len(s.sids))]]
+	other := s.sids[s.rng.IntN(len(s.sids))]
+	if sv.role == down || other == sv.sid {
+		return
+	}
+	s.peerDown(sv, other)
+}
+
+func (s *Sim) peerDown(sv *server, sid int64) {
+	wrong := s.servers[sid].role != down
+	s.trace("sid %d told sid %d is down (wrongly: %v)", sv.sid, sid, wrong)
+	outs, d := sv.elect.PeerDown(s.now, sid)
+	if d != nil && sv.role == looking {
+		s.fast++
+		s.checkTally(sv, d)
+	}
+	s.sendElection(sv, outs)
+	s.decided(sv, d)
 }
 
 func (s *Sim) restart() {
@@ -695,6 +783,8 @@ type Stats struct {
 	// took without an election, as a reconfig named them (takeAfterReconfig).
 	ReconfigsCommitted, Handovers int
 	Disk                          DiskStats
+	// FastDecisions counts elections decided before their finalize wait ran out.
+	FastDecisions int
 }
 
 // DiskStats counts what the asynchronous disk steps did, to show a run exercised them.
@@ -708,5 +798,5 @@ type DiskStats struct {
 }
 
 func (s *Sim) Stats() Stats {
-	return Stats{Epochs: len(s.leaders), Committed: len(s.global), Proposed: s.proposed, Disk: s.disk, Reconfigs: s.reconfigs, ReconfigsCommitted: s.reconfigsCommitted, Handovers: s.handovers}
+	return Stats{Epochs: len(s.leaders), Committed: len(s.global), Proposed: s.proposed, Disk: s.disk, Reconfigs: s.reconfigs, ReconfigsCommitted: s.reconfigsCommitted, Handovers: s.handovers, FastDecisions: s.fast}
 }

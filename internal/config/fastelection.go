@@ -1,0 +1,21 @@
+package config
+
+import "fmt"
+
+// FastElectionKey is zkd's own zoo.cfg key for the fast election decision (see
+// internal/election's Config.FastDecision): a round ends as soon as every member not known to
+// be down agrees, instead of after ZooKeeper's 200 ms finalize wait. Set it only when every
+// member is zkd: Apache ZooKeeper ignores the key, and a mixed ensemble keeps ZooKeeper's
+// timing only if no member decides early.
+const FastElectionKey = "zkd.fastElection"
+
+// setFastElection takes "true" or "false" (any case); anything else fails closed, since an
+// operator who wrote the key meant something by it.
+func (c *Config) setFastElection(v string) error {
+	on, err := parseBool(v)
+	if err != nil {
+		return fmt.Errorf("fast election: %w", err)
+	}
+	c.FastElection = on
+	return nil
+}
