@@ -297,12 +297,13 @@ func (s *Sim) checkTally(sv *server, d *election.Decision) {
 		return
 	}
 	acks := map[int64]bool{sv.sid: true}
-	for _, v := range s.voters {
+	voters := s.electionConfig(sv).Voters // the deciding server's configuration
+	for _, v := range voters {
 		if s.votes[voteKey{v, d.ElectionEpoch}][voteVal{d.Leader, d.Zxid, d.PeerEpoch}] {
 			acks[v] = true
 		}
 	}
-	if !zab.NewMajority(s.voters...).IsQuorum(acks) {
+	if !zab.NewMajority(voters...).IsQuorum(acks) {
 		panic(violation("server %d decided leader %d in round %d on the votes of %v only", sv.sid, d.Leader, d.ElectionEpoch, sortedKeys(acks)))
 	}
 }
