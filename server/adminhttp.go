@@ -195,9 +195,17 @@ func (s *Server) runAdmin(name string, kwargs map[string]string) admin.Object {
 // stopped serving while gathering.
 func (s *Server) adminFields(cmd string, kwargs map[string]string) (fields admin.Object, errMsg string, ok bool) {
 	switch cmd {
-	case "ruok", "observer_connection_stat_reset":
-		// zkd's observers are not reset separately: their connections are not counted.
+	case "ruok":
 		return admin.Object{}, "", true
+	case "observer_connection_stat_reset":
+		s.resetObserverStats()
+		return admin.Object{}, "", true
+	case "observers":
+		obs, ok := s.observersView()
+		if !ok {
+			return nil, "", false
+		}
+		return admin.ObserversJSON(obs), "", true
 	case "connection_stat_reset":
 		s.resetConnStats()
 		return admin.Object{}, "", true
@@ -261,7 +269,7 @@ func (s *Server) adminFields(cmd string, kwargs map[string]string) (fields admin
 		}
 		d, l := s.dirSizes()
 		return admin.ServerStatsJSON(st, d, l), "", true
-	case "leader", "zabstate", "voting_view", "observers":
+	case "leader", "zabstate", "voting_view":
 		return s.quorumJSON(cmd)
 	}
 	// The large answers: rationed like their four-letter words.
@@ -349,7 +357,7 @@ func (v quorumView) peer(id int64) (Peer, bool) {
 	return Peer{}, false
 }
 
-// quorumView is what leader, zabstate, voting_view and observers read off the core.
+// quorumView is what leader, zabstate and voting_view read off the core.
 type quorumView struct {
 	peers    []Peer
 	ensemble bool
@@ -438,8 +446,7 @@ func (s *Server) quorumJSON(cmd string) (admin.Object, string, bool) {
 		}
 		return admin.Object{{Key: "current_config", Value: view}}, "", true
 	}
-	// observers: zkd does not list its observers' connections yet.
-	return admin.Object{{Key: "synced_observers", Value: 0}, {Key: "observers", Value: []any{}}}, "", true
+	return nil, admin.UnknownCommandPrefix + cmd, true
 }
 
 // systemProperties stands in for the JVM's system properties, which zkd does not have: the

@@ -354,5 +354,6 @@ func (s *Server) gatherStats() (admin.ServerStats, bool) {
 		return admin.ServerStats{}, false
 	}
 	st.OpenFileDescriptors, st.MaxFileDescriptors = openFDs(), maxFDs()
+	st.LearnerQueueSize, st.LearnerQueueTime = s.learnerQPs.summaries()
 	return st, true
 }

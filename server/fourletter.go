@@ -180,6 +180,7 @@ func (s *Server) resetServerStats() {
 	s.packetsSent.Store(0)
 	s.counters.reset()
 	s.responseSizes.reset()
+	s.learnerQPs.reset()
 	// The leader's proposal sizes and sync counts live on the core. A server that is not
 	// serving has none to reset.
 	s.coreQuery(func() {

@@ -110,7 +110,11 @@ func (r *learnerRole) observerPacket(q *quorumConn, p jute.QuorumPacket) bool {
 	if m == nil || m.conns[q.id] != q {
 		return false
 	}
+	started := q.st.started
 	r.omDo(m.om.Receive(q.id, r.s.nowMs(), p))
+	if r.om == m {
+		r.s.learnerReceived(q, &p, started, func() (zab.LearnerState, bool) { return m.om.Observer(q.id) })
+	}
 	return true
 }
 

@@ -26,13 +26,16 @@ type quorumConn struct {
 	wake chan struct{}
 	done chan struct{}
 	once sync.Once
+	st   learnerStats // ZooKeeper's LearnerHandler counts (learnerstats.go)
 }
 
 func newQuorumConn(s *Server, id zab.ConnID, nc net.Conn) *quorumConn {
 	if tc, ok := nc.(*net.TCPConn); ok {
 		tc.SetNoDelay(true)
 	}
-	return &quorumConn{id: id, nc: nc, srv: s, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	q := &quorumConn{id: id, nc: nc, srv: s, wake: make(chan struct{}, 1), done: make(chan struct{})}
+	q.st.init()
+	return q
 }
 
 func (q *quorumConn) close() {
@@ -42,15 +45,17 @@ func (q *quorumConn) close() {
 	})
 }
 
-// qout is one queued item: encoded bytes, or a stream encoded on the writer goroutine (the
-// database after SNAP), in its place among the packets.
+// qout is one queued item: an encoded packet, or a stream encoded on the writer goroutine
+// (the database after SNAP), in its place among the packets. A packet carries its zxid,
+// its LearnerHandler.packetSize and, when sampled, when it was queued (unix ns), for the
+// learner statistics; a stream is not a packet and counts in none of them.
 type qout struct {
 	b      []byte
 	stream func(io.Writer) error
+	zxid   int64
+	size   int64
+	at     int64
 }
-
-// sendRaw queues encoded bytes.
-func (q *quorumConn) sendRaw(b []byte) { q.queue(qout{b: b}) }
 
 // sendStream queues a stream the writer encodes when its turn comes.
 func (q *quorumConn) sendStream(f func(io.Writer) error) { q.queue(qout{stream: f}) }
@@ -65,7 +70,11 @@ func (q *quorumConn) queue(o qout) {
 	}
 }
 
-func (q *quorumConn) send(p *jute.QuorumPacket) { q.sendRaw(jute.Marshal(p)) }
+func (q *quorumConn) send(p *jute.QuorumPacket) {
+	o := qout{b: jute.Marshal(p), zxid: p.Zxid, size: packetSize(p)}
+	o.at = q.st.queuedPacket(o.size)
+	q.queue(o)
+}
 
 func (q *quorumConn) writeLoop() {
 	defer q.srv.wg.Done()
@@ -81,14 +90,18 @@ func (q *quorumConn) writeLoop() {
 		q.out = nil
 		q.mu.Unlock()
 		q.nc.SetWriteDeadline(time.Now().Add(time.Duration(q.srv.cfg.TickTime*q.srv.cfg.SyncLimit) * time.Millisecond * 2))
-		for _, o := range batch {
+		for i := range batch {
+			o := &batch[i]
 			var err error
 			if o.stream != nil {
 				// A big database takes longer than one packet's deadline.
 				q.nc.SetWriteDeadline(time.Time{})
 				err = o.stream(bw)
 			} else {
-				_, err = bw.Write(o.b)
+				q.st.taken(o)
+				if _, err = bw.Write(o.b); err == nil {
+					q.st.written(o)
+				}
 			}
 			if err != nil {
 				q.srv.log.Info("quorum connection write failed", "remote", q.nc.RemoteAddr().String(), "err", err)

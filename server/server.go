@@ -293,6 +293,8 @@ type Server struct {
 	counters                     counters
 	responseSizes                responseSizes
 	latency                      latencyStats
+	// learnerQPs are the learner_handler_qp_* summaries by learner sid (learnerstats.go).
+	learnerQPs learnerQPs
 	// traceMask is what stmk set and gtmk reports. ZooKeeper keeps it in ZooTrace, a
 	// JVM-wide static; zkd keeps it per server so servers sharing a process (tests) do not
 	// see each other's. It affects no logging: zkd has no trace levels.

@@ -171,6 +171,12 @@ func mntrFields(s ServerStats, put func(k string, v any)) {
 	for _, ns := range s.WritePerNamespace {
 		summary(ns.Name+"_write_per_namespace", ns.Summary, false)
 	}
+	for _, l := range s.LearnerQueueSize {
+		summary(l.Name+"_learner_handler_qp_size", l.Summary, false)
+	}
+	for _, l := range s.LearnerQueueTime {
+		summary(l.Name+"_learner_handler_qp_time_ms", l.Summary, true)
+	}
 }
 
 // withExtra returns known followed by the sorted keys of m that are in neither known nor

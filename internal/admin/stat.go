@@ -72,6 +72,12 @@ type ServerStats struct {
 	// ReadPerNamespace and WritePerNamespace are the per-top-level-path request size
 	// summaries ("golden" for /golden/...), printed in the given order.
 	ReadPerNamespace, WritePerNamespace []NamedSummary
+	// LearnerQueueSize and LearnerQueueTime are ZooKeeper's summary sets
+	// learner_handler_qp_size and learner_handler_qp_time_ms, one entry per learner sid
+	// (Name) that ever had a connection's writer observe them: printed as
+	// "<sid>_learner_handler_qp_size" (avg/min/max/cnt/sum) and
+	// "<sid>_learner_handler_qp_time_ms" (with the percentiles too).
+	LearnerQueueSize, LearnerQueueTime []NamedSummary
 }
 
 // Gauge is one named integer gauge.

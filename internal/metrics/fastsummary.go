@@ -19,6 +19,7 @@ import (
 // summary's are.
 type fastSummary struct {
 	desc       *prometheus.Desc
+	labels     []string // the values of desc's variable labels
 	quantiles  []float64
 	scale      float64 // values are recorded as value*scale integers
 	mu         sync.Mutex
@@ -39,13 +40,18 @@ const fastSummaryWindow = time.Minute
 const fastSummaryMax = 3_600_000_000
 
 func newFastSummary(name string, objectives map[float64]float64, scale float64) *fastSummary {
+	return newFastSummaryDesc(prometheus.NewDesc(name, name, nil, nil), nil, objectives, scale)
+}
+
+func newFastSummaryDesc(desc *prometheus.Desc, labels []string, objectives map[float64]float64, scale float64) *fastSummary {
 	q := make([]float64, 0, len(objectives))
 	for k := range objectives {
 		q = append(q, k)
 	}
 	sort.Float64s(q)
 	return &fastSummary{
-		desc:       prometheus.NewDesc(name, name, nil, nil),
+		desc:       desc,
+		labels:     labels,
 		quantiles:  q,
 		scale:      scale,
 		cur:        hdrhistogram.New(0, fastSummaryMax, 2),
@@ -87,5 +93,51 @@ func (s *fastSummary) Collect(ch chan<- prometheus.Metric) {
 		}
 		qs[q] = float64(h.ValueAtQuantile(q*100)) / s.scale
 	}
-	ch <- prometheus.MustNewConstSummary(s.desc, count, sum, qs)
+	ch <- prometheus.MustNewConstSummary(s.desc, count, sum, qs, s.labels...)
+}
+
+// fastSummarySet is ZooKeeper's SummarySet (one summary per key, labelled "key") made of
+// fastSummaries, for values observed per packet: a key's summary is made on first use and
+// then observed without the set's lock.
+type fastSummarySet struct {
+	desc       *prometheus.Desc
+	objectives map[float64]float64
+	scale      float64
+	mu         sync.Mutex
+	byKey      map[string]*fastSummary
+}
+
+func newFastSummarySet(name string, objectives map[float64]float64, scale float64) *fastSummarySet {
+	return &fastSummarySet{
+		desc:       prometheus.NewDesc(name, name, []string{setLabel}, nil),
+		objectives: objectives,
+		scale:      scale,
+		byKey:      make(map[string]*fastSummary),
+	}
+}
+
+// with returns key's summary, making it on first use.
+func (s *fastSummarySet) with(key string) *fastSummary {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	f := s.byKey[key]
+	if f == nil {
+		f = newFastSummaryDesc(s.desc, []string{key}, s.objectives, s.scale)
+		s.byKey[key] = f
+	}
+	return f
+}
+
+func (s *fastSummarySet) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
+
+func (s *fastSummarySet) Collect(ch chan<- prometheus.Metric) {
+	s.mu.Lock()
+	all := make([]*fastSummary, 0, len(s.byKey))
+	for _, f := range s.byKey {
+		all = append(all, f)
+	}
+	s.mu.Unlock()
+	for _, f := range all {
+		f.Collect(ch)
+	}
 }

@@ -12,6 +12,7 @@
 package metrics
 
 import (
+	"strconv"
 	"sync/atomic"
 	"time"
 
@@ -73,6 +74,8 @@ type Registry struct {
 	updateLatency prometheus.Observer // ms, a fastSummary
 	batchSize     prometheus.Summary  // txns per fsync
 	sessionQueue  prometheus.Observer // requests_in_session_queue, a fastSummary
+	learnerQPSize *fastSummarySet     // learner_handler_qp_size, by learner sid
+	learnerQPTime *fastSummarySet     // learner_handler_qp_time_ms, by learner sid
 
 	fsyncSeconds      prometheus.Histogram
 	groupCommit       prometheus.Histogram
@@ -122,11 +125,20 @@ func New(opts Options) *Registry {
 	for _, n := range zkAdvancedSummaries {
 		summary(n, advancedObjectives)
 	}
+	// The learner queue sets are observed for every packet sent to a learner (fastSummary,
+	// as the per-request summaries); the others are registered as ZooKeeper registers them.
+	r.learnerQPSize = newFastSummarySet("learner_handler_qp_size", basicObjectives, 1)
+	r.learnerQPTime = newFastSummarySet("learner_handler_qp_time_ms", advancedObjectives, 1)
+	r.reg.MustRegister(r.learnerQPSize, r.learnerQPTime)
 	for _, n := range zkBasicSummarySets {
-		r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: basicObjectives}, []string{setLabel}))
+		if n != "learner_handler_qp_size" {
+			r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: basicObjectives}, []string{setLabel}))
+		}
 	}
 	for _, n := range zkAdvancedSummarySets {
-		r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: advancedObjectives}, []string{setLabel}))
+		if n != "learner_handler_qp_time_ms" {
+			r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: advancedObjectives}, []string{setLabel}))
+		}
 	}
 	// zkCounterSets and zkGaugeSets (the quota sets) are sent by the stats collector, one
 	// series per namespace, from what mntr prints.
@@ -252,4 +264,16 @@ func (r *Registry) SessionQueued(ahead int) {
 	}
 	r.sessionQueue.Observe(float64(ahead + 1))
 	r.sessionQueueDepth.Observe(float64(ahead))
+}
+
+// LearnerQueue returns where the writer of learner sid's connection records ZooKeeper's
+// learner_handler_qp_size (the packets still queued as it takes each one) and
+// learner_handler_qp_time_ms (a sampled packet's time in the queue); both nil on a nil
+// Registry. The observers are the sid's for good: keep them for the connection's life.
+func (r *Registry) LearnerQueue(sid int64) (size, timeMs prometheus.Observer) {
+	if r == nil {
+		return nil, nil
+	}
+	key := strconv.FormatInt(sid, 10)
+	return r.learnerQPSize.with(key), r.learnerQPTime.with(key)
 }

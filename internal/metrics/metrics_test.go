@@ -329,3 +329,51 @@ func TestNilRegistry(t *testing.T) {
 	r.DBInit(time.Second)
 	r.SetSource(&fakeSource{})
 }
+
+// TestLearnerQueueSets: the learner queue sets have a series per sid, labelled key, once
+// observed; the basic one with the median only, the advanced one with 0.5, 0.9 and 0.99.
+func TestLearnerQueueSets(t *testing.T) {
+	r := New(Options{})
+	url := serve(t, r)
+	size, qtime := r.LearnerQueue(2)
+	size.Observe(0)
+	size.Observe(4)
+	qtime.Observe(7)
+	size3, _ := r.LearnerQueue(3)
+	size3.Observe(1)
+	if again, _ := r.LearnerQueue(2); again != size {
+		t.Error("LearnerQueue(2) made a second summary for the same sid")
+	}
+	fams := scrape(t, url)
+	counts := map[string]uint64{}
+	for _, name := range []string{"learner_handler_qp_size", "learner_handler_qp_time_ms"} {
+		f := fams[name]
+		if f == nil {
+			t.Fatalf("no %s", name)
+		}
+		for _, m := range f.Metric {
+			if len(m.Label) != 1 || m.Label[0].GetName() != "key" {
+				t.Fatalf("%s labels %v", name, m.Label)
+			}
+			counts[name+"/"+m.Label[0].GetValue()] = m.GetSummary().GetSampleCount()
+			wantQ := 1
+			if name == "learner_handler_qp_time_ms" {
+				wantQ = 3
+			}
+			if len(m.GetSummary().Quantile) != wantQ {
+				t.Errorf("%s has %d quantiles, want %d", name, len(m.GetSummary().Quantile), wantQ)
+			}
+		}
+	}
+	// A sid's two series come together (ZooKeeper's first queued packet is always sampled
+	// for its time, so its sets gain a key together too).
+	want := map[string]uint64{"learner_handler_qp_size/2": 2, "learner_handler_qp_size/3": 1,
+		"learner_handler_qp_time_ms/2": 1, "learner_handler_qp_time_ms/3": 0}
+	if !mapsEqual(counts, want) {
+		t.Errorf("series %v, want %v", counts, want)
+	}
+	var nilReg *Registry
+	if s, q := nilReg.LearnerQueue(1); s != nil || q != nil {
+		t.Error("a nil Registry hands out observers")
+	}
+}

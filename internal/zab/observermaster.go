@@ -362,7 +362,7 @@ func (m *ObserverMaster) Stop() Ready {
 func (m *ObserverMaster) Observers() []LearnerState {
 	out := make([]LearnerState, 0, len(m.conns))
 	for _, c := range m.conns {
-		out = append(out, LearnerState{Sid: c.sid, Observer: true, Synced: c.phase >= omNewLeader, PeerZxid: c.peerZxid, LastRecv: c.lastRecv})
+		out = append(out, c.state())
 	}
 	slices.SortFunc(out, func(a, b LearnerState) int { return cmp.Compare(a.Sid, b.Sid) })
 	return out
