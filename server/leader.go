@@ -289,21 +289,26 @@ func (r *leaderRole) Snapshot() bool                  { return true }
 func (r *leaderRole) SyncAppend([]zab.Committed) bool { return true }
 
 func (r *leaderRole) Send(o zab.Out) {
-	q := r.conns[o.Conn]
-	if q == nil {
-		return
+	if q := r.conns[o.Conn]; q != nil {
+		r.s.sendToLearner(q, o)
 	}
+}
+
+// sendToLearner sends a packet to a learner a leader or an observer master syncs: a SNAP
+// with the database stream after it, and the sync counted by its kind (LearnerHandler's
+// metrics are the server's, whichever master runs it).
+func (s *Server) sendToLearner(q *quorumConn, o zab.Out) {
 	switch o.Packet.Type {
 	case zab.PktDiff:
-		r.s.ens.diffs++
+		s.ens.diffs++
 	case zab.PktSnap:
-		r.s.ens.snaps++
+		s.ens.snaps++
 	case zab.PktTrunc:
-		r.s.ens.truncs++
+		s.ens.truncs++
 	}
 	q.send(&o.Packet)
 	if o.SnapFollows {
-		q.sendStream(r.s.snapStream())
+		q.sendStream(s.snapStream())
 	}
 }
 

@@ -143,23 +143,8 @@ func (r *learnerRole) omDo(rd zab.Ready) {
 			up = append(up, o)
 			continue
 		}
-		q := m.conns[o.Conn]
-		if q == nil {
-			continue
-		}
-		// Counted as the leader counts its learners' syncs (LearnerHandler's metrics are
-		// the server's, whichever master runs it).
-		switch o.Packet.Type {
-		case zab.PktDiff:
-			r.s.ens.diffs++
-		case zab.PktSnap:
-			r.s.ens.snaps++
-		case zab.PktTrunc:
-			r.s.ens.truncs++
-		}
-		q.send(&o.Packet)
-		if o.SnapFollows {
-			q.sendStream(r.s.snapStream())
+		if q := m.conns[o.Conn]; q != nil {
+			r.s.sendToLearner(q, o)
 		}
 	}
 	for _, id := range rd.Close {
