@@ -77,15 +77,15 @@ func requirePrometheusJars(t testing.TB) {
 }
 
 // gitDir returns the clone named by env (or its default), ending the test through
-// internal/needs when there is none.
-func gitDir(t testing.TB, env, what string) string {
+// internal/needs when there is none; the message says how to make one.
+func gitDir(t testing.TB, env, url string) string {
 	t.Helper()
 	dir := os.Getenv(env)
 	if dir == "" {
 		dir = defaultGitDirs[env]
 	}
 	if _, err := os.Stat(dir); err != nil {
-		needs.Missing(t, "a git clone of "+what+" (set "+env+")", "git", err.Error())
+		needs.Missing(t, "a git clone of "+url+" at $"+env, "git && git clone --bare "+url+" $"+env, err.Error())
 	}
 	return dir
 }
@@ -109,8 +109,8 @@ func PrometheusJar(t testing.TB) string {
 	requirePrometheusJars(t)
 	javac := needs.Command(t, "javac", "default-jdk-headless")
 	needs.Command(t, "git", "git")
-	zkGit := gitDir(t, EnvZooKeeperGit, "github.com/apache/zookeeper")
-	promGit := gitDir(t, EnvPrometheusJavaGit, "github.com/prometheus/client_java")
+	zkGit := gitDir(t, EnvZooKeeperGit, "https://github.com/apache/zookeeper")
+	promGit := gitDir(t, EnvPrometheusJavaGit, "https://github.com/prometheus/client_java")
 
 	zkCommit, err := gitCommit(zkGit, zkProviderTag)
 	if err != nil {
