@@ -69,6 +69,13 @@ func (s *fastSummary) Observe(v float64) {
 func (s *fastSummary) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
 
 func (s *fastSummary) Collect(ch chan<- prometheus.Metric) {
+	count, sum, qs := s.read()
+	ch <- prometheus.MustNewConstSummary(s.desc, count, sum, qs)
+}
+
+// read returns the count, the sum and the quantiles, turning the window over when it is
+// due.
+func (s *fastSummary) read() (count uint64, sum float64, qs map[float64]float64) {
 	s.mu.Lock()
 	if time.Since(s.windowFrom) >= s.window {
 		s.prev, s.cur = s.cur, s.prev
@@ -77,9 +84,9 @@ func (s *fastSummary) Collect(ch chan<- prometheus.Metric) {
 	}
 	h := hdrhistogram.Import(s.prev.Export())
 	h.Merge(s.cur)
-	sum, count := s.sum, s.count
+	sum, count = s.sum, s.count
 	s.mu.Unlock()
-	qs := make(map[float64]float64, len(s.quantiles))
+	qs = make(map[float64]float64, len(s.quantiles))
 	for _, q := range s.quantiles {
 		if h.TotalCount() == 0 {
 			qs[q] = nan
@@ -87,5 +94,44 @@ func (s *fastSummary) Collect(ch chan<- prometheus.Metric) {
 		}
 		qs[q] = float64(h.ValueAtQuantile(q*100)) / s.scale
 	}
-	ch <- prometheus.MustNewConstSummary(s.desc, count, sum, qs)
+	return count, sum, qs
+}
+
+// fastSummarySet is a labelled set of fastSummaries, one per value of ZooKeeper's "key"
+// label, made on a key's first observation: ZooKeeper's SummarySet, for sets observed on
+// every request (read_per_namespace, write_per_namespace).
+type fastSummarySet struct {
+	desc       *prometheus.Desc
+	name       string
+	objectives map[float64]float64
+	scale      float64
+	members    sync.Map // key -> *fastSummary
+}
+
+func newFastSummarySet(name string, objectives map[float64]float64, scale float64) *fastSummarySet {
+	return &fastSummarySet{
+		desc:       prometheus.NewDesc(name, name, []string{setLabel}, nil),
+		name:       name,
+		objectives: objectives,
+		scale:      scale,
+	}
+}
+
+// Observe records v for key.
+func (s *fastSummarySet) Observe(key string, v float64) {
+	m, ok := s.members.Load(key)
+	if !ok {
+		m, _ = s.members.LoadOrStore(key, newFastSummary(s.name, s.objectives, s.scale))
+	}
+	m.(*fastSummary).Observe(v)
+}
+
+func (s *fastSummarySet) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
+
+func (s *fastSummarySet) Collect(ch chan<- prometheus.Metric) {
+	s.members.Range(func(k, m any) bool {
+		count, sum, qs := m.(*fastSummary).read()
+		ch <- prometheus.MustNewConstSummary(s.desc, count, sum, qs, k.(string))
+		return true
+	})
 }

@@ -12,8 +12,11 @@
 package metrics
 
 import (
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -73,6 +76,8 @@ type Registry struct {
 	updateLatency prometheus.Observer // ms, a fastSummary
 	batchSize     prometheus.Summary  // txns per fsync
 	sessionQueue  prometheus.Observer // requests_in_session_queue, a fastSummary
+	readPerNS     *fastSummarySet     // read_per_namespace, bytes
+	writePerNS    *fastSummarySet     // write_per_namespace, bytes
 
 	fsyncSeconds      prometheus.Histogram
 	groupCommit       prometheus.Histogram
@@ -122,7 +127,13 @@ func New(opts Options) *Registry {
 	for _, n := range zkAdvancedSummaries {
 		summary(n, advancedObjectives)
 	}
+	r.readPerNS = newFastSummarySet("read_per_namespace", basicObjectives, 1)
+	r.writePerNS = newFastSummarySet("write_per_namespace", basicObjectives, 1)
+	r.reg.MustRegister(r.readPerNS, r.writePerNS)
 	for _, n := range zkBasicSummarySets {
+		if n == "read_per_namespace" || n == "write_per_namespace" {
+			continue
+		}
 		r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: basicObjectives}, []string{setLabel}))
 	}
 	for _, n := range zkAdvancedSummarySets {
@@ -252,4 +263,53 @@ func (r *Registry) SessionQueued(ahead int) {
 	}
 	r.sessionQueue.Observe(float64(ahead + 1))
 	r.sessionQueueDepth.Observe(float64(ahead))
+}
+
+// statOverheadBytes is what ZooKeeper adds to a read's size for the Stat it returns
+// (DataTree.STAT_OVERHEAD_BYTES: six longs and five ints).
+const statOverheadBytes = 6*8 + 5*4
+
+// namespace is the first component of a path, ZooKeeper's PathUtils.getTopNamespace: ""
+// for the root, which ZooKeeper does not observe.
+func namespace(path string) string {
+	ns, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	return ns
+}
+
+// javaLen is Java's String.length of s: UTF-16 code units, the bytes of an ASCII path.
+func javaLen(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			n := 0
+			for _, r := range s {
+				n += utf16.RuneLen(r)
+			}
+			return n
+		}
+	}
+	return len(s)
+}
+
+// NamespaceRead records a successful getData, exists or getChildren of path that returned
+// bytes of data (getChildren: the children's names), as ZooKeeper's DataTree does in
+// read_per_namespace: the path's length, the bytes and a Stat's size.
+func (r *Registry) NamespaceRead(path string, bytes int) {
+	if r == nil {
+		return
+	}
+	if ns := namespace(path); ns != "" {
+		r.readPerNS.Observe(ns, float64(javaLen(path)+bytes+statOverheadBytes))
+	}
+}
+
+// NamespaceWrite records a create, delete or setData of path applied to the tree, with the
+// bytes of data it wrote (0 for a delete), as ZooKeeper's DataTree does in
+// write_per_namespace: the path's length plus the bytes.
+func (r *Registry) NamespaceWrite(path string, bytes int) {
+	if r == nil {
+		return
+	}
+	if ns := namespace(path); ns != "" {
+		r.writePerNS.Observe(ns, float64(javaLen(path)+bytes))
+	}
 }
