@@ -449,6 +449,28 @@ func (s *Server) prepareLocal(q *queued, moved bool) {
 	s.role.propose(p)
 }
 
+// observeWrites records the creates, deletes and setDatas a txn applied in
+// write_per_namespace, as ZooKeeper's DataTree does for each: a txn's events name exactly
+// those nodes (a closed session's ephemerals included), and the tree now holds the data
+// written.
+func (s *Server) observeWrites(events []datatree.Event) {
+	if s.cfg.Metrics == nil {
+		return
+	}
+	for _, ev := range events {
+		switch ev.Type {
+		case jute.EventNodeCreated, jute.EventNodeDataChanged:
+			size := 0
+			if n := s.tree.Get(ev.Path); n != nil {
+				size = len(n.Data)
+			}
+			s.cfg.Metrics.NamespaceWrite(ev.Path, size)
+		case jute.EventNodeDeleted:
+			s.cfg.Metrics.NamespaceWrite(ev.Path, 0)
+		}
+	}
+}
+
 // applyDurable reacts to the log becoming durable.
 func (s *Server) applyDurable() { s.role.durable(s.durable.Load()) }
 
@@ -463,6 +485,7 @@ func (s *Server) applyTxn(p *pendingTxn) {
 	for _, ev := range res.Events {
 		s.notify(ev, txn.Header.Zxid)
 	}
+	s.observeWrites(res.Events)
 	defer s.maybeSnapshot()
 	if txn.Header.Type == jute.OpCreateSession {
 		s.sessionCreated(txn)

@@ -330,3 +330,61 @@ func TestMetricsQuotaSets(t *testing.T) {
 			s.get("quota_bytes_usage_per_namespace", "key", "qm") == 4
 	})
 }
+
+// TestMetricsPerNamespace: reads and writes are observed per top-level znode, with
+// ZooKeeper's sizes (DataTree.updateReadStat and updateWriteStat), a closed session's
+// ephemerals as deletes. TestPrometheusMatchesZooKeeper (cmd/zkd) compares them with
+// ZooKeeper's own.
+func TestMetricsPerNamespace(t *testing.T) {
+	srv, url := startWithMetrics(t)
+	c, _ := connect(t, srv.Addr(), 10*time.Second)
+	other, _ := connect(t, srv.Addr(), 10*time.Second)
+	must := func(err error) {
+		t.Helper()
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, err := c.Create("/ns", []byte("abc"), 0, open) // write 3+3
+	must(err)
+	_, err = c.Create("/ns/x", nil, 0, open) // write 5
+	must(err)
+	_, err = c.Set("/ns/x", []byte("12345"), -1) // write 5+5
+	must(err)
+	_, _, err = c.Get("/ns") // read 3+3+68
+	must(err)
+	_, _, err = c.Children("/ns") // read 3+1+68
+	must(err)
+	_, _, err = c.Exists("/ns/x") // read 5+68
+	must(err)
+	_, _, err = c.Exists("/ns/absent") // not observed
+	must(err)
+	_, _, err = c.Get("/") // the root: not observed
+	must(err)
+	_, err = other.Create("/ns/e", []byte("z"), zk.FlagEphemeral, open) // write 5+1
+	must(err)
+	other.Close()               // deletes /ns/e: write 5
+	must(c.Delete("/ns/x", -1)) // write 5
+
+	wantCount := map[string]float64{"read_per_namespace": 3, "write_per_namespace": 6}
+	wantSum := map[string]float64{"read_per_namespace": 74 + 72 + 73, "write_per_namespace": 6 + 5 + 10 + 6 + 5 + 5}
+	var m series
+	waitFor(t, "the closed session's ephemeral to be deleted", func() bool {
+		m = scrapeMetrics(t, url)
+		return m.get("write_per_namespace_count", "key", "ns") == wantCount["write_per_namespace"]
+	})
+	for name, want := range wantCount {
+		if got := m.get(name+"_count", "key", "ns"); got != want {
+			t.Errorf("%s_count{key=ns} = %v, want %v", name, got, want)
+		}
+		if got := m.get(name+"_sum", "key", "ns"); got != wantSum[name] {
+			t.Errorf("%s_sum{key=ns} = %v, want %v", name, got, wantSum[name])
+		}
+		if m.get(name, "key", "ns", "quantile", "0.5") == -1 {
+			t.Errorf("%s{key=ns,quantile=0.5} missing", name)
+		}
+	}
+	if len(m["read_per_namespace_count"]) != 1 {
+		t.Errorf("read_per_namespace keys %v, want ns alone (the root is not observed)", m["read_per_namespace_count"])
+	}
+}

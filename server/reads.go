@@ -78,6 +78,7 @@ func (s *Server) doRead(c *conn, r *request) {
 			s.reply(c, xid, jute.ErrNoNode, nil)
 			return
 		}
+		s.cfg.Metrics.NamespaceRead(b.Path, 0)
 		s.reply(c, xid, jute.OK, &jute.StatResponse{Stat: s.tree.StatOf(n)})
 	case jute.OpGetData:
 		b := r.body.(*jute.PathWatchRequest)
@@ -97,10 +98,11 @@ func (s *Server) doRead(c *conn, r *request) {
 		if b.Watch {
 			s.watches.Add(s.watcherOf(c), b.Path, watch.Child)
 		}
+		children := s.readChildren(b.Path, n)
 		if r.hdr.Type == jute.OpGetChildren {
-			s.reply(c, xid, jute.OK, &jute.GetChildrenResponse{Strings: n.Children()})
+			s.reply(c, xid, jute.OK, &jute.GetChildrenResponse{Strings: children})
 		} else {
-			s.reply(c, xid, jute.OK, &jute.GetChildren2Response{Children: n.Children(), Stat: s.tree.StatOf(n)})
+			s.reply(c, xid, jute.OK, &jute.GetChildren2Response{Children: children, Stat: s.tree.StatOf(n)})
 		}
 	case jute.OpGetACL:
 		b := r.body.(*jute.PathRequest)
@@ -209,7 +211,22 @@ func (s *Server) getData(c *conn, path string, w bool) (*jute.GetDataResponse, j
 	if w {
 		s.watches.Add(s.watcherOf(c), path, watch.Data)
 	}
+	s.cfg.Metrics.NamespaceRead(path, len(n.Data))
 	return &jute.GetDataResponse{Data: n.Data, Stat: s.tree.StatOf(n)}, jute.OK
+}
+
+// readChildren returns n's children for a getChildren of path, recording the read as
+// ZooKeeper's DataTree.getChildren does: the children's names are its bytes.
+func (s *Server) readChildren(path string, n *datatree.Node) []string {
+	children := n.Children()
+	if s.cfg.Metrics != nil {
+		size := 0
+		for _, name := range children {
+			size += len(name)
+		}
+		s.cfg.Metrics.NamespaceRead(path, size)
+	}
+	return children
 }
 
 // multiRead runs each read on its own; failures become error results.
@@ -234,7 +251,7 @@ func (s *Server) multiRead(c *conn, r *request) {
 			case !s.canRead(c, n.ACL, jute.PermRead):
 				res = jute.MultiResult{Type: jute.OpError, Err: jute.ErrNoAuth}
 			default:
-				res.Body = &jute.GetChildrenResponse{Strings: n.Children()}
+				res.Body = &jute.GetChildrenResponse{Strings: s.readChildren(b.Path, n)}
 			}
 		}
 		resp.Results = append(resp.Results, res)

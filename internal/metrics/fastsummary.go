@@ -75,6 +75,13 @@ func (s *fastSummary) Observe(v float64) {
 func (s *fastSummary) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
 
 func (s *fastSummary) Collect(ch chan<- prometheus.Metric) {
+	count, sum, qs := s.read()
+	ch <- prometheus.MustNewConstSummary(s.desc, count, sum, qs, s.labels...)
+}
+
+// read returns the count, the sum and the quantiles, turning the window over when it is
+// due.
+func (s *fastSummary) read() (count uint64, sum float64, qs map[float64]float64) {
 	s.mu.Lock()
 	if time.Since(s.windowFrom) >= s.window {
 		s.prev, s.cur = s.cur, s.prev
@@ -83,9 +90,9 @@ func (s *fastSummary) Collect(ch chan<- prometheus.Metric) {
 	}
 	h := hdrhistogram.Import(s.prev.Export())
 	h.Merge(s.cur)
-	sum, count := s.sum, s.count
+	sum, count = s.sum, s.count
 	s.mu.Unlock()
-	qs := make(map[float64]float64, len(s.quantiles))
+	qs = make(map[float64]float64, len(s.quantiles))
 	for _, q := range s.quantiles {
 		if h.TotalCount() == 0 {
 			qs[q] = nan
@@ -93,18 +100,18 @@ func (s *fastSummary) Collect(ch chan<- prometheus.Metric) {
 		}
 		qs[q] = float64(h.ValueAtQuantile(q*100)) / s.scale
 	}
-	ch <- prometheus.MustNewConstSummary(s.desc, count, sum, qs, s.labels...)
+	return count, sum, qs
 }
 
 // fastSummarySet is ZooKeeper's SummarySet (one summary per key, labelled "key") made of
-// fastSummaries, for values observed per packet: a key's summary is made on first use and
-// then observed without the set's lock.
+// fastSummaries, for values observed per packet or per request: a key's summary is made on
+// its first observation, and found again without a lock (read_per_namespace,
+// write_per_namespace, learner_handler_qp_size, learner_handler_qp_time_ms).
 type fastSummarySet struct {
 	desc       *prometheus.Desc
 	objectives map[float64]float64
 	scale      float64
-	mu         sync.Mutex
-	byKey      map[string]*fastSummary
+	members    sync.Map // key -> *fastSummary
 }
 
 func newFastSummarySet(name string, objectives map[float64]float64, scale float64) *fastSummarySet {
@@ -112,32 +119,26 @@ func newFastSummarySet(name string, objectives map[float64]float64, scale float6
 		desc:       prometheus.NewDesc(name, name, []string{setLabel}, nil),
 		objectives: objectives,
 		scale:      scale,
-		byKey:      make(map[string]*fastSummary),
 	}
 }
 
 // with returns key's summary, making it on first use.
 func (s *fastSummarySet) with(key string) *fastSummary {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	f := s.byKey[key]
-	if f == nil {
-		f = newFastSummaryDesc(s.desc, []string{key}, s.objectives, s.scale)
-		s.byKey[key] = f
+	if m, ok := s.members.Load(key); ok {
+		return m.(*fastSummary)
 	}
-	return f
+	m, _ := s.members.LoadOrStore(key, newFastSummaryDesc(s.desc, []string{key}, s.objectives, s.scale))
+	return m.(*fastSummary)
 }
+
+// Observe records v for key.
+func (s *fastSummarySet) Observe(key string, v float64) { s.with(key).Observe(v) }
 
 func (s *fastSummarySet) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
 
 func (s *fastSummarySet) Collect(ch chan<- prometheus.Metric) {
-	s.mu.Lock()
-	all := make([]*fastSummary, 0, len(s.byKey))
-	for _, f := range s.byKey {
-		all = append(all, f)
-	}
-	s.mu.Unlock()
-	for _, f := range all {
-		f.Collect(ch)
-	}
+	s.members.Range(func(_, m any) bool {
+		m.(*fastSummary).Collect(ch)
+		return true
+	})
 }

@@ -13,8 +13,11 @@ package metrics
 
 import (
 	"strconv"
+	"strings"
 	"sync/atomic"
 	"time"
+	"unicode/utf16"
+	"unicode/utf8"
 
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -76,6 +79,8 @@ type Registry struct {
 	sessionQueue  prometheus.Observer // requests_in_session_queue, a fastSummary
 	learnerQPSize *fastSummarySet     // learner_handler_qp_size, by learner sid
 	learnerQPTime *fastSummarySet     // learner_handler_qp_time_ms, by learner sid
+	readPerNS     *fastSummarySet     // read_per_namespace, bytes
+	writePerNS    *fastSummarySet     // write_per_namespace, bytes
 
 	fsyncSeconds      prometheus.Histogram
 	groupCommit       prometheus.Histogram
@@ -125,15 +130,18 @@ func New(opts Options) *Registry {
 	for _, n := range zkAdvancedSummaries {
 		summary(n, advancedObjectives)
 	}
-	// The learner queue sets are observed for every packet sent to a learner (fastSummary,
-	// as the per-request summaries); the others are registered as ZooKeeper registers them.
+	// The labelled sets observed per packet or per request are fastSummarySets (as the
+	// per-request summaries); the others are registered as ZooKeeper registers them.
 	r.learnerQPSize = newFastSummarySet("learner_handler_qp_size", basicObjectives, 1)
 	r.learnerQPTime = newFastSummarySet("learner_handler_qp_time_ms", advancedObjectives, 1)
-	r.reg.MustRegister(r.learnerQPSize, r.learnerQPTime)
+	r.readPerNS = newFastSummarySet("read_per_namespace", basicObjectives, 1)
+	r.writePerNS = newFastSummarySet("write_per_namespace", basicObjectives, 1)
+	r.reg.MustRegister(r.learnerQPSize, r.learnerQPTime, r.readPerNS, r.writePerNS)
 	for _, n := range zkBasicSummarySets {
-		if n != "learner_handler_qp_size" {
-			r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: basicObjectives}, []string{setLabel}))
+		if n == "learner_handler_qp_size" || n == "read_per_namespace" || n == "write_per_namespace" {
+			continue
 		}
+		r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: basicObjectives}, []string{setLabel}))
 	}
 	for _, n := range zkAdvancedSummarySets {
 		if n != "learner_handler_qp_time_ms" {
@@ -276,4 +284,53 @@ func (r *Registry) LearnerQueue(sid int64) (size, timeMs prometheus.Observer) {
 	}
 	key := strconv.FormatInt(sid, 10)
 	return r.learnerQPSize.with(key), r.learnerQPTime.with(key)
+}
+
+// statOverheadBytes is what ZooKeeper adds to a read's size for the Stat it returns
+// (DataTree.STAT_OVERHEAD_BYTES: six longs and five ints).
+const statOverheadBytes = 6*8 + 5*4
+
+// namespace is the first component of a path, ZooKeeper's PathUtils.getTopNamespace: ""
+// for the root, which ZooKeeper does not observe.
+func namespace(path string) string {
+	ns, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	return ns
+}
+
+// javaLen is Java's String.length of s: UTF-16 code units, the bytes of an ASCII path.
+func javaLen(s string) int {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= utf8.RuneSelf {
+			n := 0
+			for _, r := range s {
+				n += utf16.RuneLen(r)
+			}
+			return n
+		}
+	}
+	return len(s)
+}
+
+// NamespaceRead records a successful getData, exists or getChildren of path that returned
+// bytes of data (getChildren: the children's names), as ZooKeeper's DataTree does in
+// read_per_namespace: the path's length, the bytes and a Stat's size.
+func (r *Registry) NamespaceRead(path string, bytes int) {
+	if r == nil {
+		return
+	}
+	if ns := namespace(path); ns != "" {
+		r.readPerNS.Observe(ns, float64(javaLen(path)+bytes+statOverheadBytes))
+	}
+}
+
+// NamespaceWrite records a create, delete or setData of path applied to the tree, with the
+// bytes of data it wrote (0 for a delete), as ZooKeeper's DataTree does in
+// write_per_namespace: the path's length plus the bytes.
+func (r *Registry) NamespaceWrite(path string, bytes int) {
+	if r == nil {
+		return
+	}
+	if ns := namespace(path); ns != "" {
+		r.writePerNS.Observe(ns, float64(javaLen(path)+bytes))
+	}
 }

@@ -3,6 +3,7 @@ package metrics
 import (
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"strings"
 	"sync"
@@ -327,6 +328,8 @@ func TestNilRegistry(t *testing.T) {
 	r.SessionQueued(1)
 	r.Snapshot(time.Second)
 	r.DBInit(time.Second)
+	r.NamespaceRead("/a", 1)
+	r.NamespaceWrite("/a", 1)
 	r.SetSource(&fakeSource{})
 }
 
@@ -375,5 +378,44 @@ func TestLearnerQueueSets(t *testing.T) {
 	var nilReg *Registry
 	if s, q := nilReg.LearnerQueue(1); s != nil || q != nil {
 		t.Error("a nil Registry hands out observers")
+	}
+}
+
+// TestNamespaceSets: reads and writes are observed per top-level znode with ZooKeeper's
+// sizes (DataTree.updateReadStat, updateWriteStat); the root is not observed.
+func TestNamespaceSets(t *testing.T) {
+	r := New(Options{})
+	url := serve(t, r)
+	r.NamespaceRead("/app/a", 10)             // 6 + 10 + 68
+	r.NamespaceRead("/app", 0)                // 4 + 68
+	r.NamespaceRead("/", 5)                   // not observed
+	r.NamespaceWrite("/app/b", 3)             // 6 + 3
+	r.NamespaceWrite("/other", 0)             // 6
+	r.NamespaceWrite("/\u00e9t\U0001F600", 0) // Java's length: 1 + 2 + 2
+	fams := scrape(t, url)
+	type kv struct {
+		count uint64
+		sum   float64
+	}
+	got := func(name string) map[string]kv {
+		out := map[string]kv{}
+		for _, m := range fams[name].GetMetric() {
+			if len(m.GetLabel()) != 1 || m.GetLabel()[0].GetName() != "key" {
+				t.Errorf("%s labels %v, want key", name, m.GetLabel())
+				continue
+			}
+			s := m.GetSummary()
+			out[m.GetLabel()[0].GetValue()] = kv{s.GetSampleCount(), s.GetSampleSum()}
+			if q := s.GetQuantile(); len(q) != 1 || q[0].GetQuantile() != 0.5 {
+				t.Errorf("%s quantiles %v, want the median (BASIC)", name, q)
+			}
+		}
+		return out
+	}
+	if g, want := got("read_per_namespace"), map[string]kv{"app": {2, 84 + 72}}; !maps.Equal(g, want) {
+		t.Errorf("read_per_namespace = %v, want %v", g, want)
+	}
+	if g, want := got("write_per_namespace"), map[string]kv{"app": {1, 9}, "other": {1, 6}, "\u00e9t\U0001F600": {1, 5}}; !maps.Equal(g, want) {
+		t.Errorf("write_per_namespace = %v, want %v", g, want)
 	}
 }

@@ -141,19 +141,25 @@ type Options struct {
 	// secureClientPortAddress; see Server.SecureAddr); it implies Netty. The ssl.* keys go in
 	// Config. The plaintext clientPort stays, and the harness's readiness check uses it.
 	SecureClientPort bool
+	// Prometheus runs ZooKeeper's PrometheusMetricsProvider (built by PrometheusJar) on a
+	// reserved loopback port, see Server.MetricsAddr. Config lines may add other
+	// metricsProvider.* keys (exportJvmInfo).
+	Prometheus bool
 }
 
 // Server is a running reference ZooKeeper.
 type Server struct {
-	t          testing.TB
-	addr       string
-	adminAddr  string // "" unless Options.AdminServer
-	secureAddr string // "" unless Options.SecureClientPort
-	dataDir    string
-	cfgPath    string
-	logPath    string
-	proc       *proc.Proc
-	portLock   io.Closer
+	t           testing.TB
+	addr        string
+	adminAddr   string // "" unless Options.AdminServer
+	secureAddr  string // "" unless Options.SecureClientPort
+	metricsAddr string // "" unless Options.Prometheus
+	promJar     string // "" unless Options.Prometheus
+	dataDir     string
+	cfgPath     string
+	logPath     string
+	proc        *proc.Proc
+	portLock    io.Closer
 }
 
 // AdminServerJars are the jars, beside debianJars, that ZooKeeper's AdminServer needs:
@@ -213,6 +219,10 @@ func ClientClassPath(t testing.TB) string {
 	return strings.Join(cp, string(os.PathListSeparator))
 }
 
+// MetricsAddr is the Prometheus provider's host:port (it serves /metrics), "" unless
+// Options.Prometheus was set.
+func (s *Server) MetricsAddr() string { return s.metricsAddr }
+
 // SecureAddr is the secure client port's host:port, "" unless Options.SecureClientPort was set.
 func (s *Server) SecureAddr() string { return s.secureAddr }
 
@@ -230,6 +240,9 @@ func StartStandalone(t testing.TB, opts Options) *Server {
 	}
 	if opts.Netty {
 		requireNettyJars(t)
+	}
+	if opts.Prometheus {
+		PrometheusJar(t) // builds it, or ends the test, before anything starts
 	}
 	dir := t.TempDir()
 	// A port can still be taken between choosing it and the JVM binding it; try a few.
@@ -288,6 +301,19 @@ func start(t testing.TB, dir string, opts Options) (*Server, error) {
 		portLock = s.portLock
 		opts.Config = append([]string{"secureClientPort=" + strconv.Itoa(securePort),
 			"secureClientPortAddress=127.0.0.1"}, opts.Config...)
+	}
+	if opts.Prometheus {
+		metricsPort, metricsLock, err := portlock.Reserve()
+		if err != nil {
+			portLock.Close()
+			return nil, err
+		}
+		s.metricsAddr = net.JoinHostPort("127.0.0.1", strconv.Itoa(metricsPort))
+		s.promJar = PrometheusJar(t) // built by StartStandalone; cached
+		s.portLock = multiCloser{portLock, metricsLock}
+		portLock = s.portLock
+		opts.Config = append([]string{"metricsProvider.className=" + PrometheusProviderClass,
+			"metricsProvider.httpHost=127.0.0.1", "metricsProvider.httpPort=" + strconv.Itoa(metricsPort)}, opts.Config...)
 	}
 	if opts.Netty {
 		opts.Config = append([]string{"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory"}, opts.Config...)
@@ -399,6 +425,14 @@ func (s *Server) javaArgs(dir string, opts Options) []string {
 				cp = append(cp, filepath.Join(javaDir, jar))
 			}
 		}
+		if opts.Prometheus {
+			for _, jar := range PrometheusJars {
+				cp = append(cp, filepath.Join(javaDir, jar))
+			}
+		}
+	}
+	if s.promJar != "" {
+		cp = append(cp, s.promJar)
 	}
 	return append(args, "-cp", strings.Join(cp, string(os.PathListSeparator)), mainClass, s.cfgPath)
 }

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"io"
 	"net"
+	"net/http"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -197,4 +198,34 @@ func TestSecureClientPort(t *testing.T) {
 		t.Errorf("TLS session without a client certificate under clientAuth=need was served")
 	}
 	openSession(t, s.Addr())
+}
+
+// The Prometheus provider built from source serves ZooKeeper's metrics on MetricsAddr, and
+// a second server in the same process reuses the built jar.
+func TestPrometheusProvider(t *testing.T) {
+	t.Parallel()
+	s := StartStandalone(t, Options{Prometheus: true, Config: []string{"metricsProvider.exportJvmInfo=false"}})
+	if s.MetricsAddr() == "" {
+		t.Fatal("MetricsAddr is empty with Options.Prometheus")
+	}
+	resp, err := http.Get("http://" + s.MetricsAddr() + "/metrics")
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, err := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if err != nil || resp.StatusCode != http.StatusOK {
+		t.Fatalf("GET /metrics: %s, %v", resp.Status, err)
+	}
+	for _, want := range []string{"# TYPE znode_count gauge\n", "# TYPE readlatency summary\n", "# TYPE commit_count counter\n"} {
+		if !strings.Contains(string(body), want) {
+			t.Errorf("scrape lacks %q:\n%s", want, body)
+		}
+	}
+	if strings.Contains(string(body), "jvm_threads_current") {
+		t.Errorf("jvm_* exported with metricsProvider.exportJvmInfo=false")
+	}
+	if again := PrometheusJar(t); again != s.promJar {
+		t.Errorf("PrometheusJar = %s, then %s", s.promJar, again)
+	}
 }
