@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"slices"
 	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/go-zookeeper/zk"
@@ -26,8 +27,14 @@ func startObserverMasterEnsemble(t *testing.T, voters, observers int) *testEnsem
 	})
 }
 
+// mntr is member i's mntr; empty while the member is not serving (a role just taken,
+// not synced yet), so that conditions polled on it wait instead of failing.
 func (e *testEnsemble) mntr(i int) map[string]string {
-	return mntrLines(e.t, fourLetter(e.t, e.members[i].cfg.ListenAddr, "mntr"))
+	out := fourLetter(e.t, e.members[i].cfg.ListenAddr, "mntr")
+	if strings.HasPrefix(out, "This ZooKeeper instance is not currently serving requests") {
+		return map[string]string{}
+	}
+	return mntrLines(e.t, out)
 }
 
 // observerMasters waits until every observer (from index first on) is serving, and
