@@ -315,7 +315,7 @@ func TestCurveCommand(t *testing.T) {
 		t.Errorf("the SVG differs from %s (if the change is meant, rerun with -update and look at it)", golden)
 	}
 	for _, args := range [][]string{
-		{"curve", "-x", "znodes", "-o", out},                    // no file
+		{"curve", "-x", "znodes", "-o", out},                       // no file
 		{"curve", "-x", "znodes", "-logx", "maybe", "-o", out, in}, // bad -logx
 		{"curve", "-x", "znodes", "-o", out, filepath.Join(dir, "missing.jsonl")},
 	} {
