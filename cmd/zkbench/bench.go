@@ -29,6 +29,7 @@ type config struct {
 	readRatio      float64
 	multiSize      int
 	znodes         int
+	znodesFrom     int // the znodes workload's first index: grow a tree in steps
 	root           string
 	serverPIDs     []int // their CPU and RSS are summed (an ensemble's servers)
 	params         map[string]string

@@ -116,6 +116,7 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.Float64Var(&c.readRatio, "read-ratio", 0.9, "fraction of reads in the mixed workload")
 	fs.IntVar(&c.multiSize, "multi-size", 10, "ops per multi (multi workload); znodes per multi (znodes workload)")
 	fs.IntVar(&c.znodes, "znodes", 1000000, "znodes created by the znodes workload")
+	fs.IntVar(&c.znodesFrom, "znodes-from", 0, "index of the znodes workload's first znode, to add to a tree made by an earlier run")
 	fs.StringVar(&c.root, "root", "/zkbench", "parent znode of the workloads' znodes")
 	pids := fs.String("server-pid", "", "server processes (comma-separated: an ensemble's, summed) to sample in /proc for CPU and RSS")
 	var params paramFlag
@@ -160,6 +161,8 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 		return nil, errors.New("no workload given")
 	case c.clients < 1 || c.outstanding < 1:
 		return nil, errors.New("--clients and --outstanding must be at least 1")
+	case c.znodesFrom < 0:
+		return nil, errors.New("--znodes-from must not be negative")
 	case c.keys < 1 || c.znodes < 1 || c.multiSize < 1:
 		return nil, errors.New("--keys, --znodes and --multi-size must be at least 1")
 	case c.dataSize < 0 || c.largeSize < 0:
