@@ -29,8 +29,10 @@ type config struct {
 	readRatio      float64
 	multiSize      int
 	znodes         int
+	znodesFrom     int // the znodes workload's first index: grow a tree in steps
 	root           string
-	serverPID      int
+	serverPIDs     []int // their CPU and RSS are summed (an ensemble's servers)
+	params         map[string]string
 	label          string
 	progress       time.Duration // 0: no progress lines
 	sessionTimeout time.Duration
@@ -166,7 +168,7 @@ func (b *bench) measureWindow(ctx context.Context, workers []*worker, launch fun
 	stopProgress := b.startProgress(workers)
 	defer stopProgress()
 	begin := func() {
-		w.before, w.procErr = sampleProc(b.cfg.serverPID)
+		w.before, w.procErr = sampleProcs(b.cfg.serverPIDs)
 		w.cpuBefore = selfCPU()
 		w.machBefore = sampleMachine()
 		w.start = time.Now()
@@ -202,7 +204,7 @@ func (b *bench) measureWindow(ctx context.Context, workers []*worker, launch fun
 	w.cpuAfter = selfCPU()
 	w.machAfter = sampleMachine()
 	var err error
-	w.after, err = sampleProc(b.cfg.serverPID)
+	w.after, err = sampleProcs(b.cfg.serverPIDs)
 	w.procErr = errors.Join(w.procErr, err)
 	return w
 }
@@ -256,6 +258,7 @@ func (b *bench) result(workers []*worker, w window) *Result {
 		Clients:     b.cfg.clients,
 		Outstanding: b.cfg.outstanding,
 		DataSize:    b.cfg.dataSize,
+		Params:      b.cfg.params,
 	}
 	res.fill(rec, w.end.Sub(w.start))
 	res.fillServer(w.before, w.after)

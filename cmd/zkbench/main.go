@@ -10,6 +10,7 @@
 //	zkbench fsync [flags]               time write+fsync of a directory's disk
 //	zkbench compare --a F --b F         markdown comparison of two JSON-lines files
 //	zkbench plot -o F.svg FILE...       latency percentiles of JSON-lines files
+//	zkbench curve -x F -o F.svg FILE... a metric against a swept parameter (bench/curves.sh)
 //	zkbench list                        the workloads
 package main
 
@@ -48,6 +49,8 @@ const usage = `usage:
   zkbench fsync [flags]               time 4 KB write + fsync in a directory
   zkbench compare --a F --b F         markdown comparison of two JSON-lines result files
   zkbench plot -o OUT.svg FILE...     plot latency percentiles from JSON-lines result files
+  zkbench curve -x FIELD -o OUT.svg FILE...
+                                      plot metrics against a swept parameter, a line per server
   zkbench list                        list the workloads
 Run "zkbench COMMAND -h" for a command's flags.
 `
@@ -69,6 +72,8 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdCompare(args[1:], stdout, stderr)
 	case "plot":
 		return cmdPlot(args[1:], stderr)
+	case "curve":
+		return cmdCurve(args[1:], stderr)
 	case "list":
 		for _, w := range workloads {
 			fmt.Fprintf(stdout, "%-10s %s\n", w.name, w.desc)
@@ -111,8 +116,11 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.Float64Var(&c.readRatio, "read-ratio", 0.9, "fraction of reads in the mixed workload")
 	fs.IntVar(&c.multiSize, "multi-size", 10, "ops per multi (multi workload); znodes per multi (znodes workload)")
 	fs.IntVar(&c.znodes, "znodes", 1000000, "znodes created by the znodes workload")
+	fs.IntVar(&c.znodesFrom, "znodes-from", 0, "index of the znodes workload's first znode, to add to a tree made by an earlier run")
 	fs.StringVar(&c.root, "root", "/zkbench", "parent znode of the workloads' znodes")
-	fs.IntVar(&c.serverPID, "server-pid", 0, "server process to sample in /proc for CPU and RSS (0: none)")
+	pids := fs.String("server-pid", "", "server processes (comma-separated: an ensemble's, summed) to sample in /proc for CPU and RSS")
+	var params paramFlag
+	fs.Var(&params, "param", "name=value written into every result's params (repeatable), e.g. the x of a curve's point")
 	fs.StringVar(&c.label, "label", "", "name of the server under test, written into every result")
 	fs.DurationVar(&c.progress, "progress", time.Second, "interval of progress lines on stderr (0: none)")
 	fs.DurationVar(&c.sessionTimeout, "session-timeout", 30*time.Second, "requested session timeout")
@@ -136,7 +144,11 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 		return nil, err
 	}
 	c.servers = splitList(*servers)
+	c.params = params.m
 	var err error
+	if c.serverPIDs, err = parsePIDs(*pids); err != nil {
+		return nil, err
+	}
 	if c.tls, err = tf.config(); err != nil {
 		return nil, err
 	}
@@ -149,6 +161,8 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 		return nil, errors.New("no workload given")
 	case c.clients < 1 || c.outstanding < 1:
 		return nil, errors.New("--clients and --outstanding must be at least 1")
+	case c.znodesFrom < 0:
+		return nil, errors.New("--znodes-from must not be negative")
 	case c.keys < 1 || c.znodes < 1 || c.multiSize < 1:
 		return nil, errors.New("--keys, --znodes and --multi-size must be at least 1")
 	case c.dataSize < 0 || c.largeSize < 0:
@@ -166,6 +180,38 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 		}
 	}
 	return &o, nil
+}
+
+// parsePIDs reads --server-pid: a comma-separated list, where 0 means none.
+func parsePIDs(s string) ([]int, error) {
+	var out []int
+	for _, f := range splitList(s) {
+		pid, err := strconv.Atoi(f)
+		if err != nil || pid < 0 {
+			return nil, fmt.Errorf("--server-pid %q: not a process id", f)
+		}
+		if pid > 0 {
+			out = append(out, pid)
+		}
+	}
+	return out, nil
+}
+
+// paramFlag collects repeated --param name=value.
+type paramFlag struct{ m map[string]string }
+
+func (p *paramFlag) String() string { return "" }
+
+func (p *paramFlag) Set(v string) error {
+	name, value, ok := strings.Cut(v, "=")
+	if !ok || name == "" {
+		return fmt.Errorf("%q: want name=value", v)
+	}
+	if p.m == nil {
+		p.m = map[string]string{}
+	}
+	p.m[name] = value
+	return nil
 }
 
 func splitList(s string) []string {

@@ -45,6 +45,22 @@ func sampleProc(pid int) (procSample, error) {
 	return procSample{ok: true, cpu: cpu, rss: rss}, nil
 }
 
+// sampleProcs sums the samples of pids (the servers of an ensemble measured together). No
+// pid gives an empty sample.
+func sampleProcs(pids []int) (procSample, error) {
+	var sum procSample
+	for _, pid := range pids {
+		s, err := sampleProc(pid)
+		if err != nil {
+			return procSample{}, err
+		}
+		sum.ok = sum.ok || s.ok
+		sum.cpu += s.cpu
+		sum.rss += s.rss
+	}
+	return sum, nil
+}
+
 // parseStatCPU returns utime+stime from the contents of /proc/PID/stat.
 func parseStatCPU(b []byte) (time.Duration, error) {
 	_, ticks, err := parseStatFlagsTicks(b)

@@ -135,6 +135,9 @@ type Result struct {
 	Keys        int    `json:"keys,omitempty"`
 	// Batch is the number of items per operation: ops in a multi, znodes per create batch.
 	Batch int `json:"batch,omitempty"`
+	// Params are the caller's names for the run (zkbench run --param), e.g. the sweep and the
+	// x value of a point of a curve, copied into the result so a plot can find them.
+	Params map[string]string `json:"params,omitempty"`
 
 	Ops        int64            `json:"ops"`
 	Errors     int64            `json:"errors"`

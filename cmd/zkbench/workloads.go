@@ -318,7 +318,7 @@ func runZnodes(ctx context.Context, b *bench) (*Result, error) {
 		}
 		ops := w.multiOps[:n]
 		for i := range ops {
-			ops[i] = jute.MultiOp{Type: jute.OpCreate, Body: &jute.CreateRequest{Path: znodePath(first + i), Data: w.b.data, ACL: jute.OpenACLUnsafe}}
+			ops[i] = jute.MultiOp{Type: jute.OpCreate, Body: &jute.CreateRequest{Path: znodePath(w.b.cfg.znodesFrom + first + i), Data: w.b.data, ACL: jute.OpenACLUnsafe}}
 		}
 		c.setRequest(jute.OpMulti, &jute.MultiRequest{Ops: ops})
 		return true
