@@ -127,6 +127,29 @@ func (s *Server) setLastSeen(d config.Dynamic) {
 	if d.Version <= s.ens.version || (s.ens.lastSeen != nil && s.ens.lastSeen.Version >= d.Version) {
 		return
 	}
+	s.rememberLastSeen(d)
+}
+
+// leaderLastSeen takes the last seen configuration a leader sent with NEWLEADER. It
+// replaces this server's whatever their versions (setLastSeenQuorumVerifier overwrites a
+// newer one, only logging it): a proposal the new leader does not have was truncated from
+// this server's log, and must not be activated later. One no newer than the committed
+// configuration leaves nothing pending.
+func (s *Server) leaderLastSeen(d config.Dynamic) {
+	if s.ens.lastSeen != nil && s.ens.lastSeen.Version == d.Version {
+		return
+	}
+	if d.Version <= s.ens.version {
+		if s.ens.lastSeen != nil {
+			s.ens.lastSeen = nil
+			s.persistConfig(nil, 0, true) // removes zoo.cfg.dynamic.next
+		}
+		return
+	}
+	s.rememberLastSeen(d)
+}
+
+func (s *Server) rememberLastSeen(d config.Dynamic) {
 	s.ens.lastSeen = &d
 	if ps, ok := s.ens.transport.(interface{ SetPeers(map[int64]string) }); ok {
 		peers := s.electionPeers()
@@ -200,7 +223,11 @@ func (s *Server) onConfigEvent(ev zab.ConfigEvent) {
 			s.log.Warn("ignoring a configuration that does not parse", "zxid", hex(ev.Zxid), "err", err)
 			return
 		}
-		s.setLastSeen(d)
+		if ev.Kind == zab.ConfigFromLeader {
+			s.leaderLastSeen(d)
+		} else {
+			s.setLastSeen(d)
+		}
 	case zab.ConfigActivated, zab.ConfigLeaderActivated:
 		major := s.processReconfig(ev.Text, ev.Designated, ev.Zxid)
 		if _, leading := s.role.(*leaderRole); leading {

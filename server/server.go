@@ -116,7 +116,8 @@ type Config struct {
 	StandaloneEnabled bool
 	// PersistConfig writes a configuration's files, on the storage goroutine: the committed
 	// one (next false: zoo.cfg.dynamic.<version> and zoo.cfg's dynamicConfigFile line) or
-	// a proposed one (next true: zoo.cfg.dynamic.next). nil writes nothing.
+	// a proposed one (next true: zoo.cfg.dynamic.next, removed when text is nil). nil
+	// writes nothing.
 	PersistConfig func(text []byte, version int64, next bool) error
 	InitLimit     int // ticks
 	SyncLimit     int // ticks

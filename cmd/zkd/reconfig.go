@@ -36,6 +36,13 @@ func applyReconfig(cfg *config.Config, cfgPath string, sc *server.Config, logger
 	myID := int(sc.ServerID)
 	sc.PersistConfig = func(text []byte, version int64, next bool) error {
 		nextPath := cfgPath + config.NextDynamicConfigSuffix
+		if next && text == nil {
+			// Nothing is pending any more (a new leader had no newer configuration).
+			if err := os.Remove(nextPath); err != nil && !errors.Is(err, fs.ErrNotExist) {
+				return err
+			}
+			return nil
+		}
 		if next {
 			return config.WriteDynamicConfig(nextPath, string(text), true)
 		}
