@@ -333,6 +333,7 @@ func (r *learnerRole) Snapshot() bool { return true }
 // SyncAppend logs txns and waits for them to be durable (a NEWLEADER ack promises they are).
 func (r *learnerRole) SyncAppend(txns []zab.Committed) bool {
 	s := r.s
+	s.seeProposedConfigs(txns)
 	for _, c := range txns {
 		s.queueAppend(c.Zxid, c.Data)
 	}

@@ -130,6 +130,26 @@ func (s *Server) setLastSeen(d config.Dynamic) {
 	s.rememberLastSeen(d)
 }
 
+// seeProposedConfigs records the configuration of each reconfig txn among txns as last
+// seen, before the txns are queued for the log: the storage goroutine writes
+// zoo.cfg.dynamic.next before it logs the proposal, so the file is on disk before the
+// proposal's ack (ZooKeeper writes it before logging too). A server that acked a reconfig
+// then knows it is pending after a crash, for the next leader to complete.
+func (s *Server) seeProposedConfigs(txns []zab.Committed) {
+	if !s.cfg.ReconfigEnabled {
+		return
+	}
+	for _, c := range txns {
+		text, ok := zab.ReconfigText(c.Data)
+		if !ok {
+			continue
+		}
+		if d, err := s.parseConfigText(text); err == nil {
+			s.setLastSeen(d)
+		}
+	}
+}
+
 // leaderLastSeen takes the last seen configuration a leader sent with NEWLEADER. It
 // replaces this server's whatever their versions (setLastSeenQuorumVerifier overwrites a
 // newer one, only logging it): a proposal the new leader does not have was truncated from

@@ -130,6 +130,7 @@ func (z *zabRole) PersistEpoch(accepted bool, epoch int64) bool {
 }
 
 func (z *zabRole) Append(txns []zab.Committed) {
+	z.s.seeProposedConfigs(txns)
 	for _, c := range txns {
 		z.s.queueAppend(c.Zxid, c.Data)
 	}

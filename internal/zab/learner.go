@@ -74,8 +74,13 @@ type Learner struct {
 	leaderConfig []byte
 }
 
-// reconfigText is the configuration a reconfig txn sets, or false for any other txn.
-func reconfigText(data []byte) ([]byte, bool) {
+// ReconfigText is the configuration a reconfig txn sets, or false for any other txn (only
+// the header is decoded for those).
+func ReconfigText(data []byte) ([]byte, bool) {
+	var h jute.TxnHeader
+	if _, err := jute.UnmarshalPrefix(data, &h); err != nil || h.Type != jute.OpReconfig {
+		return nil, false
+	}
 	t, err := jute.DecodeTxn(data)
 	if err != nil || t.Header.Type != jute.OpReconfig {
 		return nil, false
@@ -91,7 +96,7 @@ func reconfigText(data []byte) ([]byte, bool) {
 // leader the committing leader designated.
 func (l *Learner) activated(r *Ready, designated int64) {
 	c := r.Apply[len(r.Apply)-1]
-	if text, ok := reconfigText(c.Data); ok {
+	if text, ok := ReconfigText(c.Data); ok {
 		r.Configs = append(r.Configs, ConfigEvent{Kind: ConfigActivated, Zxid: c.Zxid, Text: text, Designated: designated})
 	}
 }
@@ -331,7 +336,7 @@ func (l *Learner) addProposal(p jute.QuorumPacket, r *Ready) *Ready {
 	}
 	l.pending = append(l.pending, Committed{Zxid: p.Zxid, Data: p.Data})
 	if h.Type == jute.OpReconfig {
-		if text, ok := reconfigText(p.Data); ok {
+		if text, ok := ReconfigText(p.Data); ok {
 			r.Configs = append(r.Configs, ConfigEvent{Kind: ConfigSeen, Zxid: p.Zxid, Text: text, Designated: NoLeader})
 		}
 	}
