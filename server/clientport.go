@@ -18,74 +18,67 @@ func (s *Server) moveClientPort(addr string) {
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
+		s.lnMu.Lock()
+		defer s.lnMu.Unlock()
+		select {
+		case <-s.stopping:
+			return
+		default:
+		}
+		old := s.ln
+		from := old.Addr().String()
 		ln, err := net.Listen("tcp", addr)
-		if err != nil && samePort(s.listener(), addr) {
+		if err != nil && samePort(from, addr) {
 			// The same port on other interfaces (127.0.0.1 to 0.0.0.0): ZooKeeper closes
 			// the old socket before binding, and so must zkd; if the new bind fails, the old
 			// address is bound again.
-			ln, err = s.rebindSamePort(addr)
+			old.Close()
+			if ln, err = net.Listen("tcp", addr); err != nil {
+				back, err2 := net.Listen("tcp", from)
+				if err2 != nil {
+					s.log.Error("lost the client port: neither the new address nor the old one can be bound", "addr", addr, "err", err, "old", from, "oldErr", err2)
+					s.ln = closedListener{old.Addr()} // ends the old accept loop
+					return
+				}
+				s.log.Error("cannot move the client port as the reconfig asks; serving where it was", "addr", addr, "err", err)
+				s.serveClientsOn(back)
+				return
+			}
 		}
 		if err != nil {
 			s.log.Error("cannot move the client port as the reconfig asks; serving where it was", "addr", addr, "err", err)
 			return
 		}
-		if s.cfg.ClientPortUnification && s.cfg.TLS != nil {
-			ln = tlsconf.Unify(ln, s.cfg.TLS, s.cfg.TLSDetectTimeout)
-		}
-		s.lnMu.Lock()
-		select {
-		case <-s.stopping:
-			s.lnMu.Unlock()
-			ln.Close()
-			return
-		default:
-		}
-		old := s.ln
-		s.ln = ln
-		s.wg.Add(1)
-		s.lnMu.Unlock()
+		s.serveClientsOn(ln)
 		old.Close()
-		s.log.Info("client port moved by a reconfig", "from", old.Addr().String(), "to", ln.Addr().String())
-		s.acceptLoop(ln)
+		s.log.Info("client port moved by a reconfig", "from", from, "to", ln.Addr().String())
 	}()
 }
 
-func samePort(ln net.Listener, addr string) bool {
-	if ln == nil {
-		return false
+// serveClientsOn makes ln the client port's listener and accepts on it; lnMu is held. The
+// accept loop of the listener it replaces ends when it sees it replaced.
+func (s *Server) serveClientsOn(ln net.Listener) {
+	if s.cfg.ClientPortUnification && s.cfg.TLS != nil {
+		ln = tlsconf.Unify(ln, s.cfg.TLS, s.cfg.TLSDetectTimeout)
 	}
-	_, p1, _ := net.SplitHostPort(ln.Addr().String())
-	_, p2, _ := net.SplitHostPort(addr)
+	s.ln = ln
+	s.wg.Add(1)
+	go s.acceptLoop(ln)
+}
+
+func samePort(a, b string) bool {
+	_, p1, _ := net.SplitHostPort(a)
+	_, p2, _ := net.SplitHostPort(b)
 	return p1 == p2
 }
 
-// rebindSamePort closes the client port and binds addr, which has the same port; when that
-// fails it binds the old address again, and the old accept loop goes on with it.
-func (s *Server) rebindSamePort(addr string) (net.Listener, error) {
-	s.lnMu.Lock()
-	defer s.lnMu.Unlock()
-	old := s.ln
-	oldAddr := old.Addr().String()
-	// The listener stays s.ln while it is closed, so its accept loop does not take the
-	// close for a replacement and keeps retrying until a listener is back.
-	old.Close()
-	ln, err := net.Listen("tcp", addr)
-	if err == nil {
-		return ln, nil
-	}
-	back, err2 := net.Listen("tcp", oldAddr)
-	if err2 != nil {
-		s.log.Error("lost the client port: the old address cannot be bound again", "addr", oldAddr, "err", err2)
-		return nil, err
-	}
-	if s.cfg.ClientPortUnification && s.cfg.TLS != nil {
-		back = tlsconf.Unify(back, s.cfg.TLS, s.cfg.TLSDetectTimeout)
-	}
-	s.ln = back
-	s.wg.Add(1)
-	go s.acceptLoop(back)
-	return nil, err
-}
+// closedListener stands for a client port that could not be bound again: it accepts
+// nothing and still names the address it had.
+type closedListener struct{ addr net.Addr }
+
+func (closedListener) Accept() (net.Conn, error) { return nil, net.ErrClosed }
+func (closedListener) Close() error              { return nil }
+func (l closedListener) Addr() net.Addr          { return l.addr }
 
 // sameAddr compares two host:port addresses, the unspecified ones (0.0.0.0, ::) as one.
 func sameAddr(a, b string) bool {

@@ -34,6 +34,9 @@ func (r *learnerRole) startObserverMaster() {
 	if r.observer || s.cfg.ObserverMasterPort <= 0 || r.om != nil {
 		return
 	}
+	if _, ok := s.peer(s.cfg.ServerID); !ok {
+		return // a reconfig removed this server: no address to serve on, no observer picks it
+	}
 	// ObserverMaster.start: the quorum address's host (every interface with
 	// quorumListenOnAllIPs).
 	addr := net.JoinHostPort(s.self().Host, strconv.Itoa(s.cfg.ObserverMasterPort))
