@@ -180,6 +180,7 @@ func (r *leaderRole) sessionClosed(id int64) {
 func (r *leaderRole) quorumPacket(q *quorumConn, p jute.QuorumPacket, _ *snapState) {
 	if r.conns[q.id] == q {
 		started := q.st.started
+		r.s.learnerHello(q, &p)
 		r.apply.Push(r.zl.Receive(q.id, r.s.nowMs(), p))
 		r.s.learnerReceived(q, &p, started, func() (zab.LearnerState, bool) { return r.zl.Learner(q.id) })
 	}

@@ -2,6 +2,7 @@ package server
 
 import (
 	"cmp"
+	"encoding/binary"
 	"net"
 	"net/netip"
 	"slices"
@@ -117,6 +118,17 @@ func javaRemote(a net.Addr) string {
 	return "/" + a.String()
 }
 
+// learnerHello takes a learner's sid from its FOLLOWERINFO or OBSERVERINFO before the state
+// machine answers it, so that the queue summaries are the connection's before LEADERINFO,
+// the first packet queued for it (and the first sampled for its time in the queue), can be
+// taken by the writer.
+func (s *Server) learnerHello(q *quorumConn, p *jute.QuorumPacket) {
+	if (p.Type != zab.PktFollowerInfo && p.Type != zab.PktObserverInfo) || len(p.Data) < 8 || q.st.qp.Load() != nil {
+		return
+	}
+	q.st.qp.Store(s.learnerQPs.get(int64(binary.BigEndian.Uint64(p.Data)), s))
+}
+
 // learnerReceived counts a packet from a learner, on the core after the packet was handed
 // to the state machine; started is whether the learner had acked NEWLEADER before it.
 // Until then it takes the learner's sid and state from what the state machine made of the
@@ -133,9 +145,6 @@ func (s *Server) learnerReceived(q *quorumConn, p *jute.QuorumPacket, started bo
 	ls, ok := look()
 	if !ok {
 		return
-	}
-	if (p.Type == zab.PktFollowerInfo || p.Type == zab.PktObserverInfo) && st.qp.Load() == nil {
-		st.qp.Store(s.learnerQPs.get(ls.Sid, s))
 	}
 	// The ACK of NEWLEADER itself is read before LearnerHandler's loop: not counted.
 	st.started = ls.Started

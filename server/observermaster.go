@@ -114,6 +114,7 @@ func (r *learnerRole) observerPacket(q *quorumConn, p jute.QuorumPacket) bool {
 		return false
 	}
 	started := q.st.started
+	r.s.learnerHello(q, &p)
 	r.omDo(m.om.Receive(q.id, r.s.nowMs(), p))
 	if r.om == m {
 		r.s.learnerReceived(q, &p, started, func() (zab.LearnerState, bool) { return m.om.Observer(q.id) })
