@@ -249,23 +249,25 @@ func (e *testEnsemble) leaderIndex() int {
 	return -1
 }
 
-func TestEnsembleLeaderFailover(t *testing.T) {
-	e := startEnsemble(t, 3)
-	e.waitServing()
+// checkFailover writes n znodes, stops the leader, and checks that the others elect a new
+// leader, take writes again and kept every acknowledged one. It returns the stopped
+// leader's index.
+func (e *testEnsemble) checkFailover(n int) int {
+	t := e.t
+	t.Helper()
 	c, _, err := zk.Connect(e.addrs(), 10*time.Second, quiet)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer c.Close()
 	waitFor(t, "session", func() bool { return c.State() == zk.StateHasSession })
-	for i := 0; i < 20; i++ {
+	for i := 0; i < n; i++ {
 		if _, err := c.Create(fmt.Sprintf("/before%d", i), nil, 0, open); err != nil {
 			t.Fatal(err)
 		}
 	}
 	old := e.leaderIndex()
 	e.stop(old)
-	// The two others elect a new leader and keep every acknowledged write.
 	waitFor(t, "a new leader", func() bool {
 		li := e.leaderIndex()
 		return li >= 0 && li != old
@@ -275,11 +277,18 @@ func TestEnsembleLeaderFailover(t *testing.T) {
 		_, lastErr = c.Create("/after", nil, 0, open)
 		return lastErr == nil || lastErr == zk.ErrNodeExists
 	})
-	for i := 0; i < 20; i++ {
+	for i := 0; i < n; i++ {
 		if ok, _, err := c.Exists(fmt.Sprintf("/before%d", i)); err != nil || !ok {
 			t.Fatalf("/before%d lost in failover: %v %v", i, ok, err)
 		}
 	}
+	return old
+}
+
+func TestEnsembleLeaderFailover(t *testing.T) {
+	e := startEnsemble(t, 3)
+	e.waitServing()
+	old := e.checkFailover(20)
 	// The old leader comes back as a follower and catches up.
 	e.start(old)
 	waitFor(t, "old leader to rejoin as follower", func() bool { return e.modes()[old] == "follower" })

@@ -1,14 +1,11 @@
 package server_test
 
 import (
-	"fmt"
 	"io"
 	"log/slog"
 	"os"
 	"testing"
 	"time"
-
-	"github.com/go-zookeeper/zk"
 
 	"github.com/zkd-io/zkd/server"
 )
@@ -51,31 +48,5 @@ func TestFastElectionFailover(t *testing.T) {
 		}
 	})
 	e.waitServing()
-	c, _, err := zk.Connect(e.addrs(), 10*time.Second, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	waitFor(t, "session", func() bool { return c.State() == zk.StateHasSession })
-	for i := 0; i < 5; i++ {
-		if _, err := c.Create(fmt.Sprintf("/before%d", i), nil, 0, open); err != nil {
-			t.Fatal(err)
-		}
-	}
-	old := e.leaderIndex()
-	e.stop(old)
-	waitFor(t, "a new leader", func() bool {
-		li := e.leaderIndex()
-		return li >= 0 && li != old
-	})
-	var lastErr error
-	waitFor(t, "writes to succeed again", func() bool {
-		_, lastErr = c.Create("/after", nil, 0, open)
-		return lastErr == nil || lastErr == zk.ErrNodeExists
-	})
-	for i := 0; i < 5; i++ {
-		if ok, _, err := c.Exists(fmt.Sprintf("/before%d", i)); err != nil || !ok {
-			t.Fatalf("/before%d lost in failover: %v %v", i, ok, err)
-		}
-	}
+	e.checkFailover(5)
 }
