@@ -252,11 +252,15 @@ func (l *Leader) LastCommitted() int64 {
 	return l.tracker.LastCommitted()
 }
 
-func (l *Leader) trimHistory() {
-	if over := len(l.history) - l.cfg.CommitLogCount; over > 0 {
-		clear(l.history[:over])
-		l.history = l.history[over:]
+func (l *Leader) trimHistory() { l.history = keepLast(l.history, l.cfg.CommitLogCount) }
+
+// keepLast keeps the newest n committed txns of a DIFF history, letting the older ones go.
+func keepLast(h []Committed, n int) []Committed {
+	if over := len(h) - n; over > 0 {
+		clear(h[:over])
+		h = h[over:]
 	}
+	return h
 }
 
 func (l *Leader) send(r *Ready, c *lconn, t int32, zxid int64, data []byte) {

@@ -89,12 +89,7 @@ func NewObserverMaster(cfg ObserverMasterConfig, lastCommitted int64, history []
 	return m
 }
 
-func (m *ObserverMaster) trim() {
-	if over := len(m.history) - m.cfg.CommitLogCount; over > 0 {
-		clear(m.history[:over])
-		m.history = m.history[over:]
-	}
-}
+func (m *ObserverMaster) trim() { m.history = keepLast(m.history, m.cfg.CommitLogCount) }
 
 func (m *ObserverMaster) send(r *Ready, id ConnID, t int32, zxid int64, data []byte) {
 	r.Out = append(r.Out, Out{Conn: id, Packet: jute.QuorumPacket{Type: t, Zxid: zxid, Data: data}})
