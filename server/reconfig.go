@@ -199,6 +199,12 @@ func (s *Server) persistConfig(text []byte, version int64, next bool) {
 func (s *Server) electionConfig() election.Config {
 	cfg := election.Config{ID: s.cfg.ServerID, Voters: s.voters(), QV: s.ens.qv,
 		FastDecision: s.cfg.FastElection, FinalizeWaitMs: s.cfg.finalizeWaitMs}
+	if s.cfg.finalizeWaitMs > 0 {
+		// A test's long finalize wait must not stretch the resend interval with it (it
+		// starts at the finalize wait): a notification lost while the peers connect is
+		// resent as with ZooKeeper's 200 ms.
+		cfg.MinNotificationIntervalMs = election.DefaultFinalizeWaitMs
+	}
 	for _, p := range s.ens.peers {
 		if p.Observer {
 			cfg.Observers = append(cfg.Observers, p.ID)
