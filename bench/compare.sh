@@ -1,15 +1,20 @@
 #!/usr/bin/env bash
 # Compare zkd with Apache ZooKeeper 3.8 (Debian's package) on this machine, in one run.
 #
-#   bench/compare.sh [--quick] [--out FILE] [--keep] [--no-failover] [--zk-tuning T] [--zk-log L]
+#   bench/compare.sh [--quick] [--out FILE] [--keep] [--no-failover] [--no-ensemble]
+#                    [--max-znodes N] [--idle-sessions N] [--zk-tuning T] [--zk-log L]
 #                    [--cfg KEY=VALUE]... [--zk-prop NAME=VALUE]...
 #
 # Builds zkd and zkbench, then for each server in turn: starts it on loopback with the same
 # zoo.cfg (fsync on, tickTime 2000, maxClientCnxns 0, data under a temporary directory),
-# warms it up, runs the workload matrix with zkbench (the same client for both), then on a
-# fresh data directory creates the memory workload's znodes and times restarts (clean stop
-# and kill -9) until the first read. Each also gets a 3-server ensemble whose leader is
-# killed (kill -9) to time failover.
+# warms it up, runs the workload matrix with zkbench (the same client for both: 64 x 32
+# set/get/exists/mixed/create/createdelete, multi, large, 1-session get and set, watch
+# fan-out to 64 and to 1000 watchers, a connect storm, session churn), then on fresh data
+# directories holds the idle sessions (RSS per session), creates the memory workload's
+# znodes (1M, and 10M with --max-znodes 10000000) and times restarts (clean stop and
+# kill -9) until the last write is readable. Each also gets 3-server ensembles: set/get
+# throughput through all three, and the leader killed (kill -9) to time failover, empty and
+# with 1M znodes (zkd with zkd.fastElection=true, and with ZooKeeper's election timing).
 # Writes the comparison to bench/RESULTS.md (or --out) and a latency plot beside it; the
 # method text comes from bench/RESULTS.method.md (edit it there, not in RESULTS.md).
 #
@@ -17,7 +22,14 @@
 #                    (default: ~10 minutes, 1M znodes)
 #   --out FILE       markdown output (default bench/RESULTS.md)
 #   --keep           keep the work directory (server logs, zoo.cfg, raw JSON lines)
-#   --no-failover    skip the ensembles
+#   --no-failover    skip the failover ensembles
+#   --no-ensemble    skip the ensemble throughput runs
+#   --max-znodes N   also the memory and restart figures at N znodes when N is larger than
+#                    the 1M of the default run (10000000 for issue 16's 10M row; ZooKeeper then
+#                    gets a 12 GiB heap, and each server takes minutes to fill)
+#   --idle-sessions N  sessions held open for the RSS per session (default 19000: this
+#                    container's hard limit of open files is 20000, for the server as for
+#                    zkbench; issue 16 asks for 20000)
 #   --zk-tuning T    ZooKeeper's JVM: default (-Xmx2g, the JVM's own choices), g1 or parallel
 #                    (fixed pre-touched heap and that collector); see bench/lib-bench.sh
 #   --zk-log L       ZooKeeper's logging: warn (default), info, none (slf4j-nop)
@@ -30,7 +42,7 @@
 set -euo pipefail
 
 cmdline="bench/compare.sh${*:+ $*}"
-quick=0 keep=0 failover=1 tuning=default zklog=warn cfg_args=() prop_args=()
+quick=0 keep=0 failover=1 ensemble=1 max_znodes=0 idle_sessions=19000 tuning=default zklog=warn cfg_args=() prop_args=()
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$repo/bench/RESULTS.md"
 while [ $# -gt 0 ]; do
@@ -38,6 +50,9 @@ while [ $# -gt 0 ]; do
     --quick) quick=1 ;;
     --keep) keep=1 ;;
     --no-failover) failover=0 ;;
+    --no-ensemble) ensemble=0 ;;
+    --max-znodes) max_znodes=$2; shift ;;
+    --idle-sessions) idle_sessions=$2; shift ;;
     --zkd-failover) ;; # the default now; kept for old command lines
     --out) out=$(realpath -m "$2"); shift ;;
     --zk-tuning) tuning=$2; shift ;;
@@ -51,10 +66,16 @@ while [ $# -gt 0 ]; do
 done
 
 if [ $quick = 1 ]; then
-  dur=2s warm=1s jvmwarm=4s znodes=100000 retries=0 failover_runs=1
+  dur=2s warm=1s jvmwarm=4s znodes=100000 retries=0 failover_runs=1 failover_znodes=20000
+  storm_sessions=500
+  [ "$idle_sessions" != 19000 ] || idle_sessions=2000
 else
-  dur=10s warm=2s jvmwarm=15s znodes=1000000 retries=1 failover_runs=5
+  dur=10s warm=2s jvmwarm=15s znodes=1000000 retries=1 failover_runs=5 failover_znodes=1000000
+  storm_sessions=2000
 fi
+failover_big_runs=3
+[[ $max_znodes =~ ^[0-9]+$ ]] || { echo "compare.sh: --max-znodes $max_znodes: want a number" >&2; exit 2; }
+[[ $idle_sessions =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: --idle-sessions $idle_sessions: want a positive number" >&2; exit 2; }
 tick=2000
 
 work=$(mktemp -d "${TMPDIR:-/tmp}/zkbench-compare.XXXXXX")
@@ -75,11 +96,15 @@ run_matrix() {
   log "$kind: warm-up ($jvmwarm of mixed load)"
   zkbench run "${common[@]}" --json "" --duration "$jvmwarm" --warmup 0s --contention-retries 0 mixed > /dev/null
   log "$kind: matrix"
-  zkbench run "${common[@]}" --clients 64 --outstanding 32 --data-size 1024 set get exists mixed create
+  zkbench run "${common[@]}" --clients 64 --outstanding 32 --data-size 1024 set get exists mixed create createdelete
   zkbench run "${common[@]}" --clients 16 --outstanding 8 multi
   zkbench run "${common[@]}" --clients 16 --outstanding 4 large
+  zkbench run "${common[@]}" --clients 1 --outstanding 1 --data-size 1024 --as get-1 get
+  zkbench run "${common[@]}" --clients 1 --outstanding 1 --data-size 1024 --as set-1 set
   zkbench run "${common[@]}" --clients 64 watch
+  zkbench run "${common[@]}" --clients 1000 --as watch-1000 watch
   zkbench run "${common[@]}" --clients 16 connect ephemeral
+  zkbench run "${common[@]}" --clients 64 --sessions "$storm_sessions" storm
 }
 
 # live_heap PID: the JVM's used heap after a full GC, in KiB (empty without jcmd).
@@ -89,9 +114,52 @@ live_heap() {
   timeout 60 jcmd "$1" GC.heap_info 2>/dev/null | sed -n 's/.* heap .*used \([0-9]*\)K.*/\1/p' | head -1
 }
 
+# elapsed_line KIND NAME T0: a wait line for a step timed here (0.1 s resolution).
+elapsed_line() {
+  printf '{"kind":"wait","label":"%s","workload":"%s","ops":1,"elapsed_s":%s}\n' "$1" "$2" \
+    "$(awk -v a="$3" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')"
+}
+
+# run_memory KIND N SUFFIX HEAP JSON: on a fresh data directory, create N znodes (RSS per
+# znode), then time the clean stop and the restarts (clean and kill -9) until the last znode
+# written is readable. Result names carry SUFFIX ("" for 1M, "-10m").
+run_memory() {
+  local kind=$1 n=$2 suffix=$3 heap=$4 json=$5 dir t0 last
+  dir="$work/$kind/mem$suffix"
+  port=$(free_port); rm -rf "$dir"; write_cfg "$dir" "$port"
+  start "$kind" "$dir" "$heap"
+  wait_mode "$port" "$server_pid" > /dev/null
+  log "$kind: creating $n znodes"
+  zkbench run --servers "127.0.0.1:$port" --server-pid "$server_pid" --label "$kind" --json "$json" \
+    --progress 30s --clients 8 --outstanding 8 --multi-size 10 --znodes "$n" --as "znodes$suffix" znodes
+  if [ "$kind" = zookeeper ] && [ -z "$suffix" ]; then heap_full=$(live_heap "$server_pid"); fi
+  # The last znode written: zkbench hands out the names in order, in batches of 10.
+  last=$(printf '/zkm/n%010d' $((n - 1)))
+  log "$kind: restart after a clean stop"
+  t0=$(date +%s%N)
+  stop_pid "$server_pid" TERM
+  # The stop is timed too: zkd writes a snapshot at a clean stop when the log since the last
+  # one is long, which moves work from the next start to the stop.
+  elapsed_line "$kind" "stop-clean$suffix" "$t0" >> "$json"
+  sync # flushing the page cache is not the next server's recovery time
+  t0=$(date +%s%N)
+  start "$kind" "$dir" "$heap"
+  zkbench wait --servers "127.0.0.1:$port" --since "$t0" --path "$last" --timeout 20m \
+    --name "recovery-clean$suffix" --label "$kind" --json "$json"
+  log "$kind: restart after kill -9"
+  stop_pid "$server_pid" KILL
+  sync
+  t0=$(date +%s%N)
+  start "$kind" "$dir" "$heap"
+  zkbench wait --servers "127.0.0.1:$port" --since "$t0" --path "$last" --timeout 20m \
+    --name "recovery-kill9$suffix" --label "$kind" --json "$json"
+  stop_pid "$server_pid" TERM
+  rm -rf "$dir"
+}
+
 # run_server KIND: everything for one server; results go to $work/KIND.jsonl.
 run_server() {
-  local kind=$1 json="$work/$1.jsonl" dir port mode t0
+  local kind=$1 json="$work/$1.jsonl" dir port mode
   : > "$json"
   dir="$work/$kind/load"
   start_fresh "$kind" "$dir"
@@ -100,78 +168,96 @@ run_server() {
   run_matrix "$kind" "$port" "$server_pid" "$json"
   stop_pid "$server_pid" TERM
 
-  dir="$work/$kind/mem"
-  start_fresh "$kind" "$dir"
-  log "$kind: creating $znodes znodes"
+  # Idle sessions on a fresh server: what holding them costs, not what a server that ran
+  # the matrix has spare.
+  start_fresh "$kind" "$work/$kind/idle"
+  log "$kind: holding $idle_sessions idle sessions"
   zkbench run --servers "127.0.0.1:$port" --server-pid "$server_pid" --label "$kind" --json "$json" \
-    --progress 5s --clients 8 --outstanding 8 --multi-size 10 --znodes "$znodes" znodes
-  if [ "$kind" = zookeeper ]; then heap_full=$(live_heap "$server_pid"); fi
+    --progress 0 --clients 64 --sessions "$idle_sessions" idle
+  stop_pid "$server_pid" TERM
 
-  log "$kind: restart after a clean stop"
-  t0=$(date +%s%N)
-  stop_pid "$server_pid" TERM
-  # The stop is timed too: zkd writes a snapshot at a clean stop when the log since the last
-  # one is long, which moves work from the next start to the stop.
-  printf '{"kind":"wait","label":"%s","workload":"stop-clean","ops":1,"elapsed_s":%s}\n' "$kind" \
-    "$(awk -v a="$t0" -v b="$(date +%s%N)" 'BEGIN { printf "%.3f", (b - a) / 1e9 }')" >> "$json"
-  sync # flushing the page cache is not the next server's recovery time
-  t0=$(date +%s%N)
-  start "$kind" "$dir"
-  zkbench wait --servers "127.0.0.1:$port" --since "$t0" --path /zkm/n0000000000 \
-    --name recovery-clean --label "$kind" --json "$json"
-  log "$kind: restart after kill -9"
-  stop_pid "$server_pid" KILL
-  sync
-  t0=$(date +%s%N)
-  start "$kind" "$dir"
-  zkbench wait --servers "127.0.0.1:$port" --since "$t0" --path /zkm/n0000000000 \
-    --name recovery-kill9 --label "$kind" --json "$json"
-  stop_pid "$server_pid" TERM
+  run_memory "$kind" "$znodes" "" 2g "$json"
+  if [ "$max_znodes" -gt "$znodes" ]; then
+    # ZooKeeper keeps about 350 bytes of live heap per znode: 2 GiB does not hold 10M.
+    run_memory "$kind" "$max_znodes" "-$(znodes_suffix "$max_znodes")" 12g "$json"
+  fi
 }
 
-# run_failover KIND: a 3-server ensemble; kill -9 the leader, time until a write commits.
+# znodes_suffix N: 10000000 -> 10m, 2000000 -> 2m, 500000 -> 500k.
+znodes_suffix() {
+  if [ $(($1 % 1000000)) = 0 ]; then echo "$(($1 / 1000000))m"; else echo "$(($1 / 1000))k"; fi
+}
+
+# ensemble_kind KIND: the server binary of an ensemble kind (zkd-fast is zkd).
+ensemble_bin() { case $1 in zkd-fast) echo zkd ;; *) echo "$1" ;; esac; }
+
+# with_kind_cfg KIND CMD...: CMD with the zoo.cfg lines of the ensemble kind.
+with_kind_cfg() {
+  local kind=$1 saved=("${cfg_extra[@]+"${cfg_extra[@]}"}") rc=0; shift
+  [ "$kind" != zkd-fast ] || cfg_extra+=(zkd.fastElection=true)
+  "$@" || rc=$?
+  cfg_extra=("${saved[@]+"${saved[@]}"}")
+  return $rc
+}
+
+# ensemble_leader: the index in ens_ports of the leader, or -1.
+ensemble_leader() {
+  local i
+  for i in "${!ens_ports[@]}"; do
+    if [ "$(fourlw "${ens_ports[$i]}" srvr | sed -n 's/^Mode: //p')" = leader ]; then echo "$i"; return; fi
+  done
+  echo -1
+}
+
+# run_ensemble_load KIND: set and get through a 3-server ensemble, sessions spread over all
+# three, server CPU summed over the three.
+run_ensemble_load() {
+  local kind=$1 json="$work/$1.jsonl" common
+  start_ensemble "$kind" "$work/$kind/ensemble-load" 3 0 || { log "$kind: no ensemble; throughput left out"; return 0; }
+  common=(--servers "$ens_servers" --server-pid "$(IFS=,; echo "${ens_pids[*]}")" --label "$kind"
+    --json "$json" --duration "$dur" --warmup "$warm" --progress 0 --contention-retries "$retries"
+    --clients 64 --outstanding 32 --data-size 1024)
+  log "$kind: 3-server ensemble, warm-up"
+  zkbench run "${common[@]}" --json "" --duration "$jvmwarm" --warmup 0s --contention-retries 0 mixed > /dev/null
+  zkbench run "${common[@]}" --as ensemble-set set
+  zkbench run "${common[@]}" --as ensemble-get get
+  stop_ensemble
+}
+
+# run_failover KIND RUN JSON ZNODES: a 3-server ensemble of KIND (zkd, zkd-fast, zookeeper)
+# holding ZNODES znodes; kill -9 the leader, time until a write commits through the others.
 run_failover() {
-  local kind=$1 run=$2 json=$3 i ports=() dirs=() spids=() lines=() leader=-1 mode others=()
-  for i in 1 2 3; do
-    ports+=("$(free_port)")
-    lines+=("server.$i=127.0.0.1:$(free_port):$(free_port)")
-  done
-  for i in 0 1 2; do
-    dirs+=("$work/$kind/ensemble$run/s$((i + 1))")
-    write_cfg "${dirs[$i]}" "${ports[$i]}" "${lines[@]}"
-    echo $((i + 1)) > "${dirs[$i]}/data/myid"
-  done
-  log "$kind: starting a 3-server ensemble"
-  for i in 0 1 2; do
-    start "$kind" "${dirs[$i]}" 512m # three JVMs on one machine; the data is tiny
-    spids+=("$server_pid")
-  done
-  for i in 0 1 2; do
-    if ! mode=$(wait_mode "${ports[$i]}" "${spids[$i]}"); then
-      # Most likely a port someone took between free_port and the bind: not a failover
-      # this run can time. Stop the rest and leave the run out.
-      log "$kind: a server did not start (server.$((i + 1)), $(tail -1 "${dirs[$i]}/server.log" 2>/dev/null)); run $run left out"
-      for i in 0 1 2; do stop_pid "${spids[$i]}" TERM; done
-      return 1
-    fi
-    if [ "$mode" = leader ]; then leader=$i; fi
-  done
-  if [ $leader -lt 0 ]; then log "$kind: no leader found"; for i in 0 1 2; do stop_pid "${spids[$i]}" TERM; done; return 1; fi
-  for i in 0 1 2; do [ $i = $leader ] || others+=("127.0.0.1:${ports[$i]}"); done
-  zkbench wait --servers "127.0.0.1:${ports[$leader]}" --op write --name failover-warmup > /dev/null
+  local kind=$1 run=$2 json=$3 size=$4 bin leader i others=() t0 name=failover heap
+  bin=$(ensemble_bin "$kind")
+  heap=512m; [ "$size" = 0 ] || heap=1g # about 350 bytes of live heap per znode
+  if ! with_kind_cfg "$kind" start_ensemble "$bin" "$work/$kind/failover-$size-$run" 3 0 "$heap"; then
+    log "$kind: no ensemble; run $run left out"
+    return 1
+  fi
+  if [ "$size" -gt 0 ]; then
+    log "$kind: filling the ensemble with $size znodes"
+    zkbench run --servers "$ens_servers" --progress 0 --clients 8 --outstanding 8 --multi-size 10 \
+      --znodes "$size" znodes > /dev/null
+    name="failover-$(znodes_suffix "$size")"
+  fi
+  leader=$(ensemble_leader)
+  if [ "$leader" -lt 0 ]; then log "$kind: no leader found"; stop_ensemble; return 1; fi
+  for i in "${!ens_ports[@]}"; do [ "$i" = "$leader" ] || others+=("127.0.0.1:${ens_ports[$i]}"); done
+  zkbench wait --servers "127.0.0.1:${ens_ports[$leader]}" --op write --name failover-warmup > /dev/null
   log "$kind: killing the leader (server.$((leader + 1)))"
   t0=$(date +%s%N)
-  stop_pid "${spids[$leader]}" KILL
+  stop_pid "${ens_pids[$leader]}" KILL
   zkbench wait --servers "$(IFS=,; echo "${others[*]}")" --since "$t0" --op write --timeout 60s \
-    --name failover --label "$kind" --json "$json" || true
-  for i in 0 1 2; do [ $i = $leader ] || stop_pid "${spids[$i]}" TERM; done
+    --name "$name" --label "$kind" --json "$json" || true
+  stop_ensemble
+  rm -rf "$work/$kind/failover-$size-$run"
 }
 
-# run_failovers KIND: run_failover $failover_runs times; the median run goes to KIND.jsonl.
+# run_failovers KIND LABEL ZNODES RUNS: RUNS failovers; the median goes to LABEL.jsonl.
 run_failovers() {
-  local kind=$1 tmp="$work/$1-failover.jsonl" r line n
+  local kind=$1 label=$2 size=$3 runs=$4 tmp="$work/$1-failover-$3.jsonl" r line n
   : > "$tmp"
-  for r in $(seq 1 "$failover_runs"); do run_failover "$kind" "$r" "$tmp" || true; done
+  for r in $(seq 1 "$runs"); do run_failover "$kind" "$r" "$tmp" "$size" || true; done
   # Only runs that reached a successful write count.
   grep '"ops":1,' "$tmp" > "$tmp.ok" || true
   mv "$tmp.ok" "$tmp"
@@ -179,8 +265,14 @@ run_failovers() {
   [ "$n" -gt 0 ] || return 0
   line=$(awk -F'"elapsed_s":' '{ split($2, a, /[,}]/); print a[1] "\t" $0 }' "$tmp" | sort -n |
     awk -v n="$n" 'NR == int((n + 1) / 2) { sub(/^[^\t]*\t/, ""); print }')
-  echo "$line" >> "$work/$kind.jsonl"
-  log "$kind: failover seconds in $n runs: $(grep -o '"elapsed_s":[0-9.]*' "$tmp" | cut -d: -f2 | sort -n | tr '\n' ' ')(the median is kept)"
+  # The goal rows read zkd's figure under "zkd": the fast election's figure is zkd's, and
+  # ZooKeeper's timing in zkd is kept as its own row.
+  case $kind in
+    zkd-fast) line=${line//\"label\":\"zkd-fast\"/\"label\":\"zkd\"} ;;
+    zkd) line=$(sed 's/"workload":"\(failover[^"]*\)"/"workload":"\1-zk-timing"/' <<< "$line") ;;
+  esac
+  echo "$line" >> "$work/$label.jsonl"
+  log "$kind: failover ($size znodes) seconds in $n runs: $(grep -o '"elapsed_s":[0-9.]*' "$tmp" | cut -d: -f2 | sort -n | tr '\n' ' ')(the median is kept)"
 }
 
 cd "$repo"
@@ -190,11 +282,22 @@ started=$(date +%s)
 fsync_line=$(zkbench fsync --dir "$work" --count 200 | sed "s# in $work##")
 run_server zkd
 run_server zookeeper
+if [ $ensemble = 1 ]; then
+  run_ensemble_load zkd
+  run_ensemble_load zookeeper
+fi
 if [ $failover = 1 ]; then
-  run_failovers zookeeper
-  run_failovers zkd
+  for size in 0 "$failover_znodes"; do
+    runs=$failover_runs; [ "$size" = 0 ] || runs=$failover_big_runs
+    [ $quick = 0 ] || runs=1
+    run_failovers zookeeper zookeeper "$size" "$runs"
+    run_failovers zkd-fast zkd "$size" "$runs"
+    run_failovers zkd zkd "$size" "$runs"
+  done
 fi
 elapsed=$(( $(date +%s) - started ))
+bigtree=""
+[ "$max_znodes" -le "$znodes" ] || bigtree="; the same with $max_znodes znodes (\`-$(znodes_suffix "$max_znodes")\` rows, ZooKeeper with a 12 GiB heap)"
 
 mkdir -p "$(dirname "$out")"
 plot="${out%.md}-latency.svg"
@@ -216,7 +319,9 @@ git diff --quiet HEAD -- . ':!bench/RESULTS*' 2>/dev/null || rev="$rev (with unc
     "disk=$(df -T "$work" | awk 'NR==2 {print $2 " on " $1}')" "fsync=$fsync_line" \
     "go=$(go env GOVERSION)" "java=$(java -version 2>&1 | head -1)" "zkversion=$zkversion" \
     "tick=$tick" "cfg=${cfg_text% }" "zk=$(zk_settings_text)" "jvmwarm=$jvmwarm" "warm=$warm" "dur=$dur" \
-    "retries=$retries" "znodes=$znodes" "failover_runs=$failover_runs"
+    "retries=$retries" "znodes=$znodes" "failover_runs=$failover_runs" \
+    "failover_znodes=$failover_znodes" "storm_sessions=$storm_sessions" "idle_sessions=$idle_sessions" \
+    "bigtree=$bigtree"
   echo
   echo "## Results"
   echo

@@ -22,7 +22,7 @@ stop_pid() {
   { # bash reports a job killed by a signal wherever it reaps it: keep that off the log
     if kill -0 "$pid"; then
       kill -"$sig" "$pid" || true
-      for _ in $(seq 1 300); do kill -0 "$pid" || break; sleep 0.1; done
+      for _ in $(seq 1 1200); do kill -0 "$pid" || break; sleep 0.1; done # a clean stop of a big tree writes a snapshot
       if kill -0 "$pid"; then kill -KILL "$pid" || true; fi
     fi
     wait "$pid" || true
