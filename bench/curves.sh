@@ -3,7 +3,7 @@
 # same machine, alternating (zkd, ZooKeeper, zkd, ZooKeeper ... one round each per sweep),
 # each point a zkbench JSON line with throughput, latency percentiles and server CPU per op.
 #
-#   bench/curves.sh [--smoke] [--out DIR] [--sweeps LIST] [--rounds N] [--max-znodes N]
+#   bench/curves.sh [--smoke] [--out DIR] [--sweeps LIST] [--rounds N] [--duration D] [--max-znodes N]
 #                   [--zk-tuning T] [--zk-log L] [--cfg KEY=VALUE]... [--zk-prop NAME=VALUE]... [--keep]
 #
 # Sweeps (set and get unless said), 1 KB values and 64 sessions × 32 outstanding unless swept:
@@ -23,6 +23,8 @@
 #   --out DIR       where the JSON lines and SVGs go (default bench/plots)
 #   --sweeps LIST   comma-separated subset of the sweeps above (default: all)
 #   --rounds N      rounds per server and sweep (default 2: zkd, ZooKeeper, zkd, ZooKeeper)
+#   --duration D    measured time per point (default 10s, after 2 s of warm-up; 5s halves
+#                   the run: about 45 minutes for all sweeps with --rounds 1)
 #   --max-znodes N  largest tree of the znodes sweep (default 1000000; 10000000 for 10M)
 #   --zk-tuning, --zk-log, --cfg, --zk-prop: as for compare.sh (bench/lib-bench.sh)
 #   --keep          keep the work directory (server logs, zoo.cfg)
@@ -30,7 +32,7 @@ set -euo pipefail
 
 cmdline="bench/curves.sh${*:+ $*}"
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
-smoke=0 keep=0 out="" rounds=2 max_znodes=1000000 tuning=default zklog=warn
+smoke=0 keep=0 out="" rounds=2 max_znodes=1000000 duration=10s tuning=default zklog=warn
 sweeps="sessions,outstanding,size,znodes,mix,servers" cfg_args=() prop_args=()
 while [ $# -gt 0 ]; do
   case $1 in
@@ -39,6 +41,7 @@ while [ $# -gt 0 ]; do
     --out) out=$(realpath -m "$2"); shift ;;
     --sweeps) sweeps=$2; shift ;;
     --rounds) rounds=$2; shift ;;
+    --duration) duration=$2; shift ;;
     --max-znodes) max_znodes=$2; shift ;;
     --zk-tuning) tuning=$2; shift ;;
     --zk-log) zklog=$2; shift ;;
@@ -68,7 +71,7 @@ if [ $smoke = 1 ]; then
   x_servers="1 3 3+2"
   [ -n "$out" ] || { out="$work/plots"; keep=1; }
 else
-  dur=10s warm=2s jvmwarm=15s
+  dur=$duration warm=2s jvmwarm=15s
   x_sessions="1 2 4 8 16 32 64 128 256 512 1024" x_outstanding="1 2 4 8 16 32 64 128 256"
   x_size="32 128 512 2048 8192 32768 131072 524288 1048576" x_mix="0 1 10 25 50 75 90 100"
   x_znodes=""
