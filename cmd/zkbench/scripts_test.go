@@ -37,6 +37,17 @@ func TestBenchScripts(t *testing.T) {
 		}
 	}
 
+	// profile.sh: its usage, and flags checked before it builds or starts anything.
+	profile := filepath.Join(dir, "profile.sh")
+	if out, err := exec.Command(bash, profile, "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "--watchers") {
+		t.Errorf("profile.sh --help: %v\n%s", err, out)
+	}
+	for _, args := range [][]string{{"--no-such-flag"}, {"--watchers", "0"}, {"--watchers", "x"}} {
+		if out, err := exec.Command(bash, append([]string{profile}, args...)...).CombinedOutput(); err == nil {
+			t.Errorf("profile.sh accepted %q:\n%s", args, out)
+		}
+	}
+
 	// The template's blanks are exactly the values compare.sh passes.
 	tmpl, err := os.ReadFile(filepath.Join(dir, "RESULTS.method.md"))
 	if err != nil {
