@@ -13,7 +13,7 @@
 #   - strace -c -f on zkd over one whole zkbench run of the window's length: syscalls divided
 #     by the ops zkbench reports, and by the requests zkd counted (mntr's packets_received,
 #     which also counts zkbench's setup: the sessions and the key space's exists). strace
-#     slows the server a lot, so its rates mean nothing; the counts per request do;
+#     stops the server at every syscall, so its rates mean nothing; the counts per request do;
 #   - for set, fsyncs per second against writes per second on a second zkd with the metrics
 #     provider on (its fsync count), without strace; and from the strace window.
 # Writes bench/RESULTS-profile.md (or --out). Needs go, curl and, for the syscall sections,
@@ -291,8 +291,8 @@ git -C "$repo" diff --quiet HEAD 2> /dev/null || commit="$commit (with uncommitt
   echo "- zkd standalone on loopback, forceSync on, data under ${TMPDIR:-/tmp}; ${window}s windows; watch fan-out with $watchers watchers."
   echo
   echo "CPU profiles are of zkd alone (zkbench runs beside it on the same cores). Syscall counts"
-  echo "come from strace -c, which slows zkd several times over: read the counts per op, not the"
-  echo "rates. The strace run includes zkbench's setup (opening sessions, and the key space's"
+  echo "come from strace -c, which stops zkd at every syscall and so changes its timing: read the"
+  echo "counts per op, not the rates. The strace run includes zkbench's setup (opening sessions, and the key space's"
   echo "exists for set and get), which the per request column counts as requests too."
   echo
   cat "$work/sections.md"
