@@ -42,9 +42,19 @@ func TestBenchScripts(t *testing.T) {
 	if out, err := exec.Command(bash, profile, "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "--watchers") {
 		t.Errorf("profile.sh --help: %v\n%s", err, out)
 	}
-	for _, args := range [][]string{{"--no-such-flag"}, {"--watchers", "0"}, {"--watchers", "x"}} {
-		if out, err := exec.Command(bash, append([]string{profile}, args...)...).CombinedOutput(); err == nil {
-			t.Errorf("profile.sh accepted %q:\n%s", args, out)
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--no-such-flag"}, "unknown argument"},
+		{[]string{"--watchers", "0"}, "want a positive number"},
+		{[]string{"--watchers", "x"}, "want a positive number"},
+	} {
+		cmd := exec.Command(bash, append([]string{profile}, c.args...)...)
+		// Should the check go, the script's go build fails at once instead of profiling.
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=no-such-mode")
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("profile.sh %q: %v, want the error %q:\n%s", c.args, err, c.want, out)
 		}
 	}
 
