@@ -37,6 +37,27 @@ func TestBenchScripts(t *testing.T) {
 		}
 	}
 
+	// profile.sh: its usage, and flags checked before it builds or starts anything.
+	profile := filepath.Join(dir, "profile.sh")
+	if out, err := exec.Command(bash, profile, "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "--watchers") {
+		t.Errorf("profile.sh --help: %v\n%s", err, out)
+	}
+	for _, c := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"--no-such-flag"}, "unknown argument"},
+		{[]string{"--watchers", "0"}, "want a positive number"},
+		{[]string{"--watchers", "x"}, "want a positive number"},
+	} {
+		cmd := exec.Command(bash, append([]string{profile}, c.args...)...)
+		// Should the check go, the script's go build fails at once instead of profiling.
+		cmd.Env = append(os.Environ(), "GOFLAGS=-mod=no-such-mode")
+		if out, err := cmd.CombinedOutput(); err == nil || !strings.Contains(string(out), c.want) {
+			t.Errorf("profile.sh %q: %v, want the error %q:\n%s", c.args, err, c.want, out)
+		}
+	}
+
 	// The template's blanks are exactly the values compare.sh passes.
 	tmpl, err := os.ReadFile(filepath.Join(dir, "RESULTS.method.md"))
 	if err != nil {
