@@ -30,6 +30,7 @@ type config struct {
 	multiSize      int
 	znodes         int
 	znodesFrom     int // the znodes workload's first index: grow a tree in steps
+	sessions       int // storm and idle: sessions opened (0: the workload's default)
 	root           string
 	serverPIDs     []int // their CPU and RSS are summed (an ensemble's servers)
 	params         map[string]string
