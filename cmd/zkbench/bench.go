@@ -237,7 +237,7 @@ func (b *bench) startProgress(workers []*worker) (stop func()) {
 					phase = "measure"
 				}
 				rate := float64(total-last) / now.Sub(lastAt).Seconds()
-				fmt.Fprintf(b.log, "zkbench: %-10s %-7s %6.1fs  ops %9d  %9.0f ops/s\n",
+				fmt.Fprintf(b.log, "zkbench: %-12s %-7s %6.1fs  ops %9d  %9.0f ops/s\n",
 					b.wl.name, phase, now.Sub(b.base).Seconds(), total, rate)
 				last, lastAt = total, now
 			}

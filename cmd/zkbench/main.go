@@ -76,7 +76,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdCurve(args[1:], stderr)
 	case "list":
 		for _, w := range workloads {
-			fmt.Fprintf(stdout, "%-10s %s\n", w.name, w.desc)
+			fmt.Fprintf(stdout, "%-12s %s\n", w.name, w.desc)
 		}
 		return nil
 	case "-h", "-help", "--help", "help":
@@ -140,7 +140,7 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: zkbench run [flags] WORKLOAD...\n\nworkloads:\n")
 		for _, w := range workloads {
-			fmt.Fprintf(stderr, "  %-10s %s\n", w.name, w.desc)
+			fmt.Fprintf(stderr, "  %-12s %s\n", w.name, w.desc)
 		}
 		fmt.Fprintf(stderr, "\nflags:\n")
 		fs.PrintDefaults()

@@ -20,18 +20,18 @@ const (
 // tableHeader and tableRow print results as an aligned text table, a row at a time, so a
 // row appears as soon as its run ends.
 func tableHeader(w io.Writer) {
-	fmt.Fprintf(w, "%-10s %-10s %7s %4s %7s %10s %10s %7s %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
+	fmt.Fprintf(w, "%-12s %-10s %7s %4s %7s %10s %10s %7s %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
 		"workload", "label", "clients", "out", "size", "ops", "ops/s", "errors",
 		"p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "srv us/op", "cli us/op", "srv cpu%", "cli cpu%", "srv rss MB", "box%", "oth%", "stl%")
 }
 
 func tableRow(w io.Writer, r *Result) {
 	if r.Kind == kindWait {
-		fmt.Fprintf(w, "%-10s %-10s %s: first success after %.3f s (%d failed attempts)\n",
+		fmt.Fprintf(w, "%-12s %-10s %s: first success after %.3f s (%d failed attempts)\n",
 			r.Workload, r.Label, r.Servers, r.ElapsedSeconds, r.Errors)
 		return
 	}
-	fmt.Fprintf(w, "%-10s %-10s %7d %4d %7d %10d %10.0f %7d %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
+	fmt.Fprintf(w, "%-12s %-10s %7d %4d %7d %10d %10.0f %7d %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
 		r.Workload, dash(r.Label), r.Clients, r.Outstanding, r.DataSize, r.Ops, r.OpsPerSec, r.Errors,
 		ms(r.Latency.P50), ms(r.Latency.P90), ms(r.Latency.P99), ms(r.Latency.P999), ms(r.Latency.Max),
 		opt(r.ServerCPUPerOpUS, "%.1f"), opt(r.ClientCPUPerOpUS, "%.2f"), pct(r.ServerCPUSeconds, r.Seconds), pct(r.ClientCPUSeconds, r.Seconds),
@@ -53,7 +53,7 @@ func tableRow(w io.Writer, r *Result) {
 		if r.Errors > 0 {
 			extra = append(extra, "errors: "+errorSummary(r.ErrorKinds))
 		}
-		fmt.Fprintf(w, "%-10s   %s\n", "", strings.Join(extra, "; "))
+		fmt.Fprintf(w, "%-12s   %s\n", "", strings.Join(extra, "; "))
 	}
 }
 
@@ -203,7 +203,7 @@ var goals = []goal{
 	{key: "storm", what: "connect storm, 2000 sessions opened and closed (sessions/s)", workload: "storm", metric: mThroughput, unit: "ops/s", atLeast: true, target: 3},
 	{key: "znodes", what: "memory per znode at 1M znodes (bytes of RSS)", workload: "znodes", metric: mPerZnode, unit: "bytes", target: 0.25},
 	{key: "znodes-10m", what: "memory per znode at 10M znodes (bytes of RSS)", workload: "znodes-10m", metric: mPerZnode, unit: "bytes", target: 0.25},
-	{key: "idle", what: "memory per idle session, 20,000 sessions (bytes of RSS)", workload: "idle", metric: mPerSession, unit: "bytes", target: 0.25},
+	{key: "idle", what: "memory per idle session, ~20,000 sessions (bytes of RSS)", workload: "idle", metric: mPerSession, unit: "bytes", target: 0.25},
 	{key: "recovery-clean", what: "restart until the last write is readable, clean stop, 1M znodes (s)", workload: "recovery-clean", metric: mElapsed, unit: "s", target: 0.1},
 	{key: "recovery-kill9", what: "restart until the last write is readable, kill -9, 1M znodes (s)", workload: "recovery-kill9", metric: mElapsed, unit: "s", target: 0.1},
 	{key: "recovery-clean-10m", what: "restart until the last write is readable, clean stop, 10M znodes (s)", workload: "recovery-clean-10m", metric: mElapsed, unit: "s", target: 0.1},

@@ -177,7 +177,7 @@ func runStorm(ctx context.Context, b *bench) (*Result, error) {
 	win := b.measureWindow(ctx, workers, launch, allDone, false, true)
 	<-allDone
 	res := b.result(workers, win)
-	res.Clients, res.Outstanding, res.Batch = n, 0, par
+	res.Clients, res.Outstanding, res.Batch, res.DataSize = n, 0, par, 0
 	res.Note = fmt.Sprintf("%d rounds of %d sessions, %d handshakes at a time", rounds, n, par)
 	return res, errors.Join(runErr, win.procErr)
 }
@@ -245,7 +245,7 @@ func runIdle(ctx context.Context, b *bench) (*Result, error) {
 	win := b.measureWindow(ctx, workers, launch, allDone, false, true)
 	<-allDone
 	res := b.result(workers, win)
-	res.Clients, res.Outstanding, res.Batch = n, 0, par
+	res.Clients, res.Outstanding, res.Batch, res.DataSize = n, 0, par, 0
 	if connected > 0 {
 		res.OpsPerSec = math.Round(float64(res.Ops) / connected.Seconds())
 	}
