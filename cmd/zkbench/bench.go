@@ -30,6 +30,7 @@ type config struct {
 	multiSize      int
 	znodes         int
 	znodesFrom     int // the znodes workload's first index: grow a tree in steps
+	sessions       int // storm and idle: sessions opened (0: the workload's default)
 	root           string
 	serverPIDs     []int // their CPU and RSS are summed (an ensemble's servers)
 	params         map[string]string
@@ -236,7 +237,7 @@ func (b *bench) startProgress(workers []*worker) (stop func()) {
 					phase = "measure"
 				}
 				rate := float64(total-last) / now.Sub(lastAt).Seconds()
-				fmt.Fprintf(b.log, "zkbench: %-10s %-7s %6.1fs  ops %9d  %9.0f ops/s\n",
+				fmt.Fprintf(b.log, "zkbench: %-12s %-7s %6.1fs  ops %9d  %9.0f ops/s\n",
 					b.wl.name, phase, now.Sub(b.base).Seconds(), total, rate)
 				last, lastAt = total, now
 			}

@@ -76,7 +76,8 @@ type conn struct {
 	sessionID int64
 	timeout   time.Duration // negotiated session timeout
 
-	onEvent func(jute.WatcherEvent, time.Time) // called on the reader goroutine
+	onEvent    func(jute.WatcherEvent, time.Time) // called on the reader goroutine
+	readBuffer int
 
 	wake chan struct{} // a frame was queued for the writer goroutine
 
@@ -105,39 +106,18 @@ type dialOptions struct {
 	dialTimeout    time.Duration
 	onEvent        func(jute.WatcherEvent, time.Time)
 	tls            *tls.Config // nil: plaintext
+	readBuffer     int         // bytes of the reader's buffer (0: 256 KB, for pipelined replies)
 }
 
 // dial connects to addr and opens a new session.
 func dial(ctx context.Context, addr string, o dialOptions) (*conn, error) {
-	if o.dialTimeout == 0 {
-		o.dialTimeout = 10 * time.Second
-	}
-	if o.sessionTimeout == 0 {
-		o.sessionTimeout = 30 * time.Second
-	}
-	d := net.Dialer{Timeout: o.dialTimeout}
-	nc, err := d.DialContext(ctx, "tcp", addr)
+	o = o.withDefaults()
+	nc, err := connect(ctx, addr, o)
 	if err != nil {
-		return nil, fmt.Errorf("dial %s: %w", addr, err)
+		return nil, err
 	}
-	if o.tls != nil {
-		cfg := o.tls
-		if cfg.ServerName == "" {
-			cfg = cfg.Clone()
-			cfg.ServerName, _, _ = net.SplitHostPort(addr)
-		}
-		tc := tls.Client(nc, cfg)
-		hctx, cancel := context.WithTimeout(ctx, o.dialTimeout)
-		err := tc.HandshakeContext(hctx)
-		cancel()
-		if err != nil {
-			nc.Close()
-			return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
-		}
-		nc = tc
-	}
-	c := &conn{nc: nc, onEvent: o.onEvent, wake: make(chan struct{}, 1), closing: make(chan struct{})}
-	if err := c.handshake(o); err != nil {
+	c := &conn{nc: nc, onEvent: o.onEvent, wake: make(chan struct{}, 1), closing: make(chan struct{}), readBuffer: o.readBuffer}
+	if c.sessionID, c.timeout, err = handshake(nc, o); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("connect to %s: %w", addr, err)
 	}
@@ -147,31 +127,66 @@ func dial(ctx context.Context, addr string, o dialOptions) (*conn, error) {
 	return c, nil
 }
 
-func (c *conn) handshake(o dialOptions) error {
+func (o dialOptions) withDefaults() dialOptions {
+	if o.dialTimeout == 0 {
+		o.dialTimeout = 10 * time.Second
+	}
+	if o.sessionTimeout == 0 {
+		o.sessionTimeout = 30 * time.Second
+	}
+	return o
+}
+
+// connect opens the TCP (and TLS) connection to addr, without a session.
+func connect(ctx context.Context, addr string, o dialOptions) (net.Conn, error) {
+	d := net.Dialer{Timeout: o.dialTimeout}
+	nc, err := d.DialContext(ctx, "tcp", addr)
+	if err != nil {
+		return nil, fmt.Errorf("dial %s: %w", addr, err)
+	}
+	if o.tls == nil {
+		return nc, nil
+	}
+	cfg := o.tls
+	if cfg.ServerName == "" {
+		cfg = cfg.Clone()
+		cfg.ServerName, _, _ = net.SplitHostPort(addr)
+	}
+	tc := tls.Client(nc, cfg)
+	hctx, cancel := context.WithTimeout(ctx, o.dialTimeout)
+	err = tc.HandshakeContext(hctx)
+	cancel()
+	if err != nil {
+		nc.Close()
+		return nil, fmt.Errorf("TLS handshake with %s: %w", addr, err)
+	}
+	return tc, nil
+}
+
+// handshake opens a new session on nc and returns its id and negotiated timeout.
+func handshake(nc net.Conn, o dialOptions) (int64, time.Duration, error) {
 	deadline := time.Now().Add(o.dialTimeout)
-	c.nc.SetDeadline(deadline)
-	defer c.nc.SetDeadline(time.Time{})
+	nc.SetDeadline(deadline)
+	defer nc.SetDeadline(time.Time{})
 	req := jute.ConnectRequest{TimeOut: int32(o.sessionTimeout / time.Millisecond), Passwd: make([]byte, 16), HasReadOnly: true}
 	e := jute.Encoder{Buf: make([]byte, 4, 64)}
 	req.Encode(&e)
 	binary.BigEndian.PutUint32(e.Buf, uint32(len(e.Buf)-4))
-	if _, err := c.nc.Write(e.Buf); err != nil {
-		return err
+	if _, err := nc.Write(e.Buf); err != nil {
+		return 0, 0, err
 	}
-	b, err := readFrame(c.nc, nil, jute.DefaultMaxBuffer)
+	b, err := readFrame(nc, nil, jute.DefaultMaxBuffer)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	var resp jute.ConnectResponse
 	if err := jute.Unmarshal(b, &resp); err != nil {
-		return err
+		return 0, 0, err
 	}
 	if resp.SessionID == 0 || resp.TimeOut <= 0 {
-		return jute.ErrSessionExpired
+		return 0, 0, jute.ErrSessionExpired
 	}
-	c.sessionID = resp.SessionID
-	c.timeout = time.Duration(resp.TimeOut) * time.Millisecond
-	return nil
+	return resp.SessionID, time.Duration(resp.TimeOut) * time.Millisecond, nil
 }
 
 // readFrame reads one length-prefixed frame into buf (grown as needed).
@@ -335,7 +350,11 @@ const flushLimit = 64 << 10
 
 func (cn *conn) readLoop() {
 	defer cn.wg.Done()
-	r := bufio.NewReaderSize(cn.nc, 256<<10)
+	size := cn.readBuffer
+	if size <= 0 {
+		size = 256 << 10
+	}
+	r := bufio.NewReaderSize(cn.nc, size)
 	var buf []byte
 	var now time.Time
 	for {

@@ -29,7 +29,7 @@ func TestRunAgainstZkd(t *testing.T) {
 		"--data-size", "64", "--large-size", "20000", "--multi-size", "5", "--znodes", "3000",
 		// The server runs in this process, so this process is the one sampled in /proc.
 		"--server-pid", strconv.Itoa(os.Getpid())}
-	all := []string{"create", "set", "get", "exists", "mixed", "multi", "large", "watch", "connect", "ephemeral", "znodes"}
+	all := []string{"create", "set", "get", "exists", "mixed", "createdelete", "multi", "large", "watch", "connect", "ephemeral", "znodes"}
 	var stdout, stderr bytes.Buffer
 	args := append(append([]string{"run"}, common...), "--plot", plotPath, "-w", strings.Join(all, ","))
 	if err := cli(ctx, args, &stdout, &stderr); err != nil {
@@ -62,6 +62,16 @@ func TestRunAgainstZkd(t *testing.T) {
 			t.Errorf("table has no row for %s", r.Workload)
 		}
 	}
+	byName := map[string]*Result{}
+	for _, r := range results {
+		byName[r.Workload] = r
+	}
+	if w := byName["watch"]; w.NotificationsPerSec <= 0 {
+		t.Errorf("watch: %v notifications/s", w.NotificationsPerSec)
+	}
+	if !strings.Contains(stdout.String(), "notifications/s delivered") {
+		t.Errorf("table has no notifications/s:\n%s", stdout.String())
+	}
 	znodes := results[len(results)-1]
 	// --ops counts the znodes workload's multis too: 40 of 5.
 	if znodes.Ops != 40 || znodes.Batch != 5 {
@@ -82,12 +92,15 @@ func TestRunAgainstZkd(t *testing.T) {
 	if err := cli(ctx, []string{"wait", "--servers", srv.Addr(), "--path", znodePath(200), "--timeout", "300ms"}, io.Discard, io.Discard); err == nil {
 		t.Error("wait for a znode that does not exist succeeded")
 	}
+	if err := cli(ctx, []string{"wait", "--servers", srv.Addr(), "--path", "/zkbench/createdelete", "--timeout", "300ms"}, io.Discard, io.Discard); err == nil {
+		t.Error("createdelete left its parent behind")
+	}
 
 	var md bytes.Buffer
 	if err := cli(ctx, []string{"compare", "--a", jsonPath, "--b", jsonPath}, &md, io.Discard); err != nil {
 		t.Fatalf("compare: %v", err)
 	}
-	for _, want := range []string{"| write throughput, set (ops/s) | ≥ 2x |", "### ephemeral", "| recovery-clean |", "| 1.00x |"} {
+	for _, want := range []string{"| throughput, set 64 × 32 (ops/s) | ≥ 3x |", "### ephemeral", "### createdelete", "| recovery-clean |", "| 1.00x |"} {
 		if !strings.Contains(md.String(), want) {
 			t.Errorf("comparison lacks %q", want)
 		}

@@ -76,7 +76,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 		return cmdCurve(args[1:], stderr)
 	case "list":
 		for _, w := range workloads {
-			fmt.Fprintf(stdout, "%-10s %s\n", w.name, w.desc)
+			fmt.Fprintf(stdout, "%-12s %s\n", w.name, w.desc)
 		}
 		return nil
 	case "-h", "-help", "--help", "help":
@@ -91,8 +91,11 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 type runOptions struct {
 	cfg       config
 	workloads []string
-	jsonPath  string
-	plotPath  string
+	// as records the (single) workload's results under this name, so one workload can be
+	// run with different shapes into one results file (get at 64 x 32 and get-1 at 1 x 1).
+	as       string
+	jsonPath string
+	plotPath string
 	// A run during which others took more than contentionLimit percent of the machine's
 	// CPU is run again, up to contentionRetries times, keeping the least disturbed.
 	contentionLimit   float64
@@ -132,10 +135,12 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.Float64Var(&o.contentionLimit, "contention-limit", 10, "percent of the machine's CPU others may take during a run (see --contention-retries)")
 	tf := addTLSFlags(fs)
 	wl := fs.String("w", "", "comma-separated workloads (also accepted as arguments)")
+	fs.StringVar(&o.as, "as", "", "record the results of the one workload given under this name (e.g. get-1 for get at --clients 1 --outstanding 1)")
+	fs.IntVar(&c.sessions, "sessions", 0, "sessions of the storm (default 2000) and idle (default 20000) workloads")
 	fs.Usage = func() {
 		fmt.Fprintf(stderr, "usage: zkbench run [flags] WORKLOAD...\n\nworkloads:\n")
 		for _, w := range workloads {
-			fmt.Fprintf(stderr, "  %-10s %s\n", w.name, w.desc)
+			fmt.Fprintf(stderr, "  %-12s %s\n", w.name, w.desc)
 		}
 		fmt.Fprintf(stderr, "\nflags:\n")
 		fs.PrintDefaults()
@@ -163,6 +168,12 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 		return nil, errors.New("--clients and --outstanding must be at least 1")
 	case c.znodesFrom < 0:
 		return nil, errors.New("--znodes-from must not be negative")
+	case o.as != "" && len(o.workloads) != 1:
+		return nil, fmt.Errorf("--as %q: give exactly one workload, not %d", o.as, len(o.workloads))
+	case o.as != "" && strings.TrimSpace(o.as) != o.as:
+		return nil, fmt.Errorf("--as %q: no leading or trailing spaces", o.as)
+	case c.sessions < 0:
+		return nil, errors.New("--sessions must not be negative")
 	case c.keys < 1 || c.znodes < 1 || c.multiSize < 1:
 		return nil, errors.New("--keys, --znodes and --multi-size must be at least 1")
 	case c.dataSize < 0 || c.largeSize < 0:
@@ -272,6 +283,9 @@ func runWorkloads(ctx context.Context, o *runOptions, stdout, stderr io.Writer) 
 			fmt.Fprintf(stderr, "zkbench: %s: others took %.0f%% of the machine's CPU; running it again\n", name, contended(r))
 		})
 		if res != nil {
+			if o.as != "" {
+				res.Of, res.Workload = res.Workload, o.as
+			}
 			results = append(results, res)
 			if table != nil {
 				tableRow(table, res)
@@ -511,8 +525,16 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	b := fs.String("b", "", "JSON-lines results of the second server")
 	aName := fs.String("a-name", "zkd", "name of the first server")
 	bName := fs.String("b-name", "ZooKeeper", "name of the second server")
+	notesPath := fs.String("notes", "", `file of "goal-key: text" lines explaining goals (a markdown link or a sentence), shown in a last "why" column`)
 	if err := fs.Parse(args); err != nil {
 		return err
+	}
+	var notes map[string]string
+	if *notesPath != "" {
+		var err error
+		if notes, err = readNotesFile(*notesPath); err != nil {
+			return err
+		}
 	}
 	if *a == "" || *b == "" {
 		return errors.New("--a and --b are required")
@@ -525,7 +547,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	writeComparison(stdout, newSide(*aName, ra), newSide(*bName, rb))
+	writeComparison(stdout, newSide(*aName, ra), newSide(*bName, rb), notes)
 	return nil
 }
 

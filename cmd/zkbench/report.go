@@ -20,23 +20,23 @@ const (
 // tableHeader and tableRow print results as an aligned text table, a row at a time, so a
 // row appears as soon as its run ends.
 func tableHeader(w io.Writer) {
-	fmt.Fprintf(w, "%-10s %-10s %7s %4s %7s %10s %10s %7s %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
+	fmt.Fprintf(w, "%-12s %-10s %7s %4s %7s %10s %10s %7s %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
 		"workload", "label", "clients", "out", "size", "ops", "ops/s", "errors",
 		"p50 ms", "p90 ms", "p99 ms", "p99.9 ms", "max ms", "srv us/op", "cli us/op", "srv cpu%", "cli cpu%", "srv rss MB", "box%", "oth%", "stl%")
 }
 
 func tableRow(w io.Writer, r *Result) {
 	if r.Kind == kindWait {
-		fmt.Fprintf(w, "%-10s %-10s %s: first success after %.3f s (%d failed attempts)\n",
+		fmt.Fprintf(w, "%-12s %-10s %s: first success after %.3f s (%d failed attempts)\n",
 			r.Workload, r.Label, r.Servers, r.ElapsedSeconds, r.Errors)
 		return
 	}
-	fmt.Fprintf(w, "%-10s %-10s %7d %4d %7d %10d %10.0f %7d %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
+	fmt.Fprintf(w, "%-12s %-10s %7d %4d %7d %10d %10.0f %7d %9s %9s %9s %9s %9s %9s %9s %8s %8s %9s %5s %5s %5s\n",
 		r.Workload, dash(r.Label), r.Clients, r.Outstanding, r.DataSize, r.Ops, r.OpsPerSec, r.Errors,
 		ms(r.Latency.P50), ms(r.Latency.P90), ms(r.Latency.P99), ms(r.Latency.P999), ms(r.Latency.Max),
 		opt(r.ServerCPUPerOpUS, "%.1f"), opt(r.ClientCPUPerOpUS, "%.2f"), pct(r.ServerCPUSeconds, r.Seconds), pct(r.ClientCPUSeconds, r.Seconds),
 		mb(r.ServerRSSEnd), opt(r.MachineBusyPct, "%.0f"), opt(r.OtherCPUPct, "%.0f"), opt(r.StealPct, "%.0f"))
-	if r.Note != "" || r.BytesPerZnode != 0 || r.Errors > 0 {
+	if r.Note != "" || r.BytesPerZnode != 0 || r.BytesPerSession != 0 || r.NotificationsPerSec != 0 || r.Errors > 0 {
 		var extra []string
 		if r.Note != "" {
 			extra = append(extra, r.Note)
@@ -44,10 +44,16 @@ func tableRow(w io.Writer, r *Result) {
 		if r.BytesPerZnode != 0 {
 			extra = append(extra, fmt.Sprintf("%.0f bytes of server RSS per znode", r.BytesPerZnode))
 		}
+		if r.BytesPerSession != 0 {
+			extra = append(extra, fmt.Sprintf("%.0f bytes of server RSS per session", r.BytesPerSession))
+		}
+		if r.NotificationsPerSec != 0 {
+			extra = append(extra, fmt.Sprintf("%.0f notifications/s delivered", r.NotificationsPerSec))
+		}
 		if r.Errors > 0 {
 			extra = append(extra, "errors: "+errorSummary(r.ErrorKinds))
 		}
-		fmt.Fprintf(w, "%-10s   %s\n", "", strings.Join(extra, "; "))
+		fmt.Fprintf(w, "%-12s   %s\n", "", strings.Join(extra, "; "))
 	}
 }
 
@@ -156,68 +162,172 @@ func ratio(a, b float64) string {
 	return fmt.Sprintf("%.2fx", a/b)
 }
 
-// goal is one of issue #6's targets: a metric of a workload whose ratio a/b is to be at
-// least (atLeast) or at most the target.
+// goal is one of issue 16's targets: a metric of a workload whose ratio a/b is to be at
+// least (atLeast) or at most the target, and, if abs is set, whose value for a is to be at
+// most abs too. key names it in a --notes file.
 type goal struct {
+	key      string
 	what     string
 	workload string
 	metric   func(*Result) float64
 	unit     string
 	atLeast  bool
 	target   float64
+	abs      float64
 }
 
 var (
-	mThroughput = func(r *Result) float64 { return r.OpsPerSec }
-	mCPUPerOp   = func(r *Result) float64 { return r.ServerCPUPerOpUS }
-	mP99        = func(r *Result) float64 { return r.Latency.P99 / 1000 }
-	mPerZnode   = func(r *Result) float64 { return r.BytesPerZnode }
-	mElapsed    = func(r *Result) float64 { return r.ElapsedSeconds }
+	mThroughput    = func(r *Result) float64 { return r.OpsPerSec }
+	mCPUPerOp      = func(r *Result) float64 { return r.ServerCPUPerOpUS }
+	mP50           = func(r *Result) float64 { return r.Latency.P50 / 1000 }
+	mP99           = func(r *Result) float64 { return r.Latency.P99 / 1000 }
+	mPerZnode      = func(r *Result) float64 { return r.BytesPerZnode }
+	mPerSession    = func(r *Result) float64 { return r.BytesPerSession }
+	mNotifications = func(r *Result) float64 { return r.NotificationsPerSec }
+	mElapsed       = func(r *Result) float64 { return r.ElapsedSeconds }
 )
 
+// goals are issue 16's, keyed by the workload names bench/compare.sh records.
 var goals = []goal{
-	{"write throughput, set (ops/s)", "set", mThroughput, "ops/s", true, 2},
-	{"read throughput, get (ops/s)", "get", mThroughput, "ops/s", true, 1.5},
-	{"server CPU per op, set (µs)", "set", mCPUPerOp, "µs", false, 0.5},
-	{"server CPU per op, get (µs)", "get", mCPUPerOp, "µs", false, 0.5},
-	{"p99 latency, set (ms)", "set", mP99, "ms", false, 0.5},
-	{"p99 latency, get (ms)", "get", mP99, "ms", false, 0.5},
-	{"memory per znode (bytes of RSS)", "znodes", mPerZnode, "bytes", false, 0.5},
-	{"restart recovery, clean stop (s)", "recovery-clean", mElapsed, "s", false, 0.25},
-	{"restart recovery, kill -9 (s)", "recovery-kill9", mElapsed, "s", false, 0.25},
+	{key: "cpu-set", what: "server CPU per op, set 1 KB (µs)", workload: "set", metric: mCPUPerOp, unit: "µs", target: 0.25},
+	{key: "cpu-get", what: "server CPU per op, get 1 KB (µs)", workload: "get", metric: mCPUPerOp, unit: "µs", target: 0.2},
+	{key: "cpu-createdelete", what: "server CPU per op, create+delete (µs)", workload: "createdelete", metric: mCPUPerOp, unit: "µs", target: 0.25},
+	{key: "cpu-multi", what: "server CPU per op, multi of 10 (µs)", workload: "multi", metric: mCPUPerOp, unit: "µs", target: 0.25},
+	{key: "throughput-set", what: "throughput, set 64 × 32 (ops/s)", workload: "set", metric: mThroughput, unit: "ops/s", atLeast: true, target: 3},
+	{key: "throughput-get", what: "throughput, get 64 × 32 (ops/s)", workload: "get", metric: mThroughput, unit: "ops/s", atLeast: true, target: 3},
+	{key: "p99-set", what: "p99 latency, set 64 × 32 (ms)", workload: "set", metric: mP99, unit: "ms", target: 0.33},
+	{key: "p99-get", what: "p99 latency, get 64 × 32 (ms)", workload: "get", metric: mP99, unit: "ms", target: 0.33},
+	{key: "p50-get-1", what: "p50 latency, get, 1 session × 1 outstanding (ms)", workload: "get-1", metric: mP50, unit: "ms", target: 0.5},
+	{key: "p50-set-1", what: "p50 latency, set, 1 session × 1 outstanding (ms)", workload: "set-1", metric: mP50, unit: "ms", target: 0.5},
+	{key: "watch-1000", what: "watch fan-out, 1000 watchers (notifications/s)", workload: "watch-1000", metric: mNotifications, unit: "ops/s", atLeast: true, target: 3},
+	{key: "storm", what: "connect storm, 2000 sessions opened and closed (sessions/s)", workload: "storm", metric: mThroughput, unit: "ops/s", atLeast: true, target: 3},
+	{key: "znodes", what: "memory per znode at 1M znodes (bytes of RSS)", workload: "znodes", metric: mPerZnode, unit: "bytes", target: 0.25},
+	{key: "znodes-10m", what: "memory per znode at 10M znodes (bytes of RSS)", workload: "znodes-10m", metric: mPerZnode, unit: "bytes", target: 0.25},
+	{key: "idle", what: "memory per idle session, ~20,000 sessions (bytes of RSS)", workload: "idle", metric: mPerSession, unit: "bytes", target: 0.25},
+	{key: "recovery-clean", what: "restart until the last write is readable, clean stop, 1M znodes (s)", workload: "recovery-clean", metric: mElapsed, unit: "s", target: 0.1},
+	{key: "recovery-kill9", what: "restart until the last write is readable, kill -9, 1M znodes (s)", workload: "recovery-kill9", metric: mElapsed, unit: "s", target: 0.1},
+	{key: "recovery-clean-10m", what: "restart until the last write is readable, clean stop, 10M znodes (s)", workload: "recovery-clean-10m", metric: mElapsed, unit: "s", target: 0.1},
+	{key: "recovery-kill9-10m", what: "restart until the last write is readable, kill -9, 10M znodes (s)", workload: "recovery-kill9-10m", metric: mElapsed, unit: "s", target: 0.1},
+	{key: "failover", what: "leader kill -9 until a write succeeds, 3 servers, empty (s)", workload: "failover", metric: mElapsed, unit: "s", target: 0.25, abs: 0.105},
+	{key: "failover-1m", what: "leader kill -9 until a write succeeds, 3 servers, 1M znodes (s)", workload: "failover-1m", metric: mElapsed, unit: "s", target: 0.25},
+	{key: "ensemble-set", what: "3-server ensemble set throughput (ops/s)", workload: "ensemble-set", metric: mThroughput, unit: "ops/s", atLeast: true, target: 3},
+	{key: "ensemble-get", what: "3-server ensemble get throughput (ops/s)", workload: "ensemble-get", metric: mThroughput, unit: "ops/s", atLeast: true, target: 3},
+}
+
+// Verdicts of a goal.
+const (
+	goalMet         = "yes"
+	goalUnmet       = "no"
+	goalNotMeasured = "not measured"
+)
+
+// verdict judges g on the figures va (of the server under test) and vb (of the reference),
+// 0 meaning missing. An absolute bound broken is a "no" even without the reference.
+func (g goal) verdict(va, vb float64) string {
+	switch {
+	case va <= 0:
+		return goalNotMeasured
+	case g.abs > 0 && va > g.abs:
+		return goalUnmet
+	case vb <= 0:
+		return goalNotMeasured
+	}
+	r := va / vb
+	if (g.atLeast && r >= g.target) || (!g.atLeast && r <= g.target) {
+		return goalMet
+	}
+	return goalUnmet
+}
+
+// targetCell renders g's target: the ratio, and the absolute bound if there is one.
+func (g goal) targetCell() string {
+	cmp := "≥"
+	if !g.atLeast {
+		cmp = "≤"
+	}
+	t := fmt.Sprintf("%s %.2gx", cmp, g.target)
+	if g.abs > 0 {
+		t += fmt.Sprintf(" and ≤ %s %s", num(g.abs, g.unit), g.unit)
+	}
+	return t
+}
+
+// readNotes reads a --notes file: "key: text" lines, where key is a goal's and text (a
+// sentence or a markdown link) explains why it is not met. Blank lines and lines starting
+// with # are skipped; an unknown key is an error, so that a misspelt note is not lost.
+func readNotes(r io.Reader) (map[string]string, error) {
+	known := map[string]bool{}
+	for _, g := range goals {
+		known[g.key] = true
+	}
+	notes := map[string]string{}
+	sc := bufio.NewScanner(r)
+	for line := 1; sc.Scan(); line++ {
+		l := strings.TrimSpace(sc.Text())
+		if l == "" || strings.HasPrefix(l, "#") {
+			continue
+		}
+		key, text, ok := strings.Cut(l, ":")
+		key, text = strings.TrimSpace(key), strings.TrimSpace(text)
+		switch {
+		case !ok || text == "":
+			return nil, fmt.Errorf("line %d: want \"key: text\"", line)
+		case !known[key]:
+			return nil, fmt.Errorf("line %d: no goal %q", line, key)
+		}
+		// A pipe would end the table's cell.
+		text = strings.ReplaceAll(text, "|", `\|`)
+		if prev, dup := notes[key]; dup { // a long note may take several lines
+			text = prev + " " + text
+		}
+		notes[key] = text
+	}
+	return notes, sc.Err()
+}
+
+func readNotesFile(path string) (map[string]string, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	notes, err := readNotes(f)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", path, err)
+	}
+	return notes, nil
+}
+
+// writeGoals writes the goals table: every goal, measured or not. With notes, a last
+// column gives each goal's explanation.
+func writeGoals(w io.Writer, a, b side, notes map[string]string) {
+	rt := fmt.Sprintf("%s / %s", a.name, b.name)
+	why, sep := "", ""
+	if len(notes) > 0 {
+		why, sep = " why |", "---|"
+	}
+	fmt.Fprintf(w, "### Goals\n\n| goal | target (%s) | %s | %s | ratio | met |%s\n|---|---|---|---|---|---|%s\n", rt, a.name, b.name, why, sep)
+	for _, g := range goals {
+		va, vb := metricOf(a.byWL[g.workload], g.metric), metricOf(b.byWL[g.workload], g.metric)
+		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |", g.what, g.targetCell(),
+			num(va, g.unit), num(vb, g.unit), ratio(va, vb), g.verdict(va, vb))
+		if len(notes) > 0 {
+			fmt.Fprintf(w, " %s |", notes[g.key])
+		}
+		fmt.Fprintln(w)
+	}
+	fmt.Fprintln(w)
 }
 
 // writeComparison writes markdown tables comparing a (e.g. zkd) with b (e.g. ZooKeeper):
-// the goals, then one table per load workload, then the wait figures. Ratios are a/b.
-func writeComparison(w io.Writer, a, b side) {
+// the goals, then one table per load workload, then the wait figures. Ratios are a/b;
+// notes explain goals (see readNotes) and may be nil.
+func writeComparison(w io.Writer, a, b side, notes map[string]string) {
 	rt := fmt.Sprintf("%s / %s", a.name, b.name)
 	if warn := contention(a, b); warn != "" {
 		fmt.Fprintf(w, "**Warning:** %s\n\n", warn)
 	}
-	fmt.Fprintf(w, "### Goals\n\n| goal | target (%s) | %s | %s | ratio | met |\n|---|---|---|---|---|---|\n", rt, a.name, b.name)
-	for _, g := range goals {
-		ra, rb := a.byWL[g.workload], b.byWL[g.workload]
-		if ra == nil && rb == nil {
-			continue
-		}
-		va, vb := metricOf(ra, g.metric), metricOf(rb, g.metric)
-		cmp := "≥"
-		if !g.atLeast {
-			cmp = "≤"
-		}
-		met := "—"
-		if va > 0 && vb > 0 {
-			r := va / vb
-			if (g.atLeast && r >= g.target) || (!g.atLeast && r <= g.target) {
-				met = "yes"
-			} else {
-				met = "no"
-			}
-		}
-		fmt.Fprintf(w, "| %s | %s %.2gx | %s | %s | %s | %s |\n", g.what, cmp, g.target,
-			num(va, g.unit), num(vb, g.unit), ratio(va, vb), met)
-	}
-	fmt.Fprintln(w)
+	writeGoals(w, a, b, notes)
 
 	names := append([]string(nil), a.order...)
 	for _, n := range b.order {
@@ -270,7 +380,9 @@ func writeComparison(w io.Writer, a, b side) {
 		row("other processes' CPU (% of all cores)", func(r *Result) float64 { return r.OtherCPUPct }, "%m")
 		row("CPU stolen by the hypervisor (%)", func(r *Result) float64 { return r.StealPct }, "%m")
 		row("server RSS at end (MB)", func(r *Result) float64 { return float64(r.ServerRSSEnd) / (1 << 20) }, "MB")
+		row("watch notifications delivered (/s)", mNotifications, "ops/s")
 		row("server RSS per znode (bytes)", mPerZnode, "bytes")
+		row("server RSS per session (bytes)", mPerSession, "bytes")
 		fmt.Fprintf(w, "| errors | %s | %s | |\n", errCell(ra), errCell(rb))
 		if notes := noteCells(a, b, ra, rb); notes != "" {
 			fmt.Fprintf(w, "\n%s\n", notes)
@@ -385,11 +497,17 @@ func noteCells(a, b side, ra, rb *Result) string {
 // shape describes a run's parameters in words.
 func shape(r *Result) string {
 	var parts []string
-	switch r.Workload {
+	switch r.base() {
 	case "watch":
 		parts = append(parts, fmt.Sprintf("1 writer, %d watchers", r.Clients))
 	case "connect", "ephemeral":
 		parts = append(parts, fmt.Sprintf("%d concurrent session cycles", r.Clients))
+	case "storm":
+		return fmt.Sprintf("%d sessions opened, then closed, in rounds, %d handshakes at a time; throughput is sessions/s, latency the opening; measured for %.1f s.",
+			r.Clients, r.Batch, r.Seconds)
+	case "idle":
+		return fmt.Sprintf("%d idle sessions opened, %d at a time, and held until the server's RSS settled; throughput is sessions connected/s, latency the opening; measured for %.1f s.",
+			r.Clients, r.Batch, r.Seconds)
 	case "znodes":
 		return fmt.Sprintf("%d znodes of %d bytes in multis of %d, %d sessions × %d outstanding.",
 			r.Keys, r.DataSize, r.Batch, r.Clients, r.Outstanding)
@@ -402,7 +520,7 @@ func shape(r *Result) string {
 	if r.Keys > 0 {
 		parts = append(parts, fmt.Sprintf("%d keys", r.Keys))
 	}
-	if r.Batch > 0 && r.Workload != "watch" {
+	if r.Batch > 0 && r.base() != "watch" {
 		parts = append(parts, fmt.Sprintf("%d per multi", r.Batch))
 	}
 	return strings.Join(parts, ", ") + fmt.Sprintf("; measured for %.1f s.", r.Seconds)

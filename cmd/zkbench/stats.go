@@ -125,9 +125,11 @@ func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
 
 // Result is one run of one workload: the line zkbench writes as JSON and renders in tables.
 type Result struct {
-	Kind        string `json:"kind,omitempty"`  // "" for a load run, "wait" or "fsync"
-	Label       string `json:"label,omitempty"` // what the run was against, e.g. "zkd"
-	Workload    string `json:"workload"`
+	Kind     string `json:"kind,omitempty"`  // "" for a load run, "wait" or "fsync"
+	Label    string `json:"label,omitempty"` // what the run was against, e.g. "zkd"
+	Workload string `json:"workload"`
+	// Of is the workload that ran when its results are recorded under another name (run --as).
+	Of          string `json:"of,omitempty"`
 	Servers     string `json:"servers,omitempty"`
 	Clients     int    `json:"clients,omitempty"`
 	Outstanding int    `json:"outstanding,omitempty"`
@@ -152,6 +154,11 @@ type Result struct {
 	ServerRSSStart   int64   `json:"server_rss_start,omitempty"`
 	ServerRSSEnd     int64   `json:"server_rss_end,omitempty"`
 	BytesPerZnode    float64 `json:"bytes_per_znode,omitempty"`
+	// BytesPerSession is the growth of the server's RSS per idle session held open.
+	BytesPerSession float64 `json:"bytes_per_session,omitempty"`
+	// NotificationsPerSec is the watch notifications delivered per second: writes/s times
+	// the watchers that received each.
+	NotificationsPerSec float64 `json:"notifications_per_sec,omitempty"`
 	// zkbench's own CPU (getrusage: user+system of its process) over the measured window, and
 	// per op next to the server's: how much of the machine the client took to measure it.
 	ClientCPUSeconds float64 `json:"client_cpu_s,omitempty"`
@@ -172,6 +179,14 @@ type Result struct {
 	Note             string  `json:"note,omitempty"`
 	Attempts         int     `json:"attempts,omitempty"` // runs made; the least disturbed is kept
 	LatenciesClamped int64   `json:"latencies_clamped,omitempty"`
+}
+
+// base is the workload that ran: Workload, unless it was recorded under another name.
+func (res *Result) base() string {
+	if res.Of != "" {
+		return res.Of
+	}
+	return res.Workload
 }
 
 // fill sets the counts and latency fields from a merged recorder measured over elapsed.

@@ -27,11 +27,14 @@ var workloads = []*workload{
 	{name: "get", desc: "getData on random keys of the key space", run: keyspaceRun(opGet)},
 	{name: "exists", desc: "exists on random keys of the key space", run: keyspaceRun(opExists)},
 	{name: "mixed", desc: "getData with probability read-ratio, else setData", run: keyspaceRun(opMixed)},
+	{name: "createdelete", desc: "each session creates a znode (data-size bytes) then deletes it, pipelined; ops counts both", run: runCreateDelete},
 	{name: "multi", desc: "multi of multi-size setData ops on random keys; ops counts multis", run: keyspaceRun(opMulti)},
 	{name: "large", desc: "setData of large-size bytes on a key space of at most 100 keys", run: runLarge},
 	{name: "watch", desc: "one writer, clients watchers re-arming a data watch; latency is write-to-notification", run: runWatch},
 	{name: "connect", desc: "connect storm: clients loops of connect + closeSession; latency is the cycle", run: runConnect},
 	{name: "ephemeral", desc: "ephemeral churn: clients loops of connect + create ephemeral + closeSession", run: runEphemeral},
+	{name: "storm", desc: "connect storm: open --sessions sessions (clients handshakes at a time), close them all, in rounds; ops/s is sessions/s, latency the open", run: runStorm},
+	{name: "idle", desc: "open --sessions sessions and hold them, pinging; reports server RSS per session", noWarmup: true, run: runIdle},
 	{name: "znodes", desc: "memory: create --znodes znodes (16-byte paths, 10-byte data) in multis of multi-size; reports server RSS per znode", noWarmup: true, once: true, run: runZnodes},
 }
 
@@ -280,6 +283,56 @@ func runCreate(ctx context.Context, b *bench) (*Result, error) {
 		return res, fmt.Errorf("cleanup: %w", err)
 	}
 	return res, nil
+}
+
+// runCreateDelete has each session create a znode and then delete it, the two requests
+// pipelined like any others: a session's requests are answered in order, so the delete
+// always finds its znode. The znodes live under a parent of their own, removed afterwards.
+func runCreateDelete(ctx context.Context, b *bench) (*Result, error) {
+	dir := b.cfg.root + "/createdelete"
+	b.data = payload(b.cfg.dataSize)
+	if err := b.withSetup(ctx, func(conns []*conn) error { return ensurePath(ctx, conns[0], dir, nil) }); err != nil {
+		return nil, err
+	}
+	res, runErr := b.runPipelined(ctx, func(w *worker, c *call) bool {
+		p := createPath(dir, w.id, w.seq/2)
+		if w.seq%2 == 0 {
+			c.setRequest(jute.OpCreate, &jute.CreateRequest{Path: p, Data: w.b.data, ACL: jute.OpenACLUnsafe})
+		} else {
+			c.setRequest(jute.OpDelete, &jute.DeleteRequest{Path: p, Version: -1})
+		}
+		w.seq++
+		return true
+	}, false)
+	// The run may end between a create and its delete, or fail: whatever is left goes.
+	err := b.withSetup(ctx, func(conns []*conn) error { return deleteTree(ctx, conns, dir) })
+	if err != nil {
+		err = fmt.Errorf("cleanup: %w", err)
+	}
+	return res, errors.Join(runErr, err)
+}
+
+// deleteTree deletes dir and its children (which must have none of their own).
+func deleteTree(ctx context.Context, conns []*conn, dir string) error {
+	body, err := conns[0].do(ctx, jute.OpGetChildren, &jute.GetChildrenRequest{Path: dir})
+	if errors.Is(err, jute.ErrNoNode) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("children of %s: %w", dir, err)
+	}
+	var kids jute.GetChildrenResponse
+	if err := jute.Unmarshal(body, &kids); err != nil {
+		return fmt.Errorf("children of %s: %w", dir, err)
+	}
+	paths := make([]string, len(kids.Strings))
+	for i, k := range kids.Strings {
+		paths[i] = dir + "/" + k
+	}
+	if err := deleteAll(ctx, conns, paths); err != nil {
+		return err
+	}
+	return deleteAll(ctx, conns[:1], []string{dir})
 }
 
 // deleteAll deletes paths, accepting those that do not exist.
