@@ -325,7 +325,10 @@ git diff --quiet HEAD -- . ':!bench/RESULTS*' 2>/dev/null || rev="$rev (with unc
   echo
   echo "## Results"
   echo
-  zkbench compare --a "$work/zkd.jsonl" --a-name zkd --b "$work/zookeeper.jsonl" --b-name ZooKeeper
+  notes=()
+  # Why a goal is not met: goal key, then the explanation (the profile that limits it).
+  [ ! -f "$repo/bench/RESULTS.notes" ] || notes=(--notes "$repo/bench/RESULTS.notes")
+  zkbench compare --a "$work/zkd.jsonl" --a-name zkd --b "$work/zookeeper.jsonl" --b-name ZooKeeper "${notes[@]+"${notes[@]}"}"
   if [ -n "$heap_fresh" ] && [ -n "$heap_full" ]; then
     echo "### Live heap"
     echo
