@@ -121,14 +121,14 @@ best() { jq -sc 'max_by(.ops_per_sec)' "$1"; }
 
 # rounds_table: every round's figures, to see how far apart they were.
 rounds_table() {
-  echo "| shape | server | round | ops/s | p50 (ms) | p99 (ms) | server CPU per op (µs) | errors |"
-  echo "|---|---|---|---|---|---|---|---|"
+  echo "| shape | server | round | ops/s | p50 (ms) | p99 (ms) | server CPU per op (µs) | errors | other processes' CPU (%) |"
+  echo "|---|---|---|---|---|---|---|---|---|"
   local s k
   for s in "${shapes[@]}"; do
     for k in zkd etcd; do
       jq -r --arg s "$s" --arg k "$k" '[$s, $k, input_line_number, .ops_per_sec,
           (.latency_us.p50 / 1000 * 100 | round / 100), (.latency_us.p99 / 1000 * 100 | round / 100),
-          (.server_cpu_us_per_op // 0), .errors] | "| " + (map(tostring) | join(" | ")) + " |"' \
+          (.server_cpu_us_per_op // 0), .errors, (.other_cpu_pct // 0)] | "| " + (map(tostring) | join(" | ")) + " |"' \
         "$work/$k-$s.jsonl"
     done
   done
@@ -154,7 +154,7 @@ fs=$(df -PT "$work" | awk 'NR == 2 { print $2 " on " $1 }')
   echo "  outstanding requests per client). The tables below show each server's best round (highest"
   echo "  ops/s); every round is in the last table. For etcd, the \"zkbench CPU\" rows are etcdbench's"
   echo "  own (etcd's Go gRPC client costs far more per request than zkbench's, and shares the same"
-  echo "  CPUs); etcdbench does not sample the machine, so etcd's machine rows are empty."
+  echo "  CPUs). Machine figures are sampled from /proc/stat by both benchmarks alike."
   echo "- The Goals tables are \`zkbench compare\`'s targets against Apache ZooKeeper (issue #6); against"
   echo "  etcd they are for reference only."
   for s in "${shapes[@]}"; do

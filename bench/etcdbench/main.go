@@ -19,6 +19,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"os/signal"
+	"runtime"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -105,9 +106,10 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	fmt.Fprintf(stdout, "%s set %dx%d %dB: %d ops in %.1f s, %.0f ops/s, p50 %.2f ms, p99 %.2f ms, %d errors, server %.1f µs/op, client %.1f µs/op\n",
+	fmt.Fprintf(stdout, "%s set %dx%d %dB: %d ops in %.1f s, %.0f ops/s, p50 %.2f ms, p99 %.2f ms, %d errors, server %.1f µs/op, client %.1f µs/op, machine %.0f%% busy, others %.0f%%\n",
 		res.Label, res.Clients, res.Outstanding, res.DataSize, res.Ops, res.Seconds, res.OpsPerSec,
-		res.Latency.P50/1000, res.Latency.P99/1000, res.Errors, res.ServerCPUPerOpUS, res.ClientCPUPerOpUS)
+		res.Latency.P50/1000, res.Latency.P99/1000, res.Errors, res.ServerCPUPerOpUS, res.ClientCPUPerOpUS,
+		res.MachineBusyPct, res.OtherCPUPct)
 	if c.jsonPath == "" {
 		return nil
 	}
@@ -214,6 +216,7 @@ func run(ctx context.Context, c *config) (*Result, error) {
 	if err != nil {
 		slog.Warn("no server figures", "err", err)
 	}
+	mach0 := sampleMachine()
 	cpu0 := selfCPU()
 	start := time.Now()
 	measuring.Store(true)
@@ -221,6 +224,7 @@ func run(ctx context.Context, c *config) (*Result, error) {
 	done.Store(true)
 	elapsed := time.Since(start)
 	cpu1 := selfCPU()
+	mach1 := sampleMachine()
 	after, err := sampleProc(c.serverPID)
 	if err != nil {
 		slog.Warn("no server figures", "err", err)
@@ -243,6 +247,7 @@ func run(ctx context.Context, c *config) (*Result, error) {
 	res.fill(total, elapsed)
 	res.fillServer(before, after)
 	res.fillClient(cpu1 - cpu0)
+	res.fillMachine(mach0, mach1, runtime.NumCPU())
 	return res, nil
 }
 
@@ -361,6 +366,11 @@ type Result struct {
 	ServerRSSEnd     int64   `json:"server_rss_end,omitempty"`
 	ClientCPUSeconds float64 `json:"client_cpu_s,omitempty"`
 	ClientCPUPerOpUS float64 `json:"client_cpu_us_per_op,omitempty"`
+	MachineBusyPct   float64 `json:"machine_busy_pct,omitempty"`
+	MachineIOWaitPct float64 `json:"machine_iowait_pct,omitempty"`
+	KernelThreadsPct float64 `json:"kernel_threads_pct,omitempty"`
+	StealPct         float64 `json:"steal_pct,omitempty"`
+	OtherCPUPct      float64 `json:"other_cpu_pct,omitempty"`
 	LatenciesClamped int64   `json:"latencies_clamped,omitempty"`
 }
 
