@@ -3,8 +3,12 @@ package main
 import (
 	"errors"
 	"fmt"
+	"io"
 	"math"
+	"net"
+	"os"
 	"runtime"
+	"syscall"
 	"testing"
 	"time"
 
@@ -173,5 +177,24 @@ func TestMachineUse(t *testing.T) {
 	}
 	if m := sampleMachine(); !m.ok || m.total <= 0 || m.kthreads <= 0 {
 		t.Errorf("sampleMachine on this machine: %+v", m)
+	}
+}
+
+// Network errors name their ports; counted by kind, a thousand refused connections are one
+// kind, not a thousand.
+func TestErrKindDropsAddresses(t *testing.T) {
+	mk := func(port int, err error) error {
+		return fmt.Errorf("connect to 127.0.0.1:2181: %w", &net.OpError{Op: "read", Net: "tcp",
+			Source: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: port}, Addr: &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 2181}, Err: err})
+	}
+	reset := &os.SyscallError{Syscall: "read", Err: syscall.ECONNRESET}
+	if a, b := errKind(mk(40000, reset)), errKind(mk(40001, reset)); a != b || a != syscall.ECONNRESET.Error() {
+		t.Errorf("connection resets from two ports: kinds %q and %q, want both %q", a, b, syscall.ECONNRESET.Error())
+	}
+	if k := errKind(fmt.Errorf("connect to 127.0.0.1:2181: %w", io.EOF)); k != "connection closed by the server" {
+		t.Errorf("EOF: kind %q", k)
+	}
+	if k := errKind(mk(40002, errors.New("i/o timeout"))); k != "read: i/o timeout" {
+		t.Errorf("op error: kind %q", k)
 	}
 }
