@@ -290,25 +290,37 @@ func (r *Registry) LearnerQueue(sid int64) (size, timeMs prometheus.Observer) {
 // (DataTree.STAT_OVERHEAD_BYTES: six longs and five ints).
 const statOverheadBytes = 6*8 + 5*4
 
-// namespace is the first component of a path, ZooKeeper's PathUtils.getTopNamespace: ""
-// for the root, which ZooKeeper does not observe.
-func namespace(path string) string {
-	ns, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
-	return ns
-}
-
-// javaLen is Java's String.length of s: UTF-16 code units, the bytes of an ASCII path.
-func javaLen(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			n := 0
-			for _, r := range s {
-				n += utf16.RuneLen(r)
-			}
-			return n
+// namespace is the first component of a path, ZooKeeper's PathUtils.getTopNamespace ("" for
+// the root, which ZooKeeper does not observe), and the path's Java String.length: UTF-16
+// code units, the bytes of an ASCII path. One pass over the path, as this runs for every
+// read and write.
+func namespace(path string) (ns string, javaLen int) {
+	end := -1
+	for i := 1; i < len(path); i++ {
+		c := path[i]
+		if c >= utf8.RuneSelf {
+			return namespaceSlow(path)
+		}
+		if c == '/' && end < 0 {
+			end = i
 		}
 	}
-	return len(s)
+	if end < 0 {
+		end = len(path)
+	}
+	if len(path) == 0 || path[0] != '/' {
+		return namespaceSlow(path)
+	}
+	return path[1:end], len(path)
+}
+
+func namespaceSlow(path string) (string, int) {
+	ns, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	n := 0
+	for _, r := range path {
+		n += utf16.RuneLen(r)
+	}
+	return ns, n
 }
 
 // NamespaceRead records a successful getData, exists or getChildren of path that returned
@@ -318,8 +330,8 @@ func (r *Registry) NamespaceRead(path string, bytes int) {
 	if r == nil {
 		return
 	}
-	if ns := namespace(path); ns != "" {
-		r.readPerNS.Observe(ns, float64(javaLen(path)+bytes+statOverheadBytes))
+	if ns, n := namespace(path); ns != "" {
+		r.readPerNS.Observe(ns, float64(n+bytes+statOverheadBytes))
 	}
 }
 
@@ -330,7 +342,7 @@ func (r *Registry) NamespaceWrite(path string, bytes int) {
 	if r == nil {
 		return
 	}
-	if ns := namespace(path); ns != "" {
-		r.writePerNS.Observe(ns, float64(javaLen(path)+bytes))
+	if ns, n := namespace(path); ns != "" {
+		r.writePerNS.Observe(ns, float64(n+bytes))
 	}
 }
