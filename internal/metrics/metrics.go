@@ -81,6 +81,7 @@ type Registry struct {
 	learnerQPTime *fastSummarySet     // learner_handler_qp_time_ms, by learner sid
 	readPerNS     *fastSummarySet     // read_per_namespace, bytes
 	writePerNS    *fastSummarySet     // write_per_namespace, bytes
+	ackLatency    *fastSummarySet     // ack_latency, ms, by acking sid
 
 	fsyncSeconds      prometheus.Histogram
 	groupCommit       prometheus.Histogram
@@ -136,7 +137,8 @@ func New(opts Options) *Registry {
 	r.learnerQPTime = newFastSummarySet("learner_handler_qp_time_ms", advancedObjectives, 1)
 	r.readPerNS = newFastSummarySet("read_per_namespace", basicObjectives, 1)
 	r.writePerNS = newFastSummarySet("write_per_namespace", basicObjectives, 1)
-	r.reg.MustRegister(r.learnerQPSize, r.learnerQPTime, r.readPerNS, r.writePerNS)
+	r.ackLatency = newFastSummarySet("ack_latency", advancedObjectives, 1)
+	r.reg.MustRegister(r.learnerQPSize, r.learnerQPTime, r.readPerNS, r.writePerNS, r.ackLatency)
 	for _, n := range zkBasicSummarySets {
 		if n == "learner_handler_qp_size" || n == "read_per_namespace" || n == "write_per_namespace" {
 			continue
@@ -144,7 +146,7 @@ func New(opts Options) *Registry {
 		r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: basicObjectives}, []string{setLabel}))
 	}
 	for _, n := range zkAdvancedSummarySets {
-		if n != "learner_handler_qp_time_ms" {
+		if n != "learner_handler_qp_time_ms" && n != "ack_latency" {
 			r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: advancedObjectives}, []string{setLabel}))
 		}
 	}
@@ -284,6 +286,16 @@ func (r *Registry) LearnerQueue(sid int64) (size, timeMs prometheus.Observer) {
 	}
 	key := strconv.FormatInt(sid, 10)
 	return r.learnerQPSize.with(key), r.learnerQPTime.with(key)
+}
+
+// AckLatency records, on the leader, that sid acked a sampled proposal ms milliseconds
+// after its txn's time, as ZooKeeper's Leader.processAck feeds ack_latency (keyed by the
+// sid; negative times, from a clock stepping back, are dropped as ZooKeeper drops them).
+func (r *Registry) AckLatency(sid, ms int64) {
+	if r == nil || ms < 0 {
+		return
+	}
+	r.ackLatency.Observe(strconv.FormatInt(sid, 10), float64(ms))
 }
 
 // statOverheadBytes is what ZooKeeper adds to a read's size for the Stat it returns
