@@ -128,7 +128,7 @@ const (
 // Leader runs Zab's leader side for one epoch.
 type Leader struct {
 	// selfAck is the highest proposal the leader's own log acked, for Ready.Acked.
-	selfAck int64
+	selfAck       int64
 	cfg           LeaderConfig
 	st            PersistentState
 	phase         ldPhase
