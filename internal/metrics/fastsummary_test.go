@@ -55,3 +55,44 @@ func TestFastSummary(t *testing.T) {
 		}
 	}
 }
+
+// TestBuckets: every value lands in a bucket whose top is at least the value and within
+// 1% of it, and buckets are contiguous up to fastSummaryMax.
+func TestBuckets(t *testing.T) {
+	prev := -1
+	check := func(v uint64, dense bool) {
+		i := bucketOf(v)
+		if i < prev || dense && i > prev+1 {
+			t.Fatalf("value %d in bucket %d after bucket %d", v, i, prev)
+		}
+		prev = i
+		top := bucketTop(i)
+		if top < v || float64(top-v) > 0.01*float64(v) {
+			t.Fatalf("value %d in bucket %d whose top is %d", v, i, top)
+		}
+		if bucketOf(top) != i {
+			t.Fatalf("bucket %d's top %d lands in bucket %d", i, top, bucketOf(top))
+		}
+	}
+	for v := uint64(0); v < 100_000; v++ {
+		check(v, true)
+	}
+	for v := uint64(100_000); v <= fastSummaryMax; v += v / 300 {
+		check(v, false)
+	}
+	check(fastSummaryMax, false)
+	if n := bucketOf(fastSummaryMax); n != numBuckets-1 {
+		t.Fatalf("the largest value's bucket is %d of %d", n, numBuckets)
+	}
+}
+
+// TestNamespace: the one-pass namespace and length agree with the plain definitions.
+func TestNamespace(t *testing.T) {
+	for _, p := range []string{"/", "/a", "/app", "/app/", "/app/b/c", "//x", "", "x/y", "/\u00e9t\U0001F600/z", "/a/\u00e9"} {
+		ns, n := namespace(p)
+		wantNS, wantN := namespaceSlow(p)
+		if ns != wantNS || n != wantN {
+			t.Errorf("namespace(%q) = %q, %d, want %q, %d", p, ns, n, wantNS, wantN)
+		}
+	}
+}
