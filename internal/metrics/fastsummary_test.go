@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -94,5 +95,36 @@ func TestNamespace(t *testing.T) {
 		if ns != wantNS || n != wantN {
 			t.Errorf("namespace(%q) = %q, %d, want %q, %d", p, ns, n, wantNS, wantN)
 		}
+	}
+}
+
+// TestFastSummaryConcurrent: observers on several goroutines and scrapes turning the
+// windows over meanwhile lose no count and no sum.
+func TestFastSummaryConcurrent(t *testing.T) {
+	s := newFastSummary("updatelatency", advancedObjectives, 1000)
+	s.window = 0 // every scrape turns the window over
+	const goroutines, each = 4, 5000
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				s.Observe(float64(i % 10))
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 50 {
+			collectSummary(t, s)
+		}
+	}()
+	wg.Wait()
+	<-done
+	got := collectSummary(t, s)
+	if got.GetSampleCount() != goroutines*each || got.GetSampleSum() != goroutines*each/10*45 {
+		t.Fatalf("count %d sum %v, want %d, %d", got.GetSampleCount(), got.GetSampleSum(), goroutines*each, goroutines*each/10*45)
 	}
 }
