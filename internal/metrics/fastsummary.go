@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/bits"
 	"sort"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -182,47 +183,44 @@ func (s *fastSummary) read() (count uint64, sum float64, qs map[float64]float64)
 
 // fastSummarySet is ZooKeeper's SummarySet (one summary per key, labelled "key") made of
 // fastSummaries, for values observed per packet or per request: a key's summary is made on
-// its first observation, and found again without a lock in a copy-on-write map
-// (read_per_namespace, write_per_namespace, learner_handler_qp_size,
-// learner_handler_qp_time_ms, ack_latency).
+// its first observation and found again under a read lock, two uncontended atomics (the
+// write lock is taken only to add a key; a copy-on-write map would cost a copy per new
+// key, quadratic with many top-level znodes) (read_per_namespace, write_per_namespace,
+// learner_handler_qp_size, learner_handler_qp_time_ms, ack_latency).
 type fastSummarySet struct {
 	desc       *prometheus.Desc
 	objectives map[float64]float64
 	scale      float64
-	members    atomic.Pointer[map[string]*fastSummary]
-	mu         sync.Mutex // adding a key
+	mu         sync.RWMutex
+	members    map[string]*fastSummary
 }
 
 func newFastSummarySet(name string, objectives map[float64]float64, scale float64) *fastSummarySet {
-	s := &fastSummarySet{
+	return &fastSummarySet{
 		desc:       prometheus.NewDesc(name, name, []string{setLabel}, nil),
 		objectives: objectives,
 		scale:      scale,
+		members:    map[string]*fastSummary{},
 	}
-	s.members.Store(&map[string]*fastSummary{})
-	return s
 }
 
 // with returns key's summary, making it on first use. key may be a slice of a longer
 // string: a new key is copied before it is kept.
 func (s *fastSummarySet) with(key string) *fastSummary {
-	if m := (*s.members.Load())[key]; m != nil {
+	s.mu.RLock()
+	m := s.members[key]
+	s.mu.RUnlock()
+	if m != nil {
 		return m
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	old := *s.members.Load()
-	if m := old[key]; m != nil {
+	if m := s.members[key]; m != nil {
 		return m
 	}
-	key = string([]byte(key))
-	m := newFastSummaryDesc(s.desc, []string{key}, s.objectives, s.scale)
-	next := make(map[string]*fastSummary, len(old)+1)
-	for k, v := range old {
-		next[k] = v
-	}
-	next[key] = m
-	s.members.Store(&next)
+	key = strings.Clone(key)
+	m = newFastSummaryDesc(s.desc, []string{key}, s.objectives, s.scale)
+	s.members[key] = m
 	return m
 }
 
@@ -232,7 +230,13 @@ func (s *fastSummarySet) Observe(key string, v float64) { s.with(key).Observe(v)
 func (s *fastSummarySet) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
 
 func (s *fastSummarySet) Collect(ch chan<- prometheus.Metric) {
-	for _, m := range *s.members.Load() {
+	s.mu.RLock()
+	members := make([]*fastSummary, 0, len(s.members))
+	for _, m := range s.members {
+		members = append(members, m)
+	}
+	s.mu.RUnlock()
+	for _, m := range members {
 		m.Collect(ch)
 	}
 }
