@@ -13,6 +13,10 @@ import (
 // the counter's rollover in a test.
 func SetZxidCounterStart(c *Config, n int64) { c.zxidCounterStart = n }
 
+// SetAckSampleEvery makes a leader time the acks of every proposal whose zxid is a
+// multiple of n (ack_latency) instead of one in 1000.
+func SetAckSampleEvery(c *Config, n int64) { c.ackSampleEvery = n }
+
 // CutAfterSnap makes a learner drop its connection to the leader once, right after it
 // loaded a SNAP (before NEWLEADER), when cut is set.
 func CutAfterSnap(c *Config, cut *atomic.Bool) { c.cutAfterSnap = cut }

@@ -40,10 +40,27 @@ type leaderRole struct {
 	// pendingConfig is the configuration the reconfig being prepared proposes
 	// (prepReconfig), taken by its propose.
 	pendingConfig *zab.Config
+	// ackTimes holds the txn time (ms) of each sampled proposal waiting to commit, for
+	// ack_latency (observeAcks).
+	ackTimes map[int64]int64
+}
+
+// defaultAckSampleEvery is ZooKeeper's zookeeper.leader.ackLoggingFrequency default: the
+// leader times the acks of one proposal in 1000 (those whose zxid is a multiple of it).
+const defaultAckSampleEvery = 1000
+
+func (s *Server) ackSampleEvery() int64 {
+	if s.cfg.Metrics == nil {
+		return 0 // nothing to feed
+	}
+	if s.cfg.ackSampleEvery > 0 {
+		return s.cfg.ackSampleEvery
+	}
+	return defaultAckSampleEvery
 }
 
 func newLeaderRole(s *Server) role {
-	r := &leaderRole{conns: map[zab.ConnID]*quorumConn{}, owners: map[int64]int64{}, proposalSizes: admin.NewBufferStats(), local: s.newLocalSessions()}
+	r := &leaderRole{conns: map[zab.ConnID]*quorumConn{}, owners: map[int64]int64{}, proposalSizes: admin.NewBufferStats(), local: s.newLocalSessions(), ackTimes: map[int64]int64{}}
 	r.zabRole = newZabRole(s, r)
 	// A new leader owns session expiry from now on: every session's clock starts afresh,
 	// as ZooKeeper's leader builds its session tracker (followers never saw the touches).
@@ -64,7 +81,7 @@ func newLeaderRole(s *Server) role {
 	cfg := zab.LeaderConfig{
 		ID: s.cfg.ServerID, QV: s.ens.qv, TickMs: int64(s.cfg.TickTime),
 		InitLimit: int64(s.cfg.InitLimit), SyncLimit: int64(s.cfg.SyncLimit), CommitLogCount: historyLen,
-		HistoryOnDisk: true, FirstCounter: s.cfg.zxidCounterStart,
+		HistoryOnDisk: true, FirstCounter: s.cfg.zxidCounterStart, AckSampleEvery: s.ackSampleEvery(),
 	}
 	if s.cfg.ReconfigEnabled {
 		cur, lastSeen, err := s.zabConfigs()
@@ -147,6 +164,9 @@ func (r *leaderRole) propose(p *pendingTxn) {
 	r.proposalSizes.Add(int64(len(p.data)))
 	r.s.counters.add(cntProposal, 1)
 	r.s.pending = append(r.s.pending, p)
+	if n := r.s.ackSampleEvery(); n > 0 && p.txn.Header.Zxid%n == 0 {
+		r.ackTimes[p.txn.Header.Zxid] = p.txn.Header.Time
+	}
 	next := r.pendingConfig
 	r.pendingConfig = nil
 	if next != nil && p.txn.Header.Type == jute.OpReconfig {
@@ -156,7 +176,23 @@ func (r *leaderRole) propose(p *pendingTxn) {
 	r.apply.Push(r.zl.Propose(p.txn.Header.Zxid, p.data))
 }
 
-func (r *leaderRole) durable(zxid int64) { r.apply.Push(r.zl.LocalLogged(zxid)) }
+func (r *leaderRole) durable(zxid int64) { r.apply.Push(r.observeAcks(r.zl.LocalLogged(zxid))) }
+
+// observeAcks feeds ack_latency with the sampled acks rd reports, as they arrive: the time
+// since the proposal's txn was made, on the clock that stamped it (ZooKeeper's
+// Request.logLatency against the txn header's time).
+func (r *leaderRole) observeAcks(rd zab.Ready) zab.Ready {
+	if len(rd.Acked) == 0 {
+		return rd
+	}
+	now := r.s.nowMs()
+	for _, a := range rd.Acked {
+		if t, ok := r.ackTimes[a.Zxid]; ok {
+			r.s.cfg.Metrics.AckLatency(a.Sid, now-t)
+		}
+	}
+	return rd
+}
 
 func (r *leaderRole) tick(now time.Time) {
 	r.apply.Push(r.zl.Tick(now.UnixMilli()))
@@ -181,7 +217,7 @@ func (r *leaderRole) quorumPacket(q *quorumConn, p jute.QuorumPacket, _ *snapSta
 	if r.conns[q.id] == q {
 		started := q.st.started
 		r.s.learnerHello(q, &p)
-		r.apply.Push(r.zl.Receive(q.id, r.s.nowMs(), p))
+		r.apply.Push(r.observeAcks(r.zl.Receive(q.id, r.s.nowMs(), p)))
 		r.s.learnerReceived(q, &p, started, func() (zab.LearnerState, bool) { return r.zl.Learner(q.id) })
 	}
 }
@@ -329,6 +365,9 @@ func (r *leaderRole) Apply(c zab.Committed) {
 	p := s.pending[0]
 	s.pending[0] = nil
 	s.pending = s.pending[1:]
+	if len(r.ackTimes) > 0 {
+		delete(r.ackTimes, c.Zxid)
+	}
 	s.counters.add(cntCommit, 1)
 	s.counters.add(cntRequestCommitQueued, 1)
 	s.applyTxn(p)

@@ -185,6 +185,9 @@ type Config struct {
 
 	// zxidCounterStart is where a new leader's zxid counter starts (tests of the rollover).
 	zxidCounterStart int64
+	// ackSampleEvery replaces ZooKeeper's ackLoggingFrequency (defaultAckSampleEvery) for
+	// tests: the leader times the acks of proposals whose zxid is a multiple of it.
+	ackSampleEvery int64
 	// cutAfterSnap makes a learner drop its leader connection once, right after loading a
 	// SNAP, before NEWLEADER (tests of that window).
 	cutAfterSnap *atomic.Bool

@@ -121,8 +121,31 @@ func (c *serverCollector) Collect(ch chan<- prometheus.Metric) {
 	ch <- prometheus.MustNewConstMetric(connQueueMaxDesc, prometheus.GaugeValue, float64(maxDepth))
 }
 
+// descs keeps the Desc of each name the stats collector sends (a Desc costs a validation,
+// hashes and allocations to make): the names are ZooKeeper's and the role's and the
+// counters mntr prints, a bounded set.
+var descs sync.Map // descKey -> *prometheus.Desc
+
+type descKey struct {
+	name     string
+	labelled bool // the set label
+}
+
+func desc(name string, labelled bool) *prometheus.Desc {
+	k := descKey{name, labelled}
+	if d, ok := descs.Load(k); ok {
+		return d.(*prometheus.Desc)
+	}
+	var labels []string
+	if labelled {
+		labels = []string{setLabel}
+	}
+	d, _ := descs.LoadOrStore(k, prometheus.NewDesc(name, name, labels, nil))
+	return d.(*prometheus.Desc)
+}
+
 func gauge(ch chan<- prometheus.Metric, name string, v float64) {
-	ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, name, nil, nil), prometheus.GaugeValue, v)
+	ch <- prometheus.MustNewConstMetric(desc(name, false), prometheus.GaugeValue, v)
 }
 
 // collectStats sends the gauges ZooKeeperServer.registerMetrics registers, the role
@@ -175,7 +198,7 @@ func collectStats(ch chan<- prometheus.Metric, st admin.ServerStats) {
 		for _, g := range gs {
 			for _, set := range names {
 				if ns, ok := strings.CutSuffix(g.Name, "_"+set); ok {
-					ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(set, set, []string{setLabel}, nil), vt, float64(g.Value), ns)
+					ch <- prometheus.MustNewConstMetric(desc(set, true), vt, float64(g.Value), ns)
 					break
 				}
 			}
@@ -184,12 +207,12 @@ func collectStats(ch chan<- prometheus.Metric, st admin.ServerStats) {
 	sets(st.QuotaGauges, zkGaugeSets, prometheus.GaugeValue)
 	sets(st.QuotaExceeded, zkCounterSets, prometheus.CounterValue)
 	for _, name := range zkCounters {
-		ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, name, nil, nil), prometheus.CounterValue, float64(st.Counters[name]))
+		ch <- prometheus.MustNewConstMetric(desc(name, false), prometheus.CounterValue, float64(st.Counters[name]))
 	}
 	// Counters zkd adds to mntr (trunc_count) are exported under the same names.
 	for name, v := range st.Counters {
 		if !isZooKeeperName(name) {
-			ch <- prometheus.MustNewConstMetric(prometheus.NewDesc(name, name, nil, nil), prometheus.CounterValue, float64(v))
+			ch <- prometheus.MustNewConstMetric(desc(name, false), prometheus.CounterValue, float64(v))
 		}
 	}
 }

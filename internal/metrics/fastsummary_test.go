@@ -2,6 +2,7 @@ package metrics
 
 import (
 	"math"
+	"sync"
 	"testing"
 
 	"github.com/prometheus/client_golang/prometheus"
@@ -53,5 +54,77 @@ func TestFastSummary(t *testing.T) {
 		if math.Abs(q.GetValue()-7) > 0.1 {
 			t.Errorf("quantile %v = %v after the windows turned, want 7", q.GetQuantile(), q.GetValue())
 		}
+	}
+}
+
+// TestBuckets: every value lands in a bucket whose top is at least the value and within
+// 1% of it, and buckets are contiguous up to fastSummaryMax.
+func TestBuckets(t *testing.T) {
+	prev := -1
+	check := func(v uint64, dense bool) {
+		i := bucketOf(v)
+		if i < prev || dense && i > prev+1 {
+			t.Fatalf("value %d in bucket %d after bucket %d", v, i, prev)
+		}
+		prev = i
+		top := bucketTop(i)
+		if top < v || float64(top-v) > 0.01*float64(v) {
+			t.Fatalf("value %d in bucket %d whose top is %d", v, i, top)
+		}
+		if bucketOf(top) != i {
+			t.Fatalf("bucket %d's top %d lands in bucket %d", i, top, bucketOf(top))
+		}
+	}
+	for v := uint64(0); v < 100_000; v++ {
+		check(v, true)
+	}
+	for v := uint64(100_000); v <= fastSummaryMax; v += v / 300 {
+		check(v, false)
+	}
+	check(fastSummaryMax, false)
+	if n := bucketOf(fastSummaryMax); n != numBuckets-1 {
+		t.Fatalf("the largest value's bucket is %d of %d", n, numBuckets)
+	}
+}
+
+// TestNamespace: the one-pass namespace and length agree with the plain definitions.
+func TestNamespace(t *testing.T) {
+	for _, p := range []string{"/", "/a", "/app", "/app/", "/app/b/c", "//x", "", "x/y", "/\u00e9t\U0001F600/z", "/a/\u00e9"} {
+		ns, n := namespace(p)
+		wantNS, wantN := namespaceSlow(p)
+		if ns != wantNS || n != wantN {
+			t.Errorf("namespace(%q) = %q, %d, want %q, %d", p, ns, n, wantNS, wantN)
+		}
+	}
+}
+
+// TestFastSummaryConcurrent: observers on several goroutines and scrapes turning the
+// windows over meanwhile lose no count and no sum.
+func TestFastSummaryConcurrent(t *testing.T) {
+	s := newFastSummary("updatelatency", advancedObjectives, 1000)
+	s.window = 0 // every scrape turns the window over
+	const goroutines, each = 4, 5000
+	var wg sync.WaitGroup
+	for range goroutines {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := range each {
+				s.Observe(float64(i % 10))
+			}
+		}()
+	}
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for range 50 {
+			s.read()
+		}
+	}()
+	wg.Wait()
+	<-done
+	got := collectSummary(t, s)
+	if got.GetSampleCount() != goroutines*each || got.GetSampleSum() != goroutines*each/10*45 {
+		t.Fatalf("count %d sum %v, want %d, %d", got.GetSampleCount(), got.GetSampleSum(), goroutines*each, goroutines*each/10*45)
 	}
 }

@@ -81,6 +81,7 @@ type Registry struct {
 	learnerQPTime *fastSummarySet     // learner_handler_qp_time_ms, by learner sid
 	readPerNS     *fastSummarySet     // read_per_namespace, bytes
 	writePerNS    *fastSummarySet     // write_per_namespace, bytes
+	ackLatency    *fastSummarySet     // ack_latency, ms, by acking sid
 
 	fsyncSeconds      prometheus.Histogram
 	groupCommit       prometheus.Histogram
@@ -136,7 +137,8 @@ func New(opts Options) *Registry {
 	r.learnerQPTime = newFastSummarySet("learner_handler_qp_time_ms", advancedObjectives, 1)
 	r.readPerNS = newFastSummarySet("read_per_namespace", basicObjectives, 1)
 	r.writePerNS = newFastSummarySet("write_per_namespace", basicObjectives, 1)
-	r.reg.MustRegister(r.learnerQPSize, r.learnerQPTime, r.readPerNS, r.writePerNS)
+	r.ackLatency = newFastSummarySet("ack_latency", advancedObjectives, 1)
+	r.reg.MustRegister(r.learnerQPSize, r.learnerQPTime, r.readPerNS, r.writePerNS, r.ackLatency)
 	for _, n := range zkBasicSummarySets {
 		if n == "learner_handler_qp_size" || n == "read_per_namespace" || n == "write_per_namespace" {
 			continue
@@ -144,7 +146,7 @@ func New(opts Options) *Registry {
 		r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: basicObjectives}, []string{setLabel}))
 	}
 	for _, n := range zkAdvancedSummarySets {
-		if n != "learner_handler_qp_time_ms" {
+		if n != "learner_handler_qp_time_ms" && n != "ack_latency" {
 			r.reg.MustRegister(prometheus.NewSummaryVec(prometheus.SummaryOpts{Name: n, Help: n, Objectives: advancedObjectives}, []string{setLabel}))
 		}
 	}
@@ -286,29 +288,51 @@ func (r *Registry) LearnerQueue(sid int64) (size, timeMs prometheus.Observer) {
 	return r.learnerQPSize.with(key), r.learnerQPTime.with(key)
 }
 
+// AckLatency records, on the leader, that sid acked a sampled proposal ms milliseconds
+// after its txn's time, as ZooKeeper's Leader.processAck feeds ack_latency (keyed by the
+// sid; negative times, from a clock stepping back, are dropped as ZooKeeper drops them).
+func (r *Registry) AckLatency(sid, ms int64) {
+	if r == nil || ms < 0 {
+		return
+	}
+	r.ackLatency.Observe(strconv.FormatInt(sid, 10), float64(ms))
+}
+
 // statOverheadBytes is what ZooKeeper adds to a read's size for the Stat it returns
 // (DataTree.STAT_OVERHEAD_BYTES: six longs and five ints).
 const statOverheadBytes = 6*8 + 5*4
 
-// namespace is the first component of a path, ZooKeeper's PathUtils.getTopNamespace: ""
-// for the root, which ZooKeeper does not observe.
-func namespace(path string) string {
-	ns, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
-	return ns
-}
-
-// javaLen is Java's String.length of s: UTF-16 code units, the bytes of an ASCII path.
-func javaLen(s string) int {
-	for i := 0; i < len(s); i++ {
-		if s[i] >= utf8.RuneSelf {
-			n := 0
-			for _, r := range s {
-				n += utf16.RuneLen(r)
-			}
-			return n
+// namespace is the first component of a path, ZooKeeper's PathUtils.getTopNamespace ("" for
+// the root, which ZooKeeper does not observe), and the path's Java String.length: UTF-16
+// code units, the bytes of an ASCII path. One pass over the path, as this runs for every
+// read and write.
+func namespace(path string) (ns string, javaLen int) {
+	end := -1
+	for i := 1; i < len(path); i++ {
+		c := path[i]
+		if c >= utf8.RuneSelf {
+			return namespaceSlow(path)
+		}
+		if c == '/' && end < 0 {
+			end = i
 		}
 	}
-	return len(s)
+	if end < 0 {
+		end = len(path)
+	}
+	if len(path) == 0 || path[0] != '/' {
+		return namespaceSlow(path)
+	}
+	return path[1:end], len(path)
+}
+
+func namespaceSlow(path string) (string, int) {
+	ns, _, _ := strings.Cut(strings.TrimPrefix(path, "/"), "/")
+	n := 0
+	for _, r := range path {
+		n += utf16.RuneLen(r)
+	}
+	return ns, n
 }
 
 // NamespaceRead records a successful getData, exists or getChildren of path that returned
@@ -318,8 +342,8 @@ func (r *Registry) NamespaceRead(path string, bytes int) {
 	if r == nil {
 		return
 	}
-	if ns := namespace(path); ns != "" {
-		r.readPerNS.Observe(ns, float64(javaLen(path)+bytes+statOverheadBytes))
+	if ns, n := namespace(path); ns != "" {
+		r.readPerNS.Observe(ns, float64(n+bytes+statOverheadBytes))
 	}
 }
 
@@ -330,7 +354,7 @@ func (r *Registry) NamespaceWrite(path string, bytes int) {
 	if r == nil {
 		return
 	}
-	if ns := namespace(path); ns != "" {
-		r.writePerNS.Observe(ns, float64(javaLen(path)+bytes))
+	if ns, n := namespace(path); ns != "" {
+		r.writePerNS.Observe(ns, float64(n+bytes))
 	}
 }

@@ -132,6 +132,14 @@ func (t *Tracker) LastCommitted() int64 { return t.lastCommitted }
 // LastProposed is the highest proposed zxid.
 func (t *Tracker) LastProposed() int64 { return t.lastProposed }
 
+// OldestOutstanding is the lowest zxid waiting to commit; false when none waits.
+func (t *Tracker) OldestOutstanding() (int64, bool) {
+	if len(t.outstanding) == 0 {
+		return 0, false
+	}
+	return t.outstanding[0].zxid, true
+}
+
 // Outstanding lists the zxids proposed but not committed, in order.
 func (t *Tracker) Outstanding() []int64 {
 	out := make([]int64, len(t.outstanding))

@@ -47,6 +47,8 @@ type harness struct {
 	syncMode map[int64]int32
 	// loggedAt records, for each zxid, which sids had it durable when the leader applied it.
 	established bool
+	// acked collects the leader's Ready.Acked, as its owner reads them.
+	acked []AckedProposal
 }
 
 func newHarness(t *testing.T, seed uint64, voters []int64, leaderSid int64, leaderLog []Committed, learners map[int64][]Committed, observers map[int64]bool) *harness {
@@ -109,7 +111,10 @@ func (h *harness) addLearner(sid int64, log []Committed, observer bool) {
 	h.learnerReady(n, lr)
 }
 
-func (h *harness) leaderReady(r Ready) { h.lnode.apply.Push(r) }
+func (h *harness) leaderReady(r Ready) {
+	h.acked = append(h.acked, r.Acked...)
+	h.lnode.apply.Push(r)
+}
 
 func (h *harness) learnerReady(n *simNode, r Ready) { n.apply.Push(r) }
 
@@ -502,6 +507,51 @@ func TestZabDiffFromDiskHistory(t *testing.T) {
 		h.checkSame()
 		if h.syncMode[2] != PktDiff {
 			t.Fatalf("seed %d: learner 2 synced with %s, want DIFF from the log", seed, PacketName(h.syncMode[2]))
+		}
+	}
+}
+
+// TestZabAckSamples: the leader reports the acks of every sampled proposal (zxid a
+// multiple of AckSampleEvery) that arrive while it waits to commit, the committing one
+// included, as ZooKeeper's Leader.processAck logs ack_latency: with three voters, exactly
+// two of them per sampled proposal (the third acks after the commit), each once.
+func TestZabAckSamples(t *testing.T) {
+	const every = 5
+	for seed := uint64(1); seed <= 30; seed++ {
+		h := newHarness(t, seed, []int64{1, 2, 3}, 3, nil, map[int64][]Committed{1: nil, 2: nil}, nil)
+		h.leader.cfg.AckSampleEvery = every
+		h.run()
+		if !h.established {
+			t.Fatalf("seed %d: not established", seed)
+		}
+		h.propose(40)
+		h.run()
+		h.checkSame()
+		bySid := map[int64]map[int64]bool{}
+		for _, a := range h.acked {
+			if a.Zxid%every != 0 {
+				t.Fatalf("seed %d: ack of %s reported, not a multiple of %d", seed, Hex(a.Zxid), every)
+			}
+			if bySid[a.Zxid] == nil {
+				bySid[a.Zxid] = map[int64]bool{}
+			}
+			if bySid[a.Zxid][a.Sid] {
+				t.Fatalf("seed %d: sid %d's ack of %s reported twice", seed, a.Sid, Hex(a.Zxid))
+			}
+			bySid[a.Zxid][a.Sid] = true
+		}
+		sampled := 0
+		for _, z := range h.lnode.applied {
+			if z%every != 0 {
+				continue
+			}
+			sampled++
+			if n := len(bySid[z]); n != 2 {
+				t.Errorf("seed %d: %s acked by %v before its commit, want two sids", seed, Hex(z), bySid[z])
+			}
+		}
+		if sampled != 8 || len(bySid) != sampled {
+			t.Fatalf("seed %d: %d sampled proposals applied, %d reported, want 8", seed, sampled, len(bySid))
 		}
 	}
 }

@@ -41,6 +41,10 @@ type LeaderConfig struct {
 	// checks catch it: a reconfig, and the proposals after it while it is pending, commit
 	// with a quorum of the new configuration alone.
 	ReconfigNewQuorumOnly bool
+	// AckSampleEvery is ZooKeeper's zookeeper.leader.ackLoggingFrequency (1000 there): acks
+	// of proposals whose zxid is a multiple of it are reported in Ready.Acked, for the owner
+	// to time (ack_latency). 0 or less reports none.
+	AckSampleEvery int64
 }
 
 // Out is a packet for one learner connection. When SnapFollows is set the owner streams
@@ -123,6 +127,8 @@ const (
 
 // Leader runs Zab's leader side for one epoch.
 type Leader struct {
+	// selfAck is the highest proposal the leader's own log acked, for Ready.Acked.
+	selfAck       int64
 	cfg           LeaderConfig
 	st            PersistentState
 	phase         ldPhase
@@ -480,6 +486,7 @@ func (l *Leader) onBroadcastPacket(c *lconn, p jute.QuorumPacket, r *Ready) {
 		if c.observerInfo || Counter(p.Zxid) == 0 || l.tracker == nil || l.noCommit {
 			return
 		}
+		l.sampleAcks(r, c.sid, c.lastAck, p.Zxid)
 		c.lastAck = max(c.lastAck, p.Zxid)
 		if committed, moved := l.tracker.Ack(c.sid, p.Zxid); moved {
 			l.commitUpTo(committed, r)
@@ -668,10 +675,39 @@ func (l *Leader) LocalLogged(zxid int64) Ready {
 	if l.tracker == nil || l.noCommit {
 		return r
 	}
+	l.sampleAcks(&r, l.cfg.ID, l.selfAck, zxid)
+	l.selfAck = max(l.selfAck, zxid)
 	if committed, moved := l.tracker.Ack(l.cfg.ID, zxid); moved {
 		l.commitUpTo(committed, &r)
 	}
 	return r
+}
+
+// sampleAcks reports in r.Acked the sampled proposals (zxid a multiple of AckSampleEvery)
+// that sid acks for the first time with its ack up to zxid (prev: its previous ack), as
+// ZooKeeper's Leader.processAck logs ack_latency: only for a proposal still waiting to
+// commit. It runs before the ack is counted, so the ack that commits a proposal is
+// reported too.
+func (l *Leader) sampleAcks(r *Ready, sid, prev, zxid int64) {
+	n := l.cfg.AckSampleEvery
+	if n <= 0 {
+		return
+	}
+	oldest, ok := l.tracker.OldestOutstanding()
+	if !ok {
+		return
+	}
+	// The first multiple of n from the oldest proposal sid has not acked yet; the loop
+	// visits only the multiples up to zxid, among which the outstanding ones are at most
+	// as many as the proposals waiting.
+	from := max(prev+1, oldest)
+	left := len(l.outstanding)
+	for z := (from + n - 1) / n * n; z <= zxid && left > 0; z += n {
+		if _, ok := l.outstanding[z]; ok {
+			r.Acked = append(r.Acked, AckedProposal{Sid: sid, Zxid: z})
+			left--
+		}
+	}
 }
 
 func (l *Leader) commitUpTo(zxid int64, r *Ready) {

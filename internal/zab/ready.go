@@ -49,6 +49,10 @@ type Ready struct {
 	// Configs are configuration changes (reconfig), in order, for the owner to carry out
 	// after Apply.
 	Configs []ConfigEvent
+	// Acked lists a leader's sampled proposals acked before they committed
+	// (LeaderConfig.AckSampleEvery). The owner reads them from the Ready that Receive or
+	// LocalLogged returns, when the ack arrives, to time them; the Applier ignores them.
+	Acked []AckedProposal
 	// Err, when set, ends the role (a leader without a quorum, a learner whose connection
 	// failed): the owner goes back to leader election.
 	Err error
@@ -60,6 +64,9 @@ type HistoryAsk struct {
 	Conn     ConnID
 	From, To int64
 }
+
+// AckedProposal is sid's ack of the proposal zxid.
+type AckedProposal struct{ Sid, Zxid int64 }
 
 // Revalidation is a leader's answer about a session a client reconnected with.
 type Revalidation struct {
