@@ -84,6 +84,14 @@ type pendingTxn struct {
 }
 
 func (s *Server) submit(ev event) {
+	// Nearly always the channel has room: a one-case select is far cheaper than the full
+	// one. Once stopping, events may still go in while there is room; the core is gone and
+	// nothing reads them, as before when the send won the race with stopping.
+	select {
+	case s.events <- ev:
+		return
+	default:
+	}
 	select {
 	case s.events <- ev:
 	case <-s.stopping:
