@@ -484,7 +484,15 @@ func (s *Server) applyDurable() { s.role.durable(s.durable.Load()) }
 
 func (s *Server) applyTxn(p *pendingTxn) {
 	txn := p.txn
-	res := s.tree.Apply(&txn.Header, txn.Body)
+	res := s.tree.ApplyTo(&txn.Header, txn.Body, s.applyEvents)
+	// The events are done with before the next txn applies (notify and observeWrites use
+	// them now): the slice is kept for it, emptied so that it holds no paths meanwhile.
+	defer func() {
+		clear(res.Events)
+		if cap(res.Events) <= 1024 { // a large multi's or closed session's is not kept
+			s.applyEvents = res.Events[:0]
+		}
+	}()
 	if p.data != nil {
 		s.history.add(txn.Header.Zxid, p.data)
 	}

@@ -280,8 +280,10 @@ type Server struct {
 	secureLn net.Listener
 	start    time.Time
 
-	events   chan event
-	stopping chan struct{}
+	events chan event
+	// applyEvents is the event list each applied txn's events go into (core-owned).
+	applyEvents []datatree.Event
+	stopping    chan struct{}
 	// adminLn and adminSrv are the AdminServer's, nil when it is off; set by Start.
 	adminLn  net.Listener
 	adminSrv *http.Server
