@@ -449,10 +449,11 @@ func (s *Server) prepareLocal(q *queued, moved bool) {
 		s.tracker.SetClosing(sess.id)
 		txn = s.prep.CloseSession(sess.id, r.hdr.Xid, zxid, s.nowMs())
 	default:
-		pr := &prep.Request{SessionID: sess.id, Cxid: r.hdr.Xid, Type: r.hdr.Type, Body: r.body, AuthIDs: c.authIDs, EphemeralErr: q.ephemeralErr}
-		txn = s.prep.Prepare(pr, zxid, s.nowMs())
+		q.pr = prep.Request{SessionID: sess.id, Cxid: r.hdr.Xid, Type: r.hdr.Type, Body: r.body, AuthIDs: c.authIDs, EphemeralErr: q.ephemeralErr}
+		txn = s.prep.Prepare(&q.pr, zxid, s.nowMs())
 	}
-	p := &pendingTxn{kind: pkClient, txn: txn, q: q, sess: sess}
+	q.pt = pendingTxn{kind: pkClient, txn: txn, q: q, sess: sess}
+	p := &q.pt
 	q.txn = p
 	s.role.propose(p)
 }
