@@ -169,6 +169,9 @@ func (c *conn) writeLoop() {
 	defer c.srv.wg.Done()
 	buf := make([]byte, 0, 64*1024)
 	var batch []outMsg
+	// One encoder for the connection's life: a local one would escape (the body's Encode
+	// is an interface call) and cost an allocation per frame.
+	e := new(jute.Encoder)
 	for {
 		select {
 		case <-c.wake:
@@ -192,7 +195,7 @@ func (c *conn) writeLoop() {
 			var sz replySizes
 			for i := range batch {
 				start := len(buf)
-				buf = appendFrame(buf, &batch[i])
+				buf = appendFrame(e, buf, &batch[i])
 				sz.add(&batch[i], len(buf)-start)
 				batch[i] = outMsg{}
 			}
@@ -212,7 +215,7 @@ func (c *conn) writeLoop() {
 	}
 }
 
-func appendFrame(buf []byte, m *outMsg) []byte {
+func appendFrame(e *jute.Encoder, buf []byte, m *outMsg) []byte {
 	if m.rawText != nil {
 		return append(buf, m.rawText...)
 	}
@@ -221,12 +224,13 @@ func appendFrame(buf []byte, m *outMsg) []byte {
 	if m.raw != nil {
 		buf = append(buf, m.raw...)
 	} else {
-		e := jute.Encoder{Buf: buf}
-		m.hdr.Encode(&e)
+		e.Buf = buf
+		m.hdr.Encode(e)
 		if m.body != nil {
-			m.body.Encode(&e)
+			m.body.Encode(e)
 		}
 		buf = e.Buf
+		e.Buf = nil
 	}
 	binary.BigEndian.PutUint32(buf[start:], uint32(len(buf)-start-4))
 	return buf

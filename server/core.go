@@ -84,6 +84,14 @@ type pendingTxn struct {
 }
 
 func (s *Server) submit(ev event) {
+	// Nearly always the channel has room: a one-case select is far cheaper than the full
+	// one. Once stopping, events may still go in while there is room; the core is gone and
+	// nothing reads them, as before when the send won the race with stopping.
+	select {
+	case s.events <- ev:
+		return
+	default:
+	}
 	select {
 	case s.events <- ev:
 	case <-s.stopping:
@@ -441,10 +449,11 @@ func (s *Server) prepareLocal(q *queued, moved bool) {
 		s.tracker.SetClosing(sess.id)
 		txn = s.prep.CloseSession(sess.id, r.hdr.Xid, zxid, s.nowMs())
 	default:
-		pr := &prep.Request{SessionID: sess.id, Cxid: r.hdr.Xid, Type: r.hdr.Type, Body: r.body, AuthIDs: c.authIDs, EphemeralErr: q.ephemeralErr}
-		txn = s.prep.Prepare(pr, zxid, s.nowMs())
+		q.pr = prep.Request{SessionID: sess.id, Cxid: r.hdr.Xid, Type: r.hdr.Type, Body: r.body, AuthIDs: c.authIDs, EphemeralErr: q.ephemeralErr}
+		txn = s.prep.Prepare(&q.pr, zxid, s.nowMs())
 	}
-	p := &pendingTxn{kind: pkClient, txn: txn, q: q, sess: sess}
+	q.pt = pendingTxn{kind: pkClient, txn: txn, q: q, sess: sess}
+	p := &q.pt
 	q.txn = p
 	s.role.propose(p)
 }
@@ -476,7 +485,15 @@ func (s *Server) applyDurable() { s.role.durable(s.durable.Load()) }
 
 func (s *Server) applyTxn(p *pendingTxn) {
 	txn := p.txn
-	res := s.tree.Apply(&txn.Header, txn.Body)
+	res := s.tree.ApplyTo(&txn.Header, txn.Body, s.applyEvents)
+	// The events are done with before the next txn applies (notify and observeWrites use
+	// them now): the slice is kept for it, emptied so that it holds no paths meanwhile.
+	defer func() {
+		clear(res.Events)
+		if cap(res.Events) <= 1024 { // a large multi's or closed session's is not kept
+			s.applyEvents = res.Events[:0]
+		}
+	}()
 	if p.data != nil {
 		s.history.add(txn.Header.Zxid, p.data)
 	}

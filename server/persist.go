@@ -25,6 +25,8 @@ type logItem struct {
 	zxid int64
 	data []byte
 	roll bool
+	// buf, when set, holds data and goes back to txnBufs once the log has copied it.
+	buf *[]byte
 	// op, when set, runs on the storage goroutine once everything queued before it is
 	// written and synced; what it returns, if not nil, then runs on the core.
 	op func() func()
@@ -291,8 +293,18 @@ func (s *Server) runDone() {
 	}
 }
 
+// txnBufs recycles the encodings of a standalone server's txns: the log copies a txn into
+// its own buffer as it appends it, so the encoding is free again as soon as Append returns.
+var txnBufs = sync.Pool{New: func() any { return new([]byte) }}
+
+// maxPooledTxn bounds the encodings kept for reuse: a rare large txn's is not held.
+const maxPooledTxn = 64 << 10
+
 func (s *Server) appendLog(t *jute.LoggedTxn) {
-	s.queueAppend(t.Header.Zxid, jute.EncodeTxn(make([]byte, 0, 128), t))
+	bp := txnBufs.Get().(*[]byte)
+	*bp = jute.EncodeTxn((*bp)[:0], t)
+	s.lastQueued = t.Header.Zxid
+	s.logCh <- logItem{zxid: t.Header.Zxid, data: *bp, buf: bp}
 }
 
 func (s *Server) queueAppend(zxid int64, data []byte) {
@@ -355,6 +367,9 @@ func (s *Server) logLoop() {
 				err = s.txlog.Roll()
 			default:
 				err = s.txlog.Append(it.zxid, it.data)
+				if it.buf != nil && cap(*it.buf) <= maxPooledTxn {
+					txnBufs.Put(it.buf)
+				}
 				last = it.zxid
 				appended++
 			}

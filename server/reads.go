@@ -82,7 +82,7 @@ func (s *Server) doRead(c *conn, r *request) {
 		s.reply(c, xid, jute.OK, &jute.StatResponse{Stat: s.tree.StatOf(n)})
 	case jute.OpGetData:
 		b := r.body.(*jute.PathWatchRequest)
-		res, code := s.getData(c, b.Path, b.Watch)
+		res, code := s.getData(c, b.Path, b.Watch, &r.getResp)
 		s.reply(c, xid, code, res)
 	case jute.OpGetChildren, jute.OpGetChildren2:
 		b := r.body.(*jute.PathWatchRequest)
@@ -200,7 +200,8 @@ func (s *Server) doRead(c *conn, r *request) {
 	}
 }
 
-func (s *Server) getData(c *conn, path string, w bool) (*jute.GetDataResponse, jute.Code) {
+// getData reads a node into res.
+func (s *Server) getData(c *conn, path string, w bool, res *jute.GetDataResponse) (*jute.GetDataResponse, jute.Code) {
 	n := s.node(path)
 	if n == nil {
 		return nil, jute.ErrNoNode
@@ -212,7 +213,8 @@ func (s *Server) getData(c *conn, path string, w bool) (*jute.GetDataResponse, j
 		s.watches.Add(s.watcherOf(c), path, watch.Data)
 	}
 	s.cfg.Metrics.NamespaceRead(path, len(n.Data))
-	return &jute.GetDataResponse{Data: n.Data, Stat: s.tree.StatOf(n)}, jute.OK
+	*res = jute.GetDataResponse{Data: n.Data, Stat: s.tree.StatOf(n)}
+	return res, jute.OK
 }
 
 // readChildren returns n's children for a getChildren of path, recording the read as
@@ -238,7 +240,7 @@ func (s *Server) multiRead(c *conn, r *request) {
 		res := jute.MultiResult{Type: op.Type}
 		switch op.Type {
 		case jute.OpGetData:
-			if d, code := s.getData(c, b.Path, false); code != jute.OK {
+			if d, code := s.getData(c, b.Path, false, new(jute.GetDataResponse)); code != jute.OK {
 				res = jute.MultiResult{Type: jute.OpError, Err: code}
 			} else {
 				res.Body = d
@@ -379,7 +381,8 @@ func (s *Server) replyWrite(q *queued, txn *jute.LoggedTxn, res *applyResult) {
 	case jute.OpDelete:
 		send(jute.OK, nil)
 	case jute.OpSetData, jute.OpSetACL:
-		send(jute.OK, &jute.StatResponse{Stat: res.Stat})
+		q.statResp = jute.StatResponse{Stat: res.Stat}
+		send(jute.OK, &q.statResp)
 	case jute.OpReconfig:
 		// FinalRequestProcessor: the new configuration and the node's Stat.
 		send(jute.OK, &jute.GetDataResponse{Data: txn.Body.(*jute.SetDataTxn).Data, Stat: res.Stat})

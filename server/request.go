@@ -22,6 +22,9 @@ type request struct {
 	raw     []byte // the body as received, forwarded as is to a leader
 	recv    time.Time
 	sasl    *saslResult // a sasl request's step, taken by the reader when SASL is configured
+	// getResp holds a getData's reply, which then costs no allocation of its own: a reply
+	// is immutable once queued, and a request is answered once.
+	getResp jute.GetDataResponse
 }
 
 // newBody returns an empty record for a client opcode's request body. ok is false for

@@ -1,6 +1,9 @@
 package server
 
-import "github.com/zkd-io/zkd/jute"
+import (
+	"github.com/zkd-io/zkd/internal/prep"
+	"github.com/zkd-io/zkd/jute"
+)
 
 // A session's queue keeps ZooKeeper's FIFO client order: every request that cannot be
 // answered at once waits in it, and replies leave only from its head, in request order.
@@ -28,6 +31,12 @@ type queued struct {
 	// done: its outstanding-request slot is given back; it is answered or dropped.
 	done bool
 	txn  *pendingTxn // its txn, when this server prepared it
+	// pr and pt are what prepareLocal makes of the request, kept here rather than allocated
+	// on their own: they live no longer than the request.
+	pr prep.Request
+	pt pendingTxn
+	// statResp holds a setData's or setACL's reply (as request.getResp a getData's).
+	statResp jute.StatResponse
 	// failWith, when set, is the answer whatever txn the leader made of the request: an
 	// ephemeral create of a local session that may not be upgraded, sent to the leader
 	// from a learner (localsess.go).

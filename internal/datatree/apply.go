@@ -26,7 +26,15 @@ type Result struct {
 // the tree (as happens when replaying onto a fuzzy snapshot) reports its error code in the
 // result and changes nothing.
 func (t *Tree) Apply(hdr *jute.TxnHeader, body jute.Record) Result {
+	return t.ApplyTo(hdr, body, nil)
+}
+
+// ApplyTo is Apply with the result's events appended to events: a caller that applies
+// txn after txn passes the same slice, emptied, each time, and allocates no event list per
+// txn (the events it got last time must then be done with).
+func (t *Tree) ApplyTo(hdr *jute.TxnHeader, body jute.Record, events []Event) Result {
 	var r Result
+	r.Events = events
 	r.Type = hdr.Type
 	if hdr.Type == jute.OpMulti {
 		t.applyMulti(hdr, body.(*jute.MultiTxn), &r)

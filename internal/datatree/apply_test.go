@@ -1164,3 +1164,19 @@ func TestEventACLs(t *testing.T) {
 	// The built-in nodes have no key in the table; /zookeeper/config is world:anyone READ.
 	check("config", a.mustOK(a.setData(ConfigPath, "c")), want{jute.EventNodeDataChanged, ConfigPath, readACL})
 }
+
+// ApplyTo appends the txn's events to the slice it is given, so a caller reusing one slice
+// gets the same events Apply reports, without a list allocated per txn.
+func TestApplyToReusesEvents(t *testing.T) {
+	a := newApplier(t)
+	a.create("/a", "x")
+	buf := make([]Event, 0, 4)
+	hdr := a.hdr(jute.OpSetData)
+	r := a.tr.ApplyTo(hdr, &jute.SetDataTxn{Path: "/a", Data: []byte("y"), Version: 1}, buf)
+	if r.Err != jute.OK || len(r.Events) != 1 || r.Events[0].Type != jute.EventNodeDataChanged || r.Events[0].Path != "/a" {
+		t.Fatalf("ApplyTo: %+v", r)
+	}
+	if &r.Events[0] != &buf[:1][0] {
+		t.Fatal("ApplyTo did not append to the slice it was given")
+	}
+}

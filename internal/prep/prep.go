@@ -56,6 +56,9 @@ type Preparer struct {
 	overlay map[string]*record
 	order   []pending // from head on: prepared txns' changes, oldest first
 	head    int
+	// st is the state of the txn being prepared, reused from one to the next: nothing
+	// keeps it past the call that prepares the txn (commit copies its changes out).
+	st txnState
 }
 
 // New returns a preparer over tree.
@@ -199,7 +202,12 @@ func (p *Preparer) commit(s *txnState) {
 }
 
 func (p *Preparer) newState(zxid, time int64) *txnState {
-	return &txnState{zxid: zxid, time: time}
+	clear(p.st.changes)
+	p.st = txnState{zxid: zxid, time: time, changes: p.st.changes[:0]}
+	if cap(p.st.changes) > 4*smallTxn {
+		p.st.changes = nil // a large multi's: not kept for every later txn
+	}
+	return &p.st
 }
 
 // Prepare turns a write request into its txn. A request that fails becomes an error txn
@@ -642,12 +650,18 @@ func (p *Preparer) setData(r *Request, b *jute.SetDataRequest, s *txnState) (jut
 	if err != nil {
 		return nil, err
 	}
-	nn := *n
+	nn := n
+	if n.zxid != -1 {
+		// The record is an outstanding txn's (or this one's): a copy, so the change can be
+		// dropped. One get made fresh from the tree is nobody else's and is changed in place.
+		c := *n
+		nn = &c
+	}
 	nn.dataLen = len(b.Data)
 	nn.stat.Version = v
 	nn.stat.Mzxid = s.zxid
 	nn.stat.Mtime = s.time
-	s.put(b.Path, &nn)
+	s.put(b.Path, nn)
 	return &jute.SetDataTxn{Path: b.Path, Data: b.Data, Version: v}, nil
 }
 
