@@ -2,7 +2,7 @@
 # Apache ZooKeeper alone under a sweep of its own settings, to find the configuration its
 # operators would run before it is compared with zkd (issue 16).
 #
-#   bench/zktune.sh [--quick] [--out FILE] [--keep] [--rounds N] [--only NAME,...]
+#   bench/zktune.sh [--quick] [--out FILE] [--keep] [--rounds N] [--only NAME,...] [--warm jit]
 #
 # Each configuration gets a fresh standalone server started by bench/lib-bench.sh with the
 # zoo.cfg compare.sh uses (fsync on, tickTime 2000), the same JVM warm-up as compare.sh
@@ -13,18 +13,20 @@
 # the server's cost per request, and compare.sh's 15 s warm-up is not always enough for it.
 #
 #   --quick          3 s runs, one round, five configurations (about 2 minutes)
-#                    (default: 10 s runs, two rounds, every configuration: about 15 minutes)
+#                    (default: 10 s runs, two rounds, every configuration: about 30 minutes)
 #   --out FILE       markdown output (default bench/RESULTS-zktuning.md)
 #   --keep           keep the work directory (server logs, zoo.cfg, raw JSON lines)
 #   --rounds N       rounds (default 2; --quick 1)
 #   --only A,B       only these configurations (names as in the table)
+#   --warm jit       every configuration gets the jit warm-up (see configs below), so that
+#                    compile CPU does not blur the settings' effects
 #
 # Environment: ZKD_REFZK_CLASSPATH, TMPDIR as for compare.sh. JAVA_OPTS is ignored: the
 # JVM flags are what is being swept.
 set -euo pipefail
 
 cmdline="bench/zktune.sh${*:+ $*}"
-quick=0 keep=0 rounds='' only=''
+quick=0 keep=0 rounds='' only='' warm_all=''
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$repo/bench/RESULTS-zktuning.md"
 while [ $# -gt 0 ]; do
@@ -34,6 +36,8 @@ while [ $# -gt 0 ]; do
     --out) out=$(realpath -m "$2"); shift ;;
     --rounds) rounds=$2; shift ;;
     --only) only=$2; shift ;;
+    --warm) warm_all=$2; shift
+      [ "$warm_all" = jit ] || [ "$warm_all" = compare ] || { echo "zktune.sh: --warm: want jit or compare" >&2; exit 2; } ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "zktune.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -101,29 +105,53 @@ cpu_ticks() {
       END { printf "%d %d\n", jit, total }'
 }
 
+# io_counts PID PORT: "READS WRITES SWITCHES REQUESTS": the process's read and write system
+# calls so far (/proc/PID/io: sockets, the log and all), its threads' voluntary context
+# switches (a thread blocking to hand a request to another: futex waits and wake-ups), and
+# the requests it has received (mntr's zk_packets_received). Counts per request do not
+# depend on a quiet machine the way throughput does.
+io_counts() {
+  local r w
+  r=$(awk '$1 == "syscr:" { print $2 }' /proc/"$1"/io)
+  w=$(awk '$1 == "syscw:" { print $2 }' /proc/"$1"/io)
+  printf '%s %s %s %s\n' "$r" "$w" \
+    "$(cat /proc/"$1"/task/*/status 2>/dev/null | awk '$1 == "voluntary_ctxt_switches:" { s += $2 } END { print s + 0 }')" \
+    "$(fourlw "$2" mntr | awk '$1 == "zk_packets_received" { print $2 }')"
+}
+
 # measure NAME ROUND WORKLOAD PORT PID: one zkbench run, its JSON line tagged with the
-# configuration and the JIT's share of the server's CPU during it.
+# configuration, the JIT's share of the server's CPU during it and the server's system
+# calls and context switches per request.
 measure() {
-  local name=$1 round=$2 wl=$3 port=$4 pid=$5 before after line
+  local name=$1 round=$2 wl=$3 port=$4 pid=$5 before after io0 io1 line
+  io0=$(io_counts "$pid" "$port")
   before=$(cpu_ticks "$pid")
   line=$(zkbench run --servers "127.0.0.1:$port" --server-pid "$pid" --label zookeeper \
     --param "config=$name" --param "round=$round" --duration "$dur" --warmup "$warm" \
     --progress 0 --clients 64 --outstanding 32 --data-size 1024 --json - "$wl")
   after=$(cpu_ticks "$pid")
-  # shellcheck disable=SC2086 # two numbers each
-  set -- $before $after
+  io1=$(io_counts "$pid" "$port")
+  # shellcheck disable=SC2086 # lists of numbers
+  set -- $before $after $io0 $io1
   printf '%s\n' "$line" | python3 -c '
 import json, sys
 r = json.loads(sys.stdin.read())
-jit, total = int(sys.argv[3]) - int(sys.argv[1]), int(sys.argv[4]) - int(sys.argv[2])
+a = [int(x or 0) for x in sys.argv[1:]]
+jit, total = a[2] - a[0], a[3] - a[1]
 r["jit_cpu_frac"] = jit / total if total > 0 else 0
+reqs = a[11] - a[7]
+if reqs > 0:
+    r["reads_per_req"] = (a[8] - a[4]) / reqs
+    r["writes_per_req"] = (a[9] - a[5]) / reqs
+    r["switches_per_req"] = (a[10] - a[6]) / reqs
 print(json.dumps(r))' "$@" >> "$json"
 }
 
 # run_config ROUND CONFIG: one configuration's server, warm-up, set and get.
 run_config() {
-  local round=$1 name tuning logging warmup settings s
+  local round=$1 name tuning logging warmup settings s cfg_text=''
   IFS='|' read -r name tuning logging warmup settings <<< "$2"
+  warmup=${warm_all:-$warmup}
   zk_set_tuning "$tuning"
   zk_set_log "$logging"
   cfg_extra=() zk_props=()
@@ -133,7 +161,8 @@ run_config() {
       *) cfg_extra+=("$s") ;;
     esac
   done
-  printf '%s\t%s\n' "$name" "$(zk_settings_text)" >> "$work/settings.tsv"
+  [ ${#cfg_extra[@]} -eq 0 ] || cfg_text=", zoo.cfg: $(printf '`%s` ' "${cfg_extra[@]}")"
+  printf '%s\t%s%s, warm-up: %s\n' "$name" "$(zk_settings_text)" "${cfg_text% }" "$warmup" >> "$work/settings.tsv"
   if ! start_fresh zookeeper "$work/$name-$round"; then
     log "round $round, $name: ZooKeeper did not start ($(grep -m1 -E 'Exception|Error' "$work/$name-$round/server.log" || true)); left out"
     return 0
@@ -167,7 +196,8 @@ zkversion=$(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo "unknown
   echo "Produced by \`$cmdline\` on $(date -u '+%Y-%m-%d %H:%M UTC') in ${elapsed}s: ZooKeeper $zkversion,"
   echo "$(java -version 2>&1 | head -1), $(nproc) CPUs ($cpu), $(df -T "$work" | awk 'NR==2 {print $2}') data directory."
   echo "Each configuration: a fresh standalone server (bench/lib-bench.sh, compare.sh's zoo.cfg, fsync on),"
-  echo "$jvmwarm of mixed load to warm the JVM up (as compare.sh), then zkbench set and get, 64 sessions x 32"
+  echo "$jvmwarm of mixed load to warm the JVM up (as compare.sh; rows warmed with \"jit\": then $jvmwarm of set and of get"
+  echo "more), then zkbench set and get, 64 sessions x 32"
   echo "outstanding, 1 KB, $dur each after $warm unmeasured; $rounds round(s), configurations in turn each round."
   echo
   python3 - "$json" "$work/settings.tsv" <<'PY'
@@ -199,14 +229,15 @@ for wl in ("set", "get"):
     best[(wl, "ops")] = max(have, key=lambda n: med(n, wl, "ops_per_sec"))
     best[(wl, "cpu")] = min(have, key=lambda n: med(n, wl, "server_cpu_us_per_op"))
 
-print("| configuration | set ops/s | set CPU µs/op (JIT) | get ops/s | get CPU µs/op (JIT) | others' CPU % |")
-print("|---|---:|---:|---:|---:|---:|")
+print("| configuration | set ops/s | set CPU µs/op (JIT) | set reads, writes, switches /req "
+      "| get ops/s | get CPU µs/op (JIT) | get reads, writes, switches /req | others' CPU % |")
+print("|---|---:|---:|---:|---:|---:|---:|---:|")
 for n in order:
     cells = [f"`{n}`"]
     for wl in ("set", "get"):
         rs = runs[(n, wl)]
         if not rs:
-            cells += ["", ""]
+            cells += ["", "", ""]
             continue
         ops = k(med(n, wl, "ops_per_sec"))
         if len(rs) > 1:
@@ -218,13 +249,18 @@ for n in order:
         cpu_text = f"{cpu:.1f} ({jit:.1f})"
         if best[(wl, "cpu")] == n:
             cpu_text = f"**{cpu_text}**"
-        cells += [ops, cpu_text]
+        counts = ", ".join(f"{statistics.median(r.get(c, 0) for r in rs):.2f}"
+                           for c in ("reads_per_req", "writes_per_req", "switches_per_req"))
+        cells += [ops, cpu_text, counts]
     other = max(r.get("other_cpu_pct", 0) for wl in ("set", "get") for r in runs[(n, wl)])
     cells.append(f"{other:.0f}")
     print("| " + " | ".join(cells) + " |")
 print()
 print("Medians of the rounds (each round's figure in brackets); **bold**: the best of the column.")
 print("JIT: the part of the server's CPU per op that its C1/C2 compiler threads took during the run.")
+print("Reads, writes, switches: the server's read and write system calls (/proc/PID/io syscr, syscw:")
+print("sockets and the transaction log) and its threads' voluntary context switches, per request")
+print("received (mntr zk_packets_received), over the run and its unmeasured start.")
 print("Others' CPU %: the most the rest of the machine took during any of the row's runs (zkbench's")
 print("other_cpu_pct); a row measured while it was high is noise, not a setting's effect.")
 print()
