@@ -115,11 +115,13 @@ zk_set_log() {
 }
 
 # zk_classpath DIR: DIR first (its log4j.properties), then Debian's jars; zookeeper.jar's
-# manifest names the rest (netty, jetty, jackson ...).
+# manifest names the rest (netty, jetty, jackson ...) but not netty-codec, without which
+# the Netty connection factory (zookeeper.serverCnxnFactory) fails on the first request.
 zk_classpath() {
   if [ -n "${ZKD_REFZK_CLASSPATH:-}" ]; then echo "$1:$ZKD_REFZK_CLASSPATH"; return; fi
   local cp=$1 j jars=(zookeeper.jar zookeeper-jute.jar slf4j-api.jar)
   if [ "$zk_log" = none ]; then jars+=(slf4j-nop.jar); else jars+=(slf4j-log4j12.jar log4j-1.2.jar); fi
+  [ ! -f /usr/share/java/netty-codec.jar ] || jars+=(netty-codec.jar)
   for j in "${jars[@]}"; do cp="$cp:/usr/share/java/$j"; done
   echo "$cp"
 }
