@@ -93,8 +93,12 @@ run_matrix() {
   local kind=$1 port=$2 pid=$3 json=$4
   local common=(--servers "127.0.0.1:$port" --server-pid "$pid" --label "$kind" --json "$json"
     --duration "$dur" --warmup "$warm" --progress 0 --contention-retries "$retries")
-  log "$kind: warm-up ($jvmwarm of mixed load)"
-  zkbench run "${common[@]}" --json "" --duration "$jvmwarm" --warmup 0s --contention-retries 0 mixed > /dev/null
+  # The JIT compiles what it runs: after mixed load alone ZooKeeper's compiler threads
+  # still took about 20 of the 47 µs it spent per set (bench/zktune.sh), so both paths of
+  # the measured shape run first too.
+  log "$kind: warm-up ($jvmwarm each of mixed load, set and get at 64 x 32)"
+  zkbench run "${common[@]}" --json "" --duration "$jvmwarm" --warmup 0s --contention-retries 0 \
+    --clients 64 --outstanding 32 --data-size 1024 mixed set get > /dev/null
   log "$kind: matrix"
   zkbench run "${common[@]}" --clients 64 --outstanding 32 --data-size 1024 set get exists mixed create createdelete
   zkbench run "${common[@]}" --clients 16 --outstanding 8 multi
@@ -218,7 +222,7 @@ run_ensemble_load() {
     --json "$json" --duration "$dur" --warmup "$warm" --progress 0 --contention-retries "$retries"
     --clients 64 --outstanding 32 --data-size 1024)
   log "$kind: 3-server ensemble, warm-up"
-  zkbench run "${common[@]}" --json "" --duration "$jvmwarm" --warmup 0s --contention-retries 0 mixed > /dev/null
+  zkbench run "${common[@]}" --json "" --duration "$jvmwarm" --warmup 0s --contention-retries 0 mixed set get > /dev/null
   zkbench run "${common[@]}" --as ensemble-set set
   zkbench run "${common[@]}" --as ensemble-get get
   stop_ensemble

@@ -89,8 +89,10 @@ load() {
     --param round="$round" "$@"
 }
 
-warm_up() { # warm_up SERVERS PIDS: the JIT's (and zkd's) warm-up, not measured
-  zkbench run --servers "$1" --server-pid "$2" --duration "$jvmwarm" --warmup 0s --progress 0 mixed > /dev/null
+warm_up() { # warm_up SERVERS PIDS: the JIT's (and zkd's) warm-up, not measured: both paths
+  # the sweeps measure, as compare.sh warms up (mixed load alone leaves the JIT compiling)
+  zkbench run --servers "$1" --server-pid "$2" --duration "$jvmwarm" --warmup 0s --progress 0 \
+    --clients 64 --outstanding 32 set get > /dev/null
 }
 
 # standalone KIND SWEEP: runs the sweep's points against one fresh server.

@@ -5,8 +5,8 @@
 #   bench/zktune.sh [--quick] [--out FILE] [--keep] [--rounds N] [--only NAME,...] [--warm jit]
 #
 # Each configuration gets a fresh standalone server started by bench/lib-bench.sh with the
-# zoo.cfg compare.sh uses (fsync on, tickTime 2000), the same JVM warm-up as compare.sh
-# (mixed load), then zkbench set and get at 64 sessions x 32 outstanding, 1 KB. Rounds run
+# zoo.cfg compare.sh uses (fsync on, tickTime 2000), a JVM warm-up of mixed load (compare.sh's
+# before 2026-11-25; since then compare.sh warms up as the jit rows do), then zkbench set and get at 64 sessions x 32 outstanding, 1 KB. Rounds run
 # every configuration in turn (A B C ... A B C), so drift on a shared machine hits them all.
 # Besides throughput and the server's CPU per op (zkbench, from /proc), each run records how
 # much of that CPU the JIT compiler threads (C1/C2) took: CPU spent compiling is warm-up, not
@@ -54,7 +54,7 @@ fi
 tick=2000
 
 # The configurations: NAME|TUNING|LOG|WARM|SETTINGS. TUNING and LOG are lib-bench.sh's
-# --zk-tuning and --zk-log; WARM is compare (compare.sh's mixed warm-up) or jit (that, then
+# --zk-tuning and --zk-log; WARM is compare (the first pass's mixed warm-up) or jit (that, then
 # as long again of set and of get: the JIT has compiled both paths before they are
 # measured); SETTINGS are space-separated zoo.cfg lines (KEY=VALUE) and -D flags. Rows after
 # the first three change one thing from parallel, the collector an operator would pick for

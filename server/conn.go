@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"crypto/tls"
 	"encoding/binary"
 	"errors"
@@ -142,6 +141,14 @@ func (c *conn) close() {
 		c.srv.connsMu.Unlock()
 		c.nc.Close()
 		close(c.done)
+		if c.srv.cfg.MaxClientCnxns > 0 {
+			c.srv.perIPMu.Lock()
+			c.srv.perIP[c.ip]--
+			if c.srv.perIP[c.ip] <= 0 {
+				delete(c.srv.perIP, c.ip)
+			}
+			c.srv.perIPMu.Unlock()
+		}
 	})
 }
 
@@ -167,7 +174,6 @@ func (c *conn) isClosed() bool {
 // write into one syscall.
 func (c *conn) writeLoop() {
 	defer c.srv.wg.Done()
-	buf := make([]byte, 0, 64*1024)
 	var batch []outMsg
 	// One encoder for the connection's life: a local one would escape (the body's Encode
 	// is an interface call) and cost an allocation per frame.
@@ -191,7 +197,9 @@ func (c *conn) writeLoop() {
 				}
 				break
 			}
-			buf = buf[:0]
+			// The buffer is the pool's between writes: an idle session holds none.
+			bp := getBigBuf()
+			buf := (*bp)[:0]
 			var sz replySizes
 			for i := range batch {
 				start := len(buf)
@@ -202,15 +210,16 @@ func (c *conn) writeLoop() {
 			// Counted as serialized, before the write, as ZooKeeper counts them.
 			sz.record(c.srv)
 			c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
-			if _, err := c.nc.Write(buf); err != nil {
+			_, err := c.nc.Write(buf)
+			e.Buf = nil
+			*bp = buf
+			putBigBuf(bp)
+			if err != nil {
 				c.close()
 				return
 			}
 			c.sent.Add(int64(len(batch)))
 			c.srv.packetsSent.Add(int64(len(batch)))
-			if cap(buf) > 4<<20 {
-				buf = make([]byte, 0, 64*1024)
-			}
 		}
 	}
 }
@@ -240,7 +249,8 @@ func appendFrame(e *jute.Encoder, buf []byte, m *outMsg) []byte {
 func (c *conn) readLoop() {
 	defer c.srv.wg.Done()
 	defer func() { c.srv.submit(event{kind: evClosed, c: c}) }()
-	br := bufio.NewReaderSize(c.nc, 64*1024)
+	br := newConnReader(c.nc)
+	defer br.release()
 	var lenBuf [4]byte
 	first := true
 	maxLen := c.srv.cfg.JuteMaxBuffer

@@ -1,7 +1,6 @@
 package server
 
 import (
-	"bufio"
 	"encoding/binary"
 	"fmt"
 	"io"
@@ -30,7 +29,7 @@ func fourLetterWord(n int32) (string, bool) { return admin.Lookup(n) }
 const stmkArgWait = 250 * time.Millisecond
 
 // fourLetter answers a four-letter word and closes the connection.
-func (c *conn) fourLetter(cmd string, br *bufio.Reader) {
+func (c *conn) fourLetter(cmd string, br *connReader) {
 	s := c.srv
 	defer c.close()
 	// ZooKeeper counts the command as a packet before it checks the whitelist or reads the
@@ -61,7 +60,7 @@ func (c *conn) fourLetter(cmd string, br *bufio.Reader) {
 
 // readTraceMask reads stmk's argument, a big-endian int64, from what the connection
 // already holds or delivers within stmkArgWait.
-func readTraceMask(nc net.Conn, br *bufio.Reader) (int64, error) {
+func readTraceMask(nc net.Conn, br *connReader) (int64, error) {
 	var arg [admin.SetTraceMaskArgLen]byte
 	if br.Buffered() < len(arg) {
 		nc.SetReadDeadline(time.Now().Add(stmkArgWait))

@@ -313,6 +313,9 @@ type Server struct {
 	// handshake (stat and cons show them).
 	connsMu  sync.Mutex
 	allConns map[*conn]struct{}
+	// connsSwept is set, under connsMu, once stopping has closed every connection: a
+	// connection accepted after that is closed at once (closeConnsOnStop).
+	connsSwept bool
 
 	// core-owned
 	tree          *datatree.Tree
@@ -470,8 +473,9 @@ func (s *Server) Start() error {
 		s.startSnapshot = false
 		s.startBackgroundSnapshot()
 	}
-	s.wg.Add(2)
+	s.wg.Add(3)
 	go s.run()
+	go s.closeConnsOnStop()
 	go s.acceptLoop(s.listener())
 	if s.secureLn != nil {
 		s.wg.Add(1)
@@ -559,27 +563,32 @@ func (s *Server) newConn(nc net.Conn) {
 		accepted:    s.clk.Now(),
 	}
 	s.connsMu.Lock()
+	swept := s.connsSwept
 	s.allConns[c] = struct{}{}
 	s.connsMu.Unlock()
-	s.wg.Add(3)
+	s.wg.Add(2)
 	go c.readLoop()
 	go c.writeLoop()
-	go func() {
-		defer s.wg.Done()
-		select {
-		case <-c.done:
-		case <-s.stopping:
-			c.close()
-		}
-		if s.cfg.MaxClientCnxns > 0 {
-			s.perIPMu.Lock()
-			s.perIP[ip]--
-			if s.perIP[ip] <= 0 {
-				delete(s.perIP, ip)
-			}
-			s.perIPMu.Unlock()
-		}
-	}()
+	if swept {
+		c.close()
+	}
+}
+
+// closeConnsOnStop closes every client connection when the server stops: one goroutine for
+// all of them, where a watcher per connection would cost each idle session its stack.
+func (s *Server) closeConnsOnStop() {
+	defer s.wg.Done()
+	<-s.stopping
+	s.connsMu.Lock()
+	s.connsSwept = true
+	conns := make([]*conn, 0, len(s.allConns))
+	for c := range s.allConns {
+		conns = append(conns, c)
+	}
+	s.connsMu.Unlock()
+	for _, c := range conns {
+		c.close()
+	}
 }
 
 // acquire takes an outstanding-request slot, blocking the connection's reader while the
