@@ -81,7 +81,7 @@ func TestGoalsTable(t *testing.T) {
 	}
 	notes := map[string]string{"failover": "[#99](https://example.org/99)", "storm": "ZooKeeper was not run"}
 	var b bytes.Buffer
-	writeComparison(&b, newSide("zkd", zkd), newSide("ZooKeeper", zk), notes)
+	writeComparison(&b, newSide("zkd", zkd), newSide("ZooKeeper", zk), true, notes)
 	rows := goalsSection(t, b.String())
 	if len(rows) != len(goals)+2 {
 		t.Fatalf("%d rows in the goals table, want a header, a rule and %d goals:\n%s", len(rows), len(goals), strings.Join(rows, "\n"))
@@ -162,6 +162,14 @@ func TestCompareNotes(t *testing.T) {
 	}
 	if err := cli(context.Background(), []string{"compare", "--a", a, "--b", b, "--notes", notes}, io.Discard, io.Discard); err == nil {
 		t.Error("a note for no goal was accepted")
+	}
+	// Against a server the goals are not about (etcd): the workload tables without them.
+	md.Reset()
+	if err := cli(context.Background(), []string{"compare", "--a", a, "--b", b, "--goals=false"}, &md, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if strings.Contains(md.String(), "### Goals") || !strings.Contains(md.String(), "### get") {
+		t.Errorf("--goals=false: want the get table and no goals table, got:\n%s", md.String())
 	}
 }
 

@@ -525,6 +525,7 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	b := fs.String("b", "", "JSON-lines results of the second server")
 	aName := fs.String("a-name", "zkd", "name of the first server")
 	bName := fs.String("b-name", "ZooKeeper", "name of the second server")
+	goals := fs.Bool("goals", true, "start with issue 16's goals table (false for servers the goals are not about, e.g. etcd)")
 	notesPath := fs.String("notes", "", `file of "goal-key: text" lines explaining goals (a markdown link or a sentence), shown in a last "why" column`)
 	if err := fs.Parse(args); err != nil {
 		return err
@@ -547,7 +548,10 @@ func cmdCompare(args []string, stdout, stderr io.Writer) error {
 	if err != nil {
 		return err
 	}
-	writeComparison(stdout, newSide(*aName, ra), newSide(*bName, rb), notes)
+	if !*goals && notes != nil {
+		return errors.New("--notes explain the goals table: not with --goals=false")
+	}
+	writeComparison(stdout, newSide(*aName, ra), newSide(*bName, rb), *goals, notes)
 	return nil
 }
 

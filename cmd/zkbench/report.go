@@ -322,12 +322,14 @@ func writeGoals(w io.Writer, a, b side, notes map[string]string) {
 // writeComparison writes markdown tables comparing a (e.g. zkd) with b (e.g. ZooKeeper):
 // the goals, then one table per load workload, then the wait figures. Ratios are a/b;
 // notes explain goals (see readNotes) and may be nil.
-func writeComparison(w io.Writer, a, b side, notes map[string]string) {
+func writeComparison(w io.Writer, a, b side, goals bool, notes map[string]string) {
 	rt := fmt.Sprintf("%s / %s", a.name, b.name)
 	if warn := contention(a, b); warn != "" {
 		fmt.Fprintf(w, "**Warning:** %s\n\n", warn)
 	}
-	writeGoals(w, a, b, notes)
+	if goals {
+		writeGoals(w, a, b, notes)
+	}
 
 	names := append([]string(nil), a.order...)
 	for _, n := range b.order {

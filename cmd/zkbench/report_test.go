@@ -98,7 +98,7 @@ func TestComparison(t *testing.T) {
 		{Kind: kindWait, Workload: "failover", ElapsedSeconds: 1.5},
 	}
 	var b bytes.Buffer
-	writeComparison(&b, newSide("zkd", zkd), newSide("ZooKeeper", zk), nil)
+	writeComparison(&b, newSide("zkd", zkd), newSide("ZooKeeper", zk), true, nil)
 	md := b.String()
 	for _, want := range []string{
 		"| goal | target (zkd / ZooKeeper) | zkd | ZooKeeper | ratio | met |\n",
@@ -130,7 +130,7 @@ func TestComparison(t *testing.T) {
 	}
 	zk[2].OtherCPUPct, zk[2].StealPct = 30, 5
 	b.Reset()
-	writeComparison(&b, newSide("zkd", zkd), newSide("ZooKeeper", zk), nil)
+	writeComparison(&b, newSide("zkd", zkd), newSide("ZooKeeper", zk), true, nil)
 	if want := "**Warning:** other processes or virtual machines took up to 35% of the machine's CPU during 1 runs, whose figures are therefore unreliable: ZooKeeper get (35%)."; !strings.Contains(b.String(), want) {
 		t.Errorf("no contention warning:\n%s", b.String())
 	}
