@@ -24,6 +24,8 @@
 #   --keep           keep the work directory (server logs, zoo.cfg, raw JSON lines)
 #   --no-failover    skip the failover ensembles
 #   --no-ensemble    skip the ensemble throughput runs
+#   --no-etcd        skip bench/etcd.sh (run by default when etcd is installed and not
+#                    --quick; it writes RESULTS-etcd.md beside the output, summed up in it)
 #   --max-znodes N   also the memory and restart figures at N znodes when N is larger than
 #                    the 1M of the default run (10000000 for issue 16's 10M row; ZooKeeper then
 #                    gets a 12 GiB heap, and each server takes minutes to fill)
@@ -42,7 +44,7 @@
 set -euo pipefail
 
 cmdline="bench/compare.sh${*:+ $*}"
-quick=0 keep=0 failover=1 ensemble=1 max_znodes=0 idle_sessions=19000 tuning=default zklog=warn cfg_args=() prop_args=()
+quick=0 keep=0 failover=1 ensemble=1 etcd=1 max_znodes=0 idle_sessions=19000 tuning=default zklog=warn cfg_args=() prop_args=()
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$repo/bench/RESULTS.md"
 while [ $# -gt 0 ]; do
@@ -51,6 +53,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=1 ;;
     --no-failover) failover=0 ;;
     --no-ensemble) ensemble=0 ;;
+    --no-etcd) etcd=0 ;;
     --max-znodes) max_znodes=$2; shift ;;
     --idle-sessions) idle_sessions=$2; shift ;;
     --zkd-failover) ;; # the default now; kept for old command lines
@@ -299,6 +302,11 @@ if [ $failover = 1 ]; then
     run_failovers zkd zkd "$size" "$runs"
   done
 fi
+etcd_md="${out%.md}-etcd.md"
+if [ $etcd = 1 ] && [ $quick = 0 ] && command -v etcd > /dev/null; then
+  log "etcd: bench/etcd.sh"
+  bash "$repo/bench/etcd.sh" --out "$etcd_md" > /dev/null
+fi
 elapsed=$(( $(date +%s) - started ))
 bigtree=""
 [ "$max_znodes" -le "$znodes" ] || bigtree="; the same with $max_znodes znodes (\`-$(znodes_suffix "$max_znodes")\` rows, ZooKeeper with a 12 GiB heap)"
@@ -342,5 +350,21 @@ git diff --quiet HEAD -- . ':!bench/RESULTS*' 2>/dev/null || rev="$rev (with unc
     echo
   fi
   echo "Latency percentiles per workload: [$(basename "$plot")]($(basename "$plot"))."
+  if [ -f "$etcd_md" ]; then
+    echo
+    echo "### Beside etcd 3.4"
+    echo
+    echo "Writes of 1 KB with fsync on, zkd's setData against etcd's put, from [$(basename "$etcd_md")]($(basename "$etcd_md"))"
+    echo "($(sed -n 's/^`\(bench\/etcd.sh[^`]*\)` on \([0-9-]*\).*/`\1` on \2/p' "$etcd_md" | head -1)):"
+    echo
+    echo "| shape | zkd (ops/s) | etcd (ops/s) | zkd / etcd |"
+    echo "|---|---|---|---|"
+    awk -F' *\\| *' '/^## Writes at / { shape = substr($0, 14) }
+      /^\| throughput \(ops\/s\)/ && shape != "" { printf "| %s | %s | %s | %s |\n", shape, $3, $4, $5; shape = "" }' "$etcd_md"
+  fi
+  echo
+  echo "Also: ZooKeeper's settings tried before this run chose its configuration,"
+  echo "[RESULTS-zktuning.md](RESULTS-zktuning.md); zkd's profiles under set, get and watch fan-out,"
+  echo "[RESULTS-profile.md](RESULTS-profile.md); the whole curve, [plots/](plots/README.md)."
 } > "$out"
 log "wrote $out and $plot"
