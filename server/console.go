@@ -606,6 +606,7 @@ func (b consoleBackend) Metrics(ctx context.Context) (map[string]any, error) {
 	if !ok {
 		return nil, console.ErrNotServing
 	}
+	b.s.cfg.Metrics.Mntr(&st)
 	m := make(map[string]any)
 	for _, f := range admin.MonitorJSON(st) {
 		m[f.Key] = f.Value
