@@ -1,8 +1,10 @@
-// Package metrics owns zkd's Prometheus endpoint (zoo.cfg's metricsProvider.* keys): the
-// metrics Apache ZooKeeper's PrometheusMetricsProvider exports, under the same names, types
-// and quantile labels, so that dashboards (Grafana 10465) and alert rules written for
-// ZooKeeper work unchanged; zkd's own metrics, prefixed zkd_; and the HTTP server that
-// serves them on /metrics.
+// Package metrics owns zkd's metrics providers. The Prometheus endpoint (zoo.cfg's
+// metricsProvider.* keys): the metrics Apache ZooKeeper's PrometheusMetricsProvider
+// exports, under the same names, types and quantile labels, so that dashboards (Grafana
+// 10465) and alert rules written for ZooKeeper work unchanged; zkd's own metrics, prefixed
+// zkd_; and the HTTP server that serves them on /metrics. Without it, a mntr-only registry
+// (Options.MntrOnly) is ZooKeeper's DefaultMetricsProvider: the summaries mntr prints.
+// Either way mntr's summaries come from here (Registry.Mntr).
 //
 // What the server measures as it happens (fsync and request latencies, group-commit batch
 // sizes, session queue depths) is observed into the instruments directly, lock-free or
