@@ -598,6 +598,8 @@ func (b consoleBackend) Ensemble(ctx context.Context) (console.Ensemble, error) 
 	return e, nil
 }
 
+// Metrics is mntr's gauges and counters for the console's charts, which poll it: the
+// summaries (Registry.Mntr, the Prometheus dump) are not gathered for them.
 func (b consoleBackend) Metrics(ctx context.Context) (map[string]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
@@ -606,7 +608,6 @@ func (b consoleBackend) Metrics(ctx context.Context) (map[string]any, error) {
 	if !ok {
 		return nil, console.ErrNotServing
 	}
-	b.s.cfg.Metrics.Mntr(&st)
 	m := make(map[string]any)
 	for _, f := range admin.MonitorJSON(st) {
 		m[f.Key] = f.Value
