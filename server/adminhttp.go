@@ -262,6 +262,7 @@ func (s *Server) adminFields(cmd string, kwargs map[string]string) (fields admin
 		}
 		switch cmd {
 		case "monitor":
+			s.cfg.Metrics.Mntr(&st)
 			return admin.MonitorJSON(st), "", true
 		case "stats":
 			d, l := s.dirSizes()

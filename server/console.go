@@ -598,6 +598,8 @@ func (b consoleBackend) Ensemble(ctx context.Context) (console.Ensemble, error) 
 	return e, nil
 }
 
+// Metrics is mntr's gauges and counters for the console's charts, which poll it: the
+// summaries (Registry.Mntr, the Prometheus dump) are not gathered for them.
 func (b consoleBackend) Metrics(ctx context.Context) (map[string]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err

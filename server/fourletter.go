@@ -119,6 +119,7 @@ func (s *Server) fourLetterText(cmd string, self *conn) string {
 		if cmd == "srvr" {
 			return admin.Srvr(st)
 		}
+		s.cfg.Metrics.Mntr(&st)
 		return admin.Mntr(st)
 	case "stat", "cons", "wchs", "wchc", "wchp", "dump":
 	default:
@@ -180,6 +181,7 @@ func (s *Server) resetServerStats() {
 	s.counters.reset()
 	s.responseSizes.reset()
 	s.learnerQPs.reset()
+	s.cfg.Metrics.ResetMntr()
 	// The leader's proposal sizes and sync counts live on the core. A server that is not
 	// serving has none to reset.
 	s.coreQuery(func() {

@@ -133,37 +133,46 @@ func TestAdminObserversOnLeader(t *testing.T) {
 		}
 	}
 
-	// mntr: the queue summaries of every learner, by sid.
-	m := mntrLines(t, fourLetter(t, leader.cfg.ListenAddr, "mntr"))
+	// mntr: with the Prometheus provider, its samples of the queue sets of every learner,
+	// by sid (PrometheusMetricsProvider.dump); gauges_mixed_test compares the sets that
+	// the default provider prints with ZooKeeper's.
+	dump := func() map[string]float64 {
+		out := map[string]float64{}
+		for k, v := range mntrLines(t, fourLetter(t, leader.cfg.ListenAddr, "mntr")) {
+			if f, err := strconv.ParseFloat(v, 64); err == nil {
+				out[k] = f
+			}
+		}
+		return out
+	}
+	m := dump()
 	for sid := int64(1); sid <= 4; sid++ {
 		if sid == leader.cfg.ServerID {
 			continue
 		}
-		id := strconv.FormatInt(sid, 10)
-		if n, ok := mntrInt(m, "cnt_"+id+"_learner_handler_qp_size"); !ok || n < 2 {
-			t.Errorf("zk_cnt_%s_learner_handler_qp_size = %d %v", id, n, ok)
+		key := `{key="` + strconv.FormatInt(sid, 10) + `"}`
+		if n := m["learner_handler_qp_size_count"+key]; n < 2 {
+			t.Errorf("zk_learner_handler_qp_size_count%s = %v", key, n)
 		}
 		// The first packet queued is sampled for its time in the queue.
-		if n, ok := mntrInt(m, "cnt_"+id+"_learner_handler_qp_time_ms"); !ok || n < 1 {
-			t.Errorf("zk_cnt_%s_learner_handler_qp_time_ms = %d %v", id, n, ok)
+		if n := m["learner_handler_qp_time_ms_count"+key]; n < 1 {
+			t.Errorf("zk_learner_handler_qp_time_ms_count%s = %v", key, n)
 		}
-		for _, k := range []string{"avg_", "min_", "max_", "sum_"} {
-			if _, ok := m[k+id+"_learner_handler_qp_size"]; !ok {
-				t.Errorf("mntr lacks zk_%s%s_learner_handler_qp_size", k, id)
-			}
+		q := func(name, quantile string) string {
+			return name + `{key="` + strconv.FormatInt(sid, 10) + `",quantile="` + quantile + `"}`
 		}
-		for _, k := range []string{"p50_", "p95_", "p99_", "p999_"} {
-			if _, ok := m[k+id+"_learner_handler_qp_time_ms"]; !ok {
-				t.Errorf("mntr lacks zk_%s%s_learner_handler_qp_time_ms", k, id)
+		for _, k := range []string{"learner_handler_qp_size_sum" + key, q("learner_handler_qp_size", "0.5"),
+			q("learner_handler_qp_time_ms", "0.5"), q("learner_handler_qp_time_ms", "0.9"), q("learner_handler_qp_time_ms", "0.99")} {
+			if _, ok := m[k]; !ok {
+				t.Errorf("mntr lacks zk_%s", k)
 			}
 		}
 	}
-	cntBefore, _ := mntrInt(m, "cnt_4_learner_handler_qp_size")
-	// srst resets the sets and keeps their keys.
+	cntBefore := m[`learner_handler_qp_size_count{key="4"}`]
+	// srst does not reset the Prometheus provider's values ("not supported on Prometheus").
 	fourLetter(t, leader.cfg.ListenAddr, "srst")
-	m = mntrLines(t, fourLetter(t, leader.cfg.ListenAddr, "mntr"))
-	if n, ok := mntrInt(m, "cnt_4_learner_handler_qp_size"); !ok || n >= cntBefore {
-		t.Errorf("after srst zk_cnt_4_learner_handler_qp_size = %d %v, was %d", n, ok, cntBefore)
+	if n := dump()[`learner_handler_qp_size_count{key="4"}`]; n < cntBefore {
+		t.Errorf("after srst zk_learner_handler_qp_size_count{key=\"4\"} = %v, was %v", n, cntBefore)
 	}
 
 	// Prometheus: the same sets, labelled by sid.

@@ -180,7 +180,8 @@ type Config struct {
 	// the time.
 	Rand *rand.Rand
 	// Metrics receives the server's measurements and reads its numbers for the
-	// Prometheus endpoint; nil means none are kept.
+	// Prometheus endpoint; nil means a metrics.Options.MntrOnly registry, which keeps the
+	// summaries mntr prints (ZooKeeper's DefaultMetricsProvider).
 	Metrics *metrics.Registry
 
 	// zxidCounterStart is where a new leader's zxid counter starts (tests of the rollover).
@@ -197,6 +198,9 @@ type Config struct {
 }
 
 func (c *Config) setDefaults() {
+	if c.Metrics == nil {
+		c.Metrics = metrics.New(metrics.Options{MntrOnly: true})
+	}
 	if c.ListenAddr == "" {
 		c.ListenAddr = "127.0.0.1:2181"
 	}

@@ -12,6 +12,9 @@ import (
 // hex is Java's Long.toHexString: lowercase, no padding, two's complement for negatives.
 func hex(v int64) string { return strconv.FormatUint(uint64(v), 16) }
 
+// JavaDouble is Java's Double.toString of f ("0.0", "5.7195", "1.0E7", "NaN").
+func JavaDouble(f float64) string { return javaDouble(f) }
+
 // javaDouble is Java's Double.toString: plain decimal with at least one fractional digit for
 // 1e-3 <= |f| < 1e7, otherwise "d.dddE[-]n". Digits are the shortest that round-trip; JDK 17
 // is not always shortest (1e23 prints as 9.999999999999999E22, the smallest subnormal as

@@ -108,6 +108,12 @@ func mntrFields(s ServerStats, put func(k string, v any)) {
 	if s.Mode == "observer" {
 		num("observer_master_id", s.ObserverMasterID)
 	}
+	if s.Dump != nil {
+		for _, d := range s.Dump {
+			dbl(d.Key, d.Value)
+		}
+		return
+	}
 
 	num("ephemerals_count", int64(s.EphemeralsCount))
 	num("num_alive_connections", int64(s.Connections))
@@ -176,6 +182,9 @@ func mntrFields(s ServerStats, put func(k string, v any)) {
 	}
 	for _, l := range s.LearnerQueueTime {
 		summary(l.Name+"_learner_handler_qp_time_ms", l.Summary, true)
+	}
+	for _, a := range s.AckLatency {
+		summary(a.Name+"_ack_latency", a.Summary, true)
 	}
 }
 

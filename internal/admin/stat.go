@@ -78,6 +78,20 @@ type ServerStats struct {
 	// "<sid>_learner_handler_qp_size" (avg/min/max/cnt/sum) and
 	// "<sid>_learner_handler_qp_time_ms" (with the percentiles too).
 	LearnerQueueSize, LearnerQueueTime []NamedSummary
+	// AckLatency is ZooKeeper's summary set ack_latency, a leader's per-follower ack times
+	// (ms) by sid, printed as "<sid>_ack_latency" with the percentiles.
+	AckLatency []NamedSummary
+	// Dump, when not nil, is what the Prometheus metrics provider holds (metricsProvider.className
+	// set): mntr then prints, as ZooKeeper does, the version and state lines and then these
+	// samples (PrometheusMetricsProvider.dump) instead of the fields above.
+	Dump []Sample
+}
+
+// Sample is one Prometheus sample as mntr prints it: Key is its name and labels
+// (`fsynctime{quantile="0.5"}`), the value a double.
+type Sample struct {
+	Key   string
+	Value float64
 }
 
 // Gauge is one named integer gauge.

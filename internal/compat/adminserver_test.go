@@ -35,10 +35,8 @@ type adminDiff struct {
 
 // monitorDiff is the difference of monitor (mntr), which its four-letter word has too.
 var monitorDiff = adminDiff{
-	onlyRef: []string{`/(avg|min|max|cnt|sum)_\w+_(read|write)_per_namespace:number`},
 	onlyZkd: []string{"/trunc_count:number"},
-	why: "zkd does not keep request sizes per top-level namespace yet; trunc_count is zkd's " +
-		"own (ZooKeeper counts DIFF and SNAP syncs, not TRUNC ones)",
+	why:     "trunc_count is zkd's own (ZooKeeper counts DIFF and SNAP syncs, not TRUNC ones)",
 }
 
 // adminDiffs lists every deliberate difference by command. A command with anyKeys true has

@@ -31,6 +31,10 @@ type fastSummary struct {
 	count   atomic.Uint64
 	sumBits atomic.Uint64 // math.Float64bits of the sum
 
+	// mm is mntr's AvgMinMax(Percentile)Counter without the Prometheus provider (nil with
+	// it); count and sum are then not kept, nothing reading them.
+	mm *avgMinMax
+
 	mu         sync.Mutex // scrapes: the window turnover and prev
 	prev       *sumWindow
 	windowFrom time.Time
@@ -82,11 +86,11 @@ var nan = math.NaN()
 // fastSummaryWindow is how long observations count towards the quantiles.
 const fastSummaryWindow = time.Minute
 
-func newFastSummary(name string, objectives map[float64]float64, scale float64) *fastSummary {
-	return newFastSummaryDesc(prometheus.NewDesc(name, name, nil, nil), nil, objectives, scale)
+func newFastSummary(name string, objectives map[float64]float64, scale float64, mntrOnly bool) *fastSummary {
+	return newFastSummaryDesc(prometheus.NewDesc(name, name, nil, nil), nil, objectives, scale, mntrOnly)
 }
 
-func newFastSummaryDesc(desc *prometheus.Desc, labels []string, objectives map[float64]float64, scale float64) *fastSummary {
+func newFastSummaryDesc(desc *prometheus.Desc, labels []string, objectives map[float64]float64, scale float64, mntrOnly bool) *fastSummary {
 	q := make([]float64, 0, len(objectives))
 	for k := range objectives {
 		q = append(q, k)
@@ -101,6 +105,9 @@ func newFastSummaryDesc(desc *prometheus.Desc, labels []string, objectives map[f
 		windowFrom: time.Now(),
 		window:     fastSummaryWindow,
 	}
+	if mntrOnly {
+		s.mm = newAvgMinMax()
+	}
 	s.cur.Store(newSumWindow())
 	return s
 }
@@ -109,6 +116,10 @@ func newFastSummaryDesc(desc *prometheus.Desc, labels []string, objectives map[f
 func (s *fastSummary) Observe(v float64) {
 	iv := min(max(int64(v*s.scale), 0), fastSummaryMax)
 	s.cur.Load().counts[bucketOf(uint64(iv))].Add(1)
+	if s.mm != nil {
+		s.mm.add(int64(v))
+		return
+	}
 	s.count.Add(1)
 	for {
 		old := s.sumBits.Load()
@@ -144,16 +155,35 @@ func (s *fastSummary) read() (count uint64, sum float64, qs map[float64]float64)
 		s.windowFrom = time.Now()
 	}
 	count, sum = s.count.Load(), math.Float64frombits(s.sumBits.Load())
+	vs := s.walk(cur, s.quantiles)
 	qs = make(map[float64]float64, len(s.quantiles))
+	for i, q := range s.quantiles {
+		qs[q] = vs[i]
+	}
+	return count, sum, qs
+}
+
+// valuesAt returns the values at the sorted quantiles qs over both windows, without
+// turning them over.
+func (s *fastSummary) valuesAt(qs []float64) []float64 {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.walk(s.cur.Load(), qs)
+}
+
+// walk returns the values at the sorted quantiles qs over cur and s.prev (NaN when both
+// are empty). s.mu is held.
+func (s *fastSummary) walk(cur *sumWindow, qs []float64) []float64 {
+	out := make([]float64, len(qs))
 	var total uint64
 	for i := range cur.counts {
 		total += cur.counts[i].Load() + s.prev.counts[i].Load()
 	}
 	if total == 0 {
-		for _, q := range s.quantiles {
-			qs[q] = nan
+		for i := range out {
+			out[i] = nan
 		}
-		return count, sum, qs
+		return out
 	}
 	// One walk finds every quantile (they are sorted), as HDR's ValueAtQuantile does:
 	// the top of the bucket where the running count reaches q of the total.
@@ -166,19 +196,19 @@ func (s *fastSummary) read() (count uint64, sum float64, qs map[float64]float64)
 		}
 		seen += n
 		last = i
-		for k < len(s.quantiles) && float64(seen) >= math.Ceil(s.quantiles[k]*float64(total)) {
-			qs[s.quantiles[k]] = float64(bucketTop(i)) / s.scale
+		for k < len(qs) && float64(seen) >= math.Ceil(qs[k]*float64(total)) {
+			out[k] = float64(bucketTop(i)) / s.scale
 			k++
 		}
-		if k == len(s.quantiles) {
+		if k == len(qs) {
 			break
 		}
 	}
 	// Counts that moved between the two walks can leave the last quantiles unreached.
-	for ; k < len(s.quantiles); k++ {
-		qs[s.quantiles[k]] = float64(bucketTop(last)) / s.scale
+	for ; k < len(qs); k++ {
+		out[k] = float64(bucketTop(last)) / s.scale
 	}
-	return count, sum, qs
+	return out
 }
 
 // fastSummarySet is ZooKeeper's SummarySet (one summary per key, labelled "key") made of
@@ -191,15 +221,17 @@ type fastSummarySet struct {
 	desc       *prometheus.Desc
 	objectives map[float64]float64
 	scale      float64
+	mntrOnly   bool
 	mu         sync.RWMutex
 	members    map[string]*fastSummary
 }
 
-func newFastSummarySet(name string, objectives map[float64]float64, scale float64) *fastSummarySet {
+func newFastSummarySet(name string, objectives map[float64]float64, scale float64, mntrOnly bool) *fastSummarySet {
 	return &fastSummarySet{
 		desc:       prometheus.NewDesc(name, name, []string{setLabel}, nil),
 		objectives: objectives,
 		scale:      scale,
+		mntrOnly:   mntrOnly,
 		members:    map[string]*fastSummary{},
 	}
 }
@@ -219,7 +251,7 @@ func (s *fastSummarySet) with(key string) *fastSummary {
 		return m
 	}
 	key = strings.Clone(key)
-	m = newFastSummaryDesc(s.desc, []string{key}, s.objectives, s.scale)
+	m = newFastSummaryDesc(s.desc, []string{key}, s.objectives, s.scale, s.mntrOnly)
 	s.members[key] = m
 	return m
 }

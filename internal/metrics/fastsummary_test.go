@@ -21,7 +21,7 @@ func collectSummary(t *testing.T, s *fastSummary) *dto.Summary {
 }
 
 func TestFastSummary(t *testing.T) {
-	s := newFastSummary("readlatency", advancedObjectives, 1000)
+	s := newFastSummary("readlatency", advancedObjectives, 1000, false)
 	if got := collectSummary(t, s); got.GetSampleCount() != 0 || !math.IsNaN(got.GetQuantile()[0].GetValue()) {
 		t.Fatalf("empty summary: %v", got)
 	}
@@ -101,7 +101,7 @@ func TestNamespace(t *testing.T) {
 // TestFastSummaryConcurrent: observers on several goroutines and scrapes turning the
 // windows over meanwhile lose no count and no sum.
 func TestFastSummaryConcurrent(t *testing.T) {
-	s := newFastSummary("updatelatency", advancedObjectives, 1000)
+	s := newFastSummary("updatelatency", advancedObjectives, 1000, false)
 	s.window = 0 // every scrape turns the window over
 	const goroutines, each = 4, 5000
 	var wg sync.WaitGroup

@@ -1,8 +1,10 @@
-// Package metrics owns zkd's Prometheus endpoint (zoo.cfg's metricsProvider.* keys): the
-// metrics Apache ZooKeeper's PrometheusMetricsProvider exports, under the same names, types
-// and quantile labels, so that dashboards (Grafana 10465) and alert rules written for
-// ZooKeeper work unchanged; zkd's own metrics, prefixed zkd_; and the HTTP server that
-// serves them on /metrics.
+// Package metrics owns zkd's metrics providers. The Prometheus endpoint (zoo.cfg's
+// metricsProvider.* keys): the metrics Apache ZooKeeper's PrometheusMetricsProvider
+// exports, under the same names, types and quantile labels, so that dashboards (Grafana
+// 10465) and alert rules written for ZooKeeper work unchanged; zkd's own metrics, prefixed
+// zkd_; and the HTTP server that serves them on /metrics. Without it, a mntr-only registry
+// (Options.MntrOnly) is ZooKeeper's DefaultMetricsProvider: the summaries mntr prints.
+// Either way mntr's summaries come from here (Registry.Mntr).
 //
 // What the server measures as it happens (fsync and request latencies, group-commit batch
 // sizes, session queue depths) is observed into the instruments directly, lock-free or
@@ -38,6 +40,10 @@ type Source interface {
 
 // Options configure a Registry.
 type Options struct {
+	// MntrOnly makes a Registry for a server without metricsProvider.className: it keeps
+	// what mntr prints of the summaries, as ZooKeeper's DefaultMetricsProvider, and none of
+	// the Prometheus instruments (quantile streams, zkd's histograms); it is not served.
+	MntrOnly bool
 	// ExportJvmInfo is metricsProvider.exportJvmInfo: the process metrics (process_*, the
 	// same names the Java client's hotspot exports use), the Go runtime's (go_*), and the
 	// JVM names dashboards chart (jvm_memory_bytes_*, jvm_threads_current,
@@ -67,21 +73,23 @@ const (
 // Registry holds the instruments. A nil *Registry is valid: every observation on it is a
 // no-op, so a server without metrics pays one nil check.
 type Registry struct {
-	reg *prometheus.Registry
+	reg      *prometheus.Registry
+	mntrOnly bool // Options.MntrOnly
 
-	summaries     map[string]prometheus.Summary
-	fsyncTime     prometheus.Summary  // ms
-	snapshotTime  prometheus.Summary  // ms
-	dbInitTime    prometheus.Summary  // ms
-	readLatency   prometheus.Observer // ms, a fastSummary
-	updateLatency prometheus.Observer // ms, a fastSummary
-	batchSize     prometheus.Summary  // txns per fsync
-	sessionQueue  prometheus.Observer // requests_in_session_queue, a fastSummary
-	learnerQPSize *fastSummarySet     // learner_handler_qp_size, by learner sid
-	learnerQPTime *fastSummarySet     // learner_handler_qp_time_ms, by learner sid
-	readPerNS     *fastSummarySet     // read_per_namespace, bytes
-	writePerNS    *fastSummarySet     // write_per_namespace, bytes
-	ackLatency    *fastSummarySet     // ack_latency, ms, by acking sid
+	summaries     map[string]*basicSummary
+	mntrSums      map[string]mntrSummary // every ZooKeeper summary zkd observes, by name
+	fsyncTime     prometheus.Observer    // ms
+	snapshotTime  prometheus.Observer    // ms
+	dbInitTime    prometheus.Observer    // ms
+	readLatency   prometheus.Observer    // ms, a fastSummary
+	updateLatency prometheus.Observer    // ms, a fastSummary
+	batchSize     prometheus.Observer    // txns per fsync
+	sessionQueue  prometheus.Observer    // requests_in_session_queue, a fastSummary
+	learnerQPSize *fastSummarySet        // learner_handler_qp_size, by learner sid
+	learnerQPTime *fastSummarySet        // learner_handler_qp_time_ms, by learner sid
+	readPerNS     *fastSummarySet        // read_per_namespace, bytes
+	writePerNS    *fastSummarySet        // write_per_namespace, bytes
+	ackLatency    *fastSummarySet        // ack_latency, ms, by acking sid
 
 	fsyncSeconds      prometheus.Histogram
 	groupCommit       prometheus.Histogram
@@ -100,7 +108,8 @@ var perRequestSummaries = map[string]float64{
 	"readlatency": 1000, "updatelatency": 1000, "requests_in_session_queue": 1,
 }
 
-// New returns a Registry with every ZooKeeper and zkd metric registered.
+// New returns a Registry with every ZooKeeper and zkd metric registered, or, with
+// Options.MntrOnly, the summaries mntr prints.
 func New(opts Options) *Registry {
 	if opts.StatsMaxAge <= 0 {
 		opts.StatsMaxAge = DefaultStatsMaxAge
@@ -110,19 +119,28 @@ func New(opts Options) *Registry {
 	}
 	r := &Registry{
 		reg:       prometheus.NewRegistry(),
-		summaries: make(map[string]prometheus.Summary),
+		mntrOnly:  opts.MntrOnly,
+		summaries: make(map[string]*basicSummary),
+		mntrSums:  make(map[string]mntrSummary),
 	}
 	r.stats.maxAge, r.stats.wait = opts.StatsMaxAge, opts.StatsWait
 	fast := map[string]prometheus.Observer{}
 	summary := func(name string, objectives map[float64]float64) {
 		if scale, ok := perRequestSummaries[name]; ok {
-			f := newFastSummary(name, objectives, scale)
+			f := newFastSummary(name, objectives, scale, r.mntrOnly)
 			r.reg.MustRegister(f)
 			fast[name] = f
+			r.mntrSums[name] = f
 			return
 		}
-		s := prometheus.NewSummary(prometheus.SummaryOpts{Name: name, Help: name, Objectives: objectives})
-		r.reg.MustRegister(s)
+		s := &basicSummary{}
+		if r.mntrOnly {
+			s.mm = newAvgMinMax()
+		} else {
+			p := prometheus.NewSummary(prometheus.SummaryOpts{Name: name, Help: name, Objectives: objectives})
+			r.reg.MustRegister(p)
+			s.prom = p
+		}
 		r.summaries[name] = s
 	}
 	for _, n := range zkBasicSummaries {
@@ -133,11 +151,11 @@ func New(opts Options) *Registry {
 	}
 	// The labelled sets observed per packet or per request are fastSummarySets (as the
 	// per-request summaries); the others are registered as ZooKeeper registers them.
-	r.learnerQPSize = newFastSummarySet("learner_handler_qp_size", basicObjectives, 1)
-	r.learnerQPTime = newFastSummarySet("learner_handler_qp_time_ms", advancedObjectives, 1)
-	r.readPerNS = newFastSummarySet("read_per_namespace", basicObjectives, 1)
-	r.writePerNS = newFastSummarySet("write_per_namespace", basicObjectives, 1)
-	r.ackLatency = newFastSummarySet("ack_latency", advancedObjectives, 1)
+	r.learnerQPSize = newFastSummarySet("learner_handler_qp_size", basicObjectives, 1, r.mntrOnly)
+	r.learnerQPTime = newFastSummarySet("learner_handler_qp_time_ms", advancedObjectives, 1, r.mntrOnly)
+	r.readPerNS = newFastSummarySet("read_per_namespace", basicObjectives, 1, r.mntrOnly)
+	r.writePerNS = newFastSummarySet("write_per_namespace", basicObjectives, 1, r.mntrOnly)
+	r.ackLatency = newFastSummarySet("ack_latency", advancedObjectives, 1, r.mntrOnly)
 	r.reg.MustRegister(r.learnerQPSize, r.learnerQPTime, r.readPerNS, r.writePerNS, r.ackLatency)
 	for _, n := range zkBasicSummarySets {
 		if n == "learner_handler_qp_size" || n == "read_per_namespace" || n == "write_per_namespace" {
@@ -159,6 +177,13 @@ func New(opts Options) *Registry {
 	r.updateLatency = fast["updatelatency"]
 	r.batchSize = r.summaries["sync_processor_batch_size"]
 	r.sessionQueue = fast["requests_in_session_queue"]
+	// Of the client_golang summaries, mntr reads those zkd observes; the others print 0.
+	for _, n := range []string{"fsynctime", "snapshottime", "dbinittime", "sync_processor_batch_size"} {
+		r.mntrSums[n] = r.summaries[n]
+	}
+	if r.mntrOnly {
+		return r
+	}
 
 	r.fsyncSeconds = prometheus.NewHistogram(prometheus.HistogramOpts{
 		Name:    "zkd_fsync_duration_seconds",
@@ -211,9 +236,14 @@ func (r *Registry) Fsync(d time.Duration, batch int) {
 		return
 	}
 	r.fsyncTime.Observe(ms(d))
-	r.fsyncSeconds.Observe(d.Seconds())
 	if batch > 0 {
 		r.batchSize.Observe(float64(batch))
+	}
+	if r.mntrOnly {
+		return
+	}
+	r.fsyncSeconds.Observe(d.Seconds())
+	if batch > 0 {
 		r.groupCommit.Observe(float64(batch))
 	}
 }
@@ -247,7 +277,9 @@ func (r *Registry) Request(op jute.OpCode, d time.Duration) {
 	} else {
 		r.readLatency.Observe(ms(d))
 	}
-	r.opObserver(op, info).Observe(d.Seconds())
+	if !r.mntrOnly {
+		r.opObserver(op, info).Observe(d.Seconds())
+	}
 }
 
 // opObserver returns op's child of the per-opcode histogram, made on first use so that
@@ -273,7 +305,9 @@ func (r *Registry) SessionQueued(ahead int) {
 		return
 	}
 	r.sessionQueue.Observe(float64(ahead + 1))
-	r.sessionQueueDepth.Observe(float64(ahead))
+	if !r.mntrOnly {
+		r.sessionQueueDepth.Observe(float64(ahead))
+	}
 }
 
 // LearnerQueue returns where the writer of learner sid's connection records ZooKeeper's
@@ -281,7 +315,8 @@ func (r *Registry) SessionQueued(ahead int) {
 // learner_handler_qp_time_ms (a sampled packet's time in the queue); both nil on a nil
 // Registry. The observers are the sid's for good: keep them for the connection's life.
 func (r *Registry) LearnerQueue(sid int64) (size, timeMs prometheus.Observer) {
-	if r == nil {
+	if r == nil || r.mntrOnly {
+		// The server keeps mntr's learner queue sets itself.
 		return nil, nil
 	}
 	key := strconv.FormatInt(sid, 10)
