@@ -75,6 +75,9 @@ configs=(
   "nio-workers-0|parallel|warn|compare|-Dzookeeper.nio.numWorkerThreads=0"
   "nio-workers-8|parallel|warn|compare|-Dzookeeper.nio.numWorkerThreads=8"
   "netty|parallel|warn|compare|-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory"
+  # Netty with the other two JVM set-ups: the best connection layer with each collector.
+  "netty-g1|g1|warn|compare|-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory"
+  "netty-default|default|warn|compare|-Dzookeeper.serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory"
 )
 quick_configs=default,parallel,parallel-jitwarm,outstanding-100k,netty
 [ $quick = 0 ] || [ -n "$only" ] || only=$quick_configs
