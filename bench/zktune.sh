@@ -199,7 +199,7 @@ zkversion=$(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo "unknown
   echo "Produced by \`$cmdline\` on $(date -u '+%Y-%m-%d %H:%M UTC') in ${elapsed}s: ZooKeeper $zkversion,"
   echo "$(java -version 2>&1 | head -1), $(nproc) CPUs ($cpu), $(df -T "$work" | awk 'NR==2 {print $2}') data directory."
   echo "Each configuration: a fresh standalone server (bench/lib-bench.sh, compare.sh's zoo.cfg, fsync on),"
-  echo "$jvmwarm of mixed load to warm the JVM up (as compare.sh; rows warmed with \"jit\": then $jvmwarm of set and of get"
+  echo "$jvmwarm of mixed load to warm the JVM up (the first pass's warm-up; rows warmed with \"jit\", as compare.sh now warms up: then $jvmwarm of set and of get"
   echo "more), then zkbench set and get, 64 sessions x 32"
   echo "outstanding, 1 KB, $dur each after $warm unmeasured; $rounds round(s), configurations in turn each round."
   echo
