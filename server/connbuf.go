@@ -32,7 +32,11 @@ func putBigBuf(b *[]byte) {
 // connReader is a buffered reader (the part of bufio.Reader the connection uses) that holds
 // a big buffer only while its client sends faster than one small buffer a read: a fill that
 // fills the small buffer takes a big one from the pool for the next fill, and a fill that
-// would have fitted the small one gives the big one back before the next.
+// would have fitted the small one gives the big one back before the next. So a client that
+// goes quiet right after a big burst (a SetWatches of many paths on reconnect) keeps the
+// big buffer until its next small request, its next ping at the latest; giving it back on
+// every fill that did not fill it would cost a pipelining client an extra small read per
+// batch.
 type connReader struct {
 	r          io.Reader
 	buf        []byte // the buffer in use: small or *big

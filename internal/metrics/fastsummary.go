@@ -101,21 +101,36 @@ func newFastSummaryDesc(desc *prometheus.Desc, labels []string, objectives map[f
 		labels:     labels,
 		quantiles:  q,
 		scale:      scale,
-		prev:       newSumWindow(),
 		windowFrom: time.Now(),
 		window:     fastSummaryWindow,
 	}
 	if mntrOnly {
 		s.mm = newAvgMinMax()
 	}
-	s.cur.Store(newSumWindow())
+	// The windows (26 KB each) hold what quantiles are computed from. Without the provider
+	// only mntr's percentiles read them, which ZooKeeper's default provider keeps for its
+	// ADVANCED summaries alone: a BASIC one, such as a namespace of read_per_namespace (one
+	// per top-level znode), costs its avg/min/max/count/sum only, as ZooKeeper's does.
+	if !mntrOnly || hasPercentiles(objectives) {
+		s.prev = newSumWindow()
+		s.cur.Store(newSumWindow())
+	}
 	return s
+}
+
+// hasPercentiles reports whether a summary of these objectives is one of ZooKeeper's
+// ADVANCED ones (advancedObjectives), whose mntr lines include percentiles.
+func hasPercentiles(objectives map[float64]float64) bool {
+	_, ok := objectives[0.99]
+	return ok
 }
 
 // Observe records v (prometheus.Observer).
 func (s *fastSummary) Observe(v float64) {
-	iv := min(max(int64(v*s.scale), 0), fastSummaryMax)
-	s.cur.Load().counts[bucketOf(uint64(iv))].Add(1)
+	if cur := s.cur.Load(); cur != nil {
+		iv := min(max(int64(v*s.scale), 0), fastSummaryMax)
+		cur.counts[bucketOf(uint64(iv))].Add(1)
+	}
 	if s.mm != nil {
 		s.mm.add(int64(v))
 		return
@@ -143,7 +158,7 @@ func (s *fastSummary) read() (count uint64, sum float64, qs map[float64]float64)
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	cur := s.cur.Load()
-	if time.Since(s.windowFrom) >= s.window {
+	if cur != nil && time.Since(s.windowFrom) >= s.window {
 		// The window before the previous one is emptied and takes the observations. An
 		// observer that loaded it a whole window ago may still add to it: one stray count.
 		next := s.prev
@@ -176,6 +191,12 @@ func (s *fastSummary) valuesAt(qs []float64) []float64 {
 func (s *fastSummary) walk(cur *sumWindow, qs []float64) []float64 {
 	out := make([]float64, len(qs))
 	var total uint64
+	if cur == nil { // no windows: nothing reads this summary's quantiles
+		for i := range out {
+			out[i] = nan
+		}
+		return out
+	}
 	for i := range cur.counts {
 		total += cur.counts[i].Load() + s.prev.counts[i].Load()
 	}

@@ -191,3 +191,27 @@ func TestMntrOnlyPerRequestDoesNotAllocate(t *testing.T) {
 		t.Errorf("a request's observations allocate %.1f times", n)
 	}
 }
+
+// Without the provider a BASIC summary keeps no quantile windows: read_per_namespace has a
+// member per top-level znode, and ZooKeeper's default provider keeps five longs for each.
+func TestMntrOnlyBasicSummariesHoldNoWindows(t *testing.T) {
+	r := New(Options{MntrOnly: true})
+	r.NamespaceRead("/a/b", 10)
+	r.NamespaceWrite("/a/b", 10)
+	for _, set := range []*fastSummarySet{r.readPerNS, r.writePerNS} {
+		m := set.with("a")
+		if m.cur.Load() != nil || m.prev != nil {
+			t.Errorf("%v: a BASIC member keeps quantile windows without the provider", m.desc)
+		}
+	}
+	r.AckLatency(2, 5)
+	if m := r.ackLatency.with("2"); m.cur.Load() == nil {
+		t.Error("ack_latency (ADVANCED) lost the windows mntr's percentiles come from")
+	}
+	// With the provider every summary has them (Prometheus quantiles).
+	p := New(Options{})
+	p.NamespaceRead("/a/b", 10)
+	if m := p.readPerNS.with("a"); m.cur.Load() == nil {
+		t.Error("with the provider, read_per_namespace has no quantile windows")
+	}
+}

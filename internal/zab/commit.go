@@ -140,6 +140,14 @@ func (t *Tracker) OldestOutstanding() (int64, bool) {
 	return t.outstanding[0].zxid, true
 }
 
+// NewestOutstanding is the newest zxid proposed and not committed (false when none is).
+func (t *Tracker) NewestOutstanding() (int64, bool) {
+	if len(t.outstanding) == 0 {
+		return 0, false
+	}
+	return t.outstanding[len(t.outstanding)-1].zxid, true
+}
+
 // Outstanding lists the zxids proposed but not committed, in order.
 func (t *Tracker) Outstanding() []int64 {
 	out := make([]int64, len(t.outstanding))

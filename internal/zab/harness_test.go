@@ -2,8 +2,10 @@ package zab
 
 import (
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"testing"
+	"time"
 
 	"github.com/zkd-io/zkd/jute"
 )
@@ -553,5 +555,43 @@ func TestZabAckSamples(t *testing.T) {
 		if sampled != 8 || len(bySid) != sampled {
 			t.Fatalf("seed %d: %d sampled proposals applied, %d reported, want 8", seed, sampled, len(bySid))
 		}
+	}
+}
+
+// TestZabAckSampleOfUnproposedZxid: an ack of a zxid the leader never proposed (a faulty
+// peer's, up to the largest zxid there is) samples nothing beyond the proposals waiting;
+// the search over multiples of AckSampleEvery once ran to that zxid (and past it, when
+// z += n overflowed), stalling the leader's core.
+func TestZabAckSampleOfUnproposedZxid(t *testing.T) {
+	h := newHarness(t, 1, []int64{1, 2, 3}, 3, nil, map[int64][]Committed{1: nil, 2: nil}, nil)
+	h.leader.cfg.AckSampleEvery = 1000
+	h.run()
+	if !h.established {
+		t.Fatal("not established")
+	}
+	var proposed []int64
+	for i := 0; i < 3; i++ { // proposed, not yet acked by the learners
+		z, err := h.leader.NextZxid()
+		if err != nil {
+			t.Fatal(err)
+		}
+		h.leader.Propose(z, txnData(z))
+		proposed = append(proposed, z)
+	}
+	done := make(chan Ready, 1)
+	go func() {
+		var r Ready
+		h.leader.sampleAcks(&r, 2, 0, math.MaxInt64)
+		done <- r
+	}()
+	select {
+	case r := <-done:
+		for _, a := range r.Acked {
+			if a.Zxid > proposed[len(proposed)-1] {
+				t.Errorf("ack of %s reported, newer than every proposal", Hex(a.Zxid))
+			}
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("sampling an ack of the largest zxid did not finish within a minute")
 	}
 }

@@ -697,9 +697,12 @@ func (l *Leader) sampleAcks(r *Ready, sid, prev, zxid int64) {
 	if !ok {
 		return
 	}
+	// An ack of a zxid never proposed (a faulty peer's) acks nothing beyond the newest
+	// proposal: the loop stays within the proposals waiting, and z += n cannot overflow.
+	newest, _ := l.tracker.NewestOutstanding()
+	zxid = min(zxid, newest)
 	// The first multiple of n from the oldest proposal sid has not acked yet; the loop
-	// visits only the multiples up to zxid, among which the outstanding ones are at most
-	// as many as the proposals waiting.
+	// visits only the multiples from there up to the newest proposal.
 	from := max(prev+1, oldest)
 	left := len(l.outstanding)
 	for z := (from + n - 1) / n * n; z <= zxid && left > 0; z += n {
