@@ -177,6 +177,8 @@ run_server() {
 
   # Idle sessions on a fresh server: what holding them costs, not what a server that ran
   # the matrix has spare.
+  # Memory and restarts: ZooKeeper's heap grows as it needs (no -Xms, no pre-touch).
+  zk_grow_heap=1
   start_fresh "$kind" "$work/$kind/idle"
   log "$kind: holding $idle_sessions idle sessions"
   zkbench run --servers "127.0.0.1:$port" --server-pid "$server_pid" --label "$kind" --json "$json" \
@@ -188,6 +190,7 @@ run_server() {
     # ZooKeeper keeps about 350 bytes of live heap per znode: 2 GiB does not hold 10M.
     run_memory "$kind" "$max_znodes" "-$(znodes_suffix "$max_znodes")" 12g "$json"
   fi
+  zk_grow_heap=0
 }
 
 # znodes_suffix N: 10000000 -> 10m, 2000000 -> 2m, 500000 -> 500k.
@@ -283,6 +286,9 @@ run_failovers() {
 }
 
 cd "$repo"
+# The revision measured is the one built, whatever is committed while the run goes on.
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- . ':!bench/RESULTS*' 2>/dev/null || rev="$rev (with uncommitted changes)"
 bench_build
 
 started=$(date +%s)
@@ -317,8 +323,6 @@ zkbench plot -o "$plot" "$work/zkd.jsonl" "$work/zookeeper.jsonl"
 cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
 mem=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)
 zkversion=$(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo "unknown version")
-rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-git diff --quiet HEAD -- . ':!bench/RESULTS*' 2>/dev/null || rev="$rev (with uncommitted changes)"
 {
   echo "# zkd vs Apache ZooKeeper"
   echo

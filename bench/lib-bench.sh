@@ -97,6 +97,12 @@ zk_set_tuning() {
 zk_java_opts() {
   local heap=$1
   if [ -n "${JAVA_OPTS:-}" ]; then echo "$JAVA_OPTS"; return; fi
+  if [ "${zk_grow_heap:-0}" = 1 ]; then
+    # A heap fixed and touched at start-up is all RSS from the first second: memory
+    # figures would measure the -Xms, and a restart would include touching it.
+    zk_grow_heap=0 zk_java_opts "$heap" | sed 's/-Xms[^ ]* //; s/ -XX:+AlwaysPreTouch//'
+    return
+  fi
   case $zk_tuning in
     default) echo "-Xmx$heap -XX:-UsePerfData" ;;
     g1) echo "-Xms$heap -Xmx$heap -XX:+AlwaysPreTouch -XX:+UseG1GC -XX:MaxGCPauseMillis=50 -XX:+ParallelRefProcEnabled -XX:-UsePerfData" ;;
