@@ -118,7 +118,10 @@ run_matrix() {
 live_heap() {
   command -v jcmd > /dev/null || return 0
   timeout 60 jcmd "$1" GC.run > /dev/null 2>&1 || return 0
-  timeout 60 jcmd "$1" GC.heap_info 2>/dev/null | sed -n 's/.* heap .*used \([0-9]*\)K.*/\1/p' | head -1
+  # G1 prints one "heap total ..K, used ..K" line, Parallel a line per generation: the sum.
+  timeout 60 jcmd "$1" GC.heap_info 2>/dev/null |
+    awk 'match($0, /total [0-9]+K, used [0-9]+K/) { split(substr($0, RSTART, RLENGTH), f, /[ K,]+/); used += f[4]; n++ }
+      END { if (n) print used }'
 }
 
 # elapsed_line KIND NAME T0: a wait line for a step timed here (0.1 s resolution).
@@ -358,8 +361,8 @@ zkversion=$(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo "unknown
     echo
     echo "### Beside etcd 3.4"
     echo
-    echo "Writes of 1 KB with fsync on, zkd's setData against etcd's put, from [$(basename "$etcd_md")]($(basename "$etcd_md"))"
-    echo "($(sed -n 's/^`\(bench\/etcd.sh[^`]*\)` on \([0-9-]*\).*/`\1` on \2/p' "$etcd_md" | head -1)):"
+    echo "Writes of 1 KB with fsync on, zkd's setData against etcd's put: the best round of each, from"
+    echo "[$(basename "$etcd_md")]($(basename "$etcd_md")) (bench/etcd.sh, run by this script after the rest):"
     echo
     echo "| shape | zkd (ops/s) | etcd (ops/s) | zkd / etcd |"
     echo "|---|---|---|---|"
