@@ -18,8 +18,9 @@
 # Writes the comparison to bench/RESULTS.md (or --out) and a latency plot beside it; the
 # method text comes from bench/RESULTS.method.md (edit it there, not in RESULTS.md).
 #
-#   --quick          under 3 minutes: 2 s runs, no reruns, 100k znodes, one failover each
-#                    (default: ~10 minutes, 1M znodes)
+#   --quick          under 3 minutes: 2 s runs, no reruns, 100k znodes, 2000 idle sessions,
+#                    one failover of an empty ensemble each (default: ~30 minutes, 1M znodes;
+#                    ~45 with --max-znodes 10000000)
 #   --out FILE       markdown output (default bench/RESULTS.md)
 #   --keep           keep the work directory (server logs, zoo.cfg, raw JSON lines)
 #   --no-failover    skip the failover ensembles
@@ -231,7 +232,10 @@ run_ensemble_load() {
     --json "$json" --duration "$dur" --warmup "$warm" --progress 0 --contention-retries "$retries"
     --clients 64 --outstanding 32 --data-size 1024)
   log "$kind: 3-server ensemble, warm-up"
-  zkbench run "${common[@]}" --json "" --duration "$jvmwarm" --warmup 0s --contention-retries 0 mixed set get > /dev/null
+  # --quick keeps to its 3 minutes with the mixed warm-up alone here.
+  local warm_wls=(mixed set get)
+  [ $quick = 0 ] || warm_wls=(mixed)
+  zkbench run "${common[@]}" --json "" --duration "$jvmwarm" --warmup 0s --contention-retries 0 "${warm_wls[@]}" > /dev/null
   zkbench run "${common[@]}" --as ensemble-set set
   zkbench run "${common[@]}" --as ensemble-get get
   stop_ensemble
@@ -303,12 +307,15 @@ if [ $ensemble = 1 ]; then
   run_ensemble_load zookeeper
 fi
 if [ $failover = 1 ]; then
-  for size in 0 "$failover_znodes"; do
+  # --quick: the empty ensembles only, and zkd with its fast election only (under 3 minutes).
+  sizes="0 $failover_znodes" kinds="zookeeper zkd-fast zkd"
+  [ $quick = 0 ] || sizes=0 kinds="zookeeper zkd-fast"
+  for size in $sizes; do
     runs=$failover_runs; [ "$size" = 0 ] || runs=$failover_big_runs
-    [ $quick = 0 ] || runs=1
-    run_failovers zookeeper zookeeper "$size" "$runs"
-    run_failovers zkd-fast zkd "$size" "$runs"
-    run_failovers zkd zkd "$size" "$runs"
+    for kind in $kinds; do
+      case $kind in zkd*) label=zkd ;; *) label=$kind ;; esac
+      run_failovers "$kind" "$label" "$size" "$runs"
+    done
   done
 fi
 etcd_md="${out%.md}-etcd.md"
