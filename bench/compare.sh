@@ -70,7 +70,7 @@ while [ $# -gt 0 ]; do
 done
 
 if [ $quick = 1 ]; then
-  dur=2s warm=1s jvmwarm=4s znodes=100000 retries=0 failover_runs=1 failover_znodes=20000
+  dur=2s warm=500ms jvmwarm=3s znodes=100000 retries=0 failover_runs=1 failover_znodes=20000
   storm_sessions=500
   [ "$idle_sessions" != 19000 ] || idle_sessions=2000
 else
