@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/faultnet"
+	"github.com/zkd-io/zkd/internal/portlock"
 	"github.com/zkd-io/zkd/internal/proc"
 	"github.com/zkd-io/zkd/internal/refzk"
 )
@@ -66,13 +67,15 @@ func StartCluster(t testing.TB, target, bin string, n, tick int) (*Cluster, erro
 			return nil, fmt.Errorf("reference ZooKeeper not available: %s", why)
 		}
 	}
+	// Below the ephemeral range and locked machine-wide: a port from a listener on :0 was
+	// taken by another test's outgoing connection before a member bound it (a flake in CI).
 	free := func() (int, error) {
-		ln, err := net.Listen("tcp", "127.0.0.1:0")
+		port, lock, err := portlock.Reserve()
 		if err != nil {
 			return 0, fmt.Errorf("choosing a port: %w", err)
 		}
-		defer ln.Close()
-		return ln.Addr().(*net.TCPAddr).Port, nil
+		t.Cleanup(func() { lock.Close() })
+		return port, nil
 	}
 	quorum, election := make([]int, n), make([]int, n)
 	c.ports = make([]int, n)
