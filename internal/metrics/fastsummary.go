@@ -18,9 +18,10 @@ import (
 // is lock-free and allocation-free: three uncontended atomic adds, one of them to a
 // log-linear bucket (exact below 256 scaled units, then 128 buckets per power of two: under
 // 0.8% error, as an HDR histogram with two significant digits). The quantiles are computed
-// at scrape time, over the current window and the one before (windows of
-// fastSummaryWindow, turned over by scrapes), while _sum and _count are cumulative, as a
-// summary's are.
+// at scrape time over a ring of ageBuckets windows of fastSummaryWindow each, turned over
+// by scrapes: the last 8 to 10 minutes when scraped more often than every two minutes, as
+// client_java's Summary (maxAgeSeconds 600, ageBuckets 5) that ZooKeeper's provider uses
+// gives; _sum and _count are cumulative, as a summary's are.
 type fastSummary struct {
 	desc      *prometheus.Desc
 	labels    []string // the values of desc's variable labels
@@ -35,8 +36,9 @@ type fastSummary struct {
 	// it); count and sum are then not kept, nothing reading them.
 	mm *avgMinMax
 
-	mu         sync.Mutex // scrapes: the window turnover and prev
-	prev       *sumWindow
+	mu         sync.Mutex // scrapes: the window turnover and ring
+	ring       []*sumWindow // ageBuckets windows, cur among them; nil without windows
+	next       int          // the ring's index of the window cur turns over to
 	windowFrom time.Time
 	window     time.Duration
 }
@@ -75,16 +77,65 @@ const fastSummaryMax = 3_600_000_000
 
 var numBuckets = bucketOf(fastSummaryMax) + 1
 
-// sumWindow is one window's bucket counts.
-type sumWindow struct{ counts []atomic.Uint64 }
+// sumWindow is one window's bucket counts, in chunks made on a value's first landing in
+// them: a summary's values span a few powers of two, so a window costs a few KB, not the
+// 26 KB of every bucket, and ZooKeeper's five windows stay cheap for a summary per
+// namespace.
+type sumWindow struct {
+	chunks []atomic.Pointer[sumChunk] // numChunks
+}
 
-func newSumWindow() *sumWindow { return &sumWindow{counts: make([]atomic.Uint64, numBuckets)} }
+func newSumWindow() *sumWindow {
+	return &sumWindow{chunks: make([]atomic.Pointer[sumChunk], numChunks)}
+}
+
+const chunkBits = 7
+
+// sumChunk is the counts of 1<<chunkBits consecutive buckets.
+type sumChunk [1 << chunkBits]atomic.Uint64
+
+var numChunks = (numBuckets + 1<<chunkBits - 1) >> chunkBits
+
+func (w *sumWindow) add(i int) {
+	p := &w.chunks[i>>chunkBits]
+	c := p.Load()
+	if c == nil {
+		c = new(sumChunk)
+		if !p.CompareAndSwap(nil, c) {
+			c = p.Load()
+		}
+	}
+	c[i&(1<<chunkBits-1)].Add(1)
+}
+
+// count is bucket i's count.
+func (w *sumWindow) count(i int) uint64 {
+	if c := w.chunks[i>>chunkBits].Load(); c != nil {
+		return c[i&(1<<chunkBits-1)].Load()
+	}
+	return 0
+}
+
+// reset empties the window, keeping its chunks for the values that will land there again.
+func (w *sumWindow) reset() {
+	for i := range w.chunks {
+		if c := w.chunks[i].Load(); c != nil {
+			for j := range c {
+				c[j].Store(0)
+			}
+		}
+	}
+}
 
 // nan is a quantile with no observations, as client_golang's Summary reports it.
 var nan = math.NaN()
 
-// fastSummaryWindow is how long observations count towards the quantiles.
-const fastSummaryWindow = time.Minute
+// ageBuckets and fastSummaryWindow are client_java's Summary defaults (5 age buckets over a
+// maxAge of 10 minutes), which ZooKeeper's PrometheusMetricsProvider keeps.
+const (
+	ageBuckets        = 5
+	fastSummaryWindow = 2 * time.Minute
+)
 
 func newFastSummary(name string, objectives map[float64]float64, scale float64, mntrOnly bool) *fastSummary {
 	return newFastSummaryDesc(prometheus.NewDesc(name, name, nil, nil), nil, objectives, scale, mntrOnly)
@@ -112,8 +163,12 @@ func newFastSummaryDesc(desc *prometheus.Desc, labels []string, objectives map[f
 	// ADVANCED summaries alone: a BASIC one, such as a namespace of read_per_namespace (one
 	// per top-level znode), costs its avg/min/max/count/sum only, as ZooKeeper's does.
 	if !mntrOnly || hasPercentiles(objectives) {
-		s.prev = newSumWindow()
-		s.cur.Store(newSumWindow())
+		s.ring = make([]*sumWindow, ageBuckets)
+		for i := range s.ring {
+			s.ring[i] = newSumWindow()
+		}
+		s.cur.Store(s.ring[0])
+		s.next = 1
 	}
 	return s
 }
@@ -129,7 +184,7 @@ func hasPercentiles(objectives map[float64]float64) bool {
 func (s *fastSummary) Observe(v float64) {
 	if cur := s.cur.Load(); cur != nil {
 		iv := min(max(int64(v*s.scale), 0), fastSummaryMax)
-		cur.counts[bucketOf(uint64(iv))].Add(1)
+		cur.add(bucketOf(uint64(iv)))
 	}
 	if s.mm != nil {
 		s.mm.add(int64(v))
@@ -157,20 +212,17 @@ func (s *fastSummary) Collect(ch chan<- prometheus.Metric) {
 func (s *fastSummary) read() (count uint64, sum float64, qs map[float64]float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	cur := s.cur.Load()
-	if cur != nil && time.Since(s.windowFrom) >= s.window {
-		// The window before the previous one is emptied and takes the observations. An
-		// observer that loaded it a whole window ago may still add to it: one stray count.
-		next := s.prev
-		for i := range next.counts {
-			next.counts[i].Store(0)
-		}
+	if s.ring != nil && time.Since(s.windowFrom) >= s.window {
+		// The oldest window is emptied and takes the observations. An observer that loaded
+		// it four windows ago may still add to it: one stray count.
+		next := s.ring[s.next]
+		next.reset()
 		s.cur.Store(next)
-		s.prev, cur = cur, next
+		s.next = (s.next + 1) % len(s.ring)
 		s.windowFrom = time.Now()
 	}
 	count, sum = s.count.Load(), math.Float64frombits(s.sumBits.Load())
-	vs := s.walk(cur, s.quantiles)
+	vs := s.walk(s.quantiles)
 	qs = make(map[float64]float64, len(s.quantiles))
 	for i, q := range s.quantiles {
 		qs[q] = vs[i]
@@ -178,54 +230,71 @@ func (s *fastSummary) read() (count uint64, sum float64, qs map[float64]float64)
 	return count, sum, qs
 }
 
-// valuesAt returns the values at the sorted quantiles qs over both windows, without
+// valuesAt returns the values at the sorted quantiles qs over the windows, without
 // turning them over.
 func (s *fastSummary) valuesAt(qs []float64) []float64 {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	return s.walk(s.cur.Load(), qs)
+	return s.walk(qs)
 }
 
-// walk returns the values at the sorted quantiles qs over cur and s.prev (NaN when both
-// are empty). s.mu is held.
-func (s *fastSummary) walk(cur *sumWindow, qs []float64) []float64 {
+// walk returns the values at the sorted quantiles qs over the ring's windows (NaN when
+// they are empty). s.mu is held.
+func (s *fastSummary) walk(qs []float64) []float64 {
 	out := make([]float64, len(qs))
-	var total uint64
-	if cur == nil { // no windows: nothing reads this summary's quantiles
-		for i := range out {
-			out[i] = nan
-		}
+	for i := range out {
+		out[i] = nan
+	}
+	if s.ring == nil { // no windows: nothing reads this summary's quantiles
 		return out
 	}
-	for i := range cur.counts {
-		total += cur.counts[i].Load() + s.prev.counts[i].Load()
+	// The counts summed over the windows, chunk by chunk: most chunks are in no window.
+	var counts [][]uint64 // by chunk; nil where no window has the chunk
+	var total uint64
+	for ci := range numChunks {
+		var sum []uint64
+		for _, w := range s.ring {
+			c := w.chunks[ci].Load()
+			if c == nil {
+				continue
+			}
+			if sum == nil {
+				sum = make([]uint64, len(c))
+			}
+			for j := range c {
+				n := c[j].Load()
+				sum[j] += n
+				total += n
+			}
+		}
+		counts = append(counts, sum)
 	}
 	if total == 0 {
-		for i := range out {
-			out[i] = nan
-		}
 		return out
 	}
 	// One walk finds every quantile (they are sorted), as HDR's ValueAtQuantile does:
 	// the top of the bucket where the running count reaches q of the total.
 	var seen uint64
 	k, last := 0, 0
-	for i := range cur.counts {
-		n := cur.counts[i].Load() + s.prev.counts[i].Load()
-		if n == 0 {
-			continue
-		}
-		seen += n
-		last = i
-		for k < len(qs) && float64(seen) >= math.Ceil(qs[k]*float64(total)) {
-			out[k] = float64(bucketTop(i)) / s.scale
-			k++
-		}
-		if k == len(qs) {
-			break
+	for ci, sum := range counts {
+		for j, n := range sum {
+			if n == 0 {
+				continue
+			}
+			i := ci<<chunkBits + j
+			seen += n
+			last = i
+			for k < len(qs) && float64(seen) >= math.Ceil(qs[k]*float64(total)) {
+				out[k] = float64(bucketTop(i)) / s.scale
+				k++
+			}
+			if k == len(qs) {
+				return out
+			}
 		}
 	}
-	// Counts that moved between the two walks can leave the last quantiles unreached.
+	// Counts are read once, so the running count reaches the total: only rounding leaves
+	// a quantile unreached.
 	for ; k < len(qs); k++ {
 		out[k] = float64(bucketTop(last)) / s.scale
 	}

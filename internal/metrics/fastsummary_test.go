@@ -41,18 +41,39 @@ func TestFastSummary(t *testing.T) {
 			t.Errorf("quantile %v = %v, want %v within 2%%", q.GetQuantile(), q.GetValue(), w)
 		}
 	}
-	// Two windows later the old observations no longer count towards the quantiles; the
-	// sum and count stay cumulative.
+	// The observations count towards the quantiles for ageBuckets windows (client_java's
+	// maxAge, ten minutes), then no longer; the sum and count stay cumulative.
 	s.window = 0
-	collectSummary(t, s)
+	for range ageBuckets - 1 {
+		collectSummary(t, s)
+	}
 	s.Observe(7)
-	got = collectSummary(t, s)
+	got = collectSummary(t, s) // the last turn: the first window is emptied before the walk
 	if got.GetSampleCount() != 1001 {
 		t.Fatalf("count %d, want 1001", got.GetSampleCount())
 	}
 	for _, q := range got.GetQuantile() {
 		if math.Abs(q.GetValue()-7) > 0.1 {
 			t.Errorf("quantile %v = %v after the windows turned, want 7", q.GetQuantile(), q.GetValue())
+		}
+	}
+}
+
+// TestFastSummaryMaxAge: an observation counts towards the quantiles until ageBuckets
+// windows have turned over, as client_java's Summary keeps one for maxAgeSeconds.
+func TestFastSummaryMaxAge(t *testing.T) {
+	s := newFastSummary("readlatency", advancedObjectives, 1000, false)
+	s.Observe(100)
+	s.window = 0
+	for turn := 1; turn <= ageBuckets; turn++ {
+		s.Observe(1) // in the window that turn leaves
+		got := collectSummary(t, s)
+		top := got.GetQuantile()[len(got.GetQuantile())-1].GetValue()
+		if turn < ageBuckets && math.Abs(top-100) > 1 {
+			t.Fatalf("after %d turns the p99 is %v: the first observation (100) was forgotten early", turn, top)
+		}
+		if turn == ageBuckets && top > 1.1 {
+			t.Fatalf("after %d turns the p99 is %v: the first observation (100) is still counted", turn, top)
 		}
 	}
 }

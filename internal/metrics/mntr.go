@@ -126,13 +126,8 @@ func (s *fastSummary) resetMntr() {
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	for _, w := range []*sumWindow{s.cur.Load(), s.prev} {
-		if w == nil {
-			continue
-		}
-		for i := range w.counts {
-			w.counts[i].Store(0)
-		}
+	for _, w := range s.ring {
+		w.reset()
 	}
 	s.mm.reset()
 }
