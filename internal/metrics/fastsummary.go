@@ -36,7 +36,7 @@ type fastSummary struct {
 	// it); count and sum are then not kept, nothing reading them.
 	mm *avgMinMax
 
-	mu         sync.Mutex // scrapes: the window turnover and ring
+	mu         sync.Mutex   // scrapes: the window turnover and ring
 	ring       []*sumWindow // ageBuckets windows, cur among them; nil without windows
 	next       int          // the ring's index of the window cur turns over to
 	windowFrom time.Time
