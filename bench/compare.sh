@@ -2,8 +2,8 @@
 # Compare zkd with Apache ZooKeeper 3.8 (Debian's package) on this machine, in one run.
 #
 #   bench/compare.sh [--quick] [--out FILE] [--keep] [--no-failover] [--no-ensemble]
-#                    [--max-znodes N] [--idle-sessions N] [--zk-tuning T] [--zk-log L]
-#                    [--cfg KEY=VALUE]... [--zk-prop NAME=VALUE]...
+#                    [--no-scale] [--max-znodes N] [--idle-sessions N] [--zk-tuning T]
+#                    [--zk-log L] [--cfg KEY=VALUE]... [--zk-prop NAME=VALUE]...
 #
 # Builds zkd and zkbench, then for each server in turn: starts it on loopback with the same
 # zoo.cfg (fsync on, tickTime 2000, maxClientCnxns 0, data under a temporary directory),
@@ -12,19 +12,22 @@
 # fan-out to 64 and to 1000 watchers, a connect storm, session churn), then on fresh data
 # directories holds the idle sessions (RSS per session), creates the memory workload's
 # znodes (1M, and 10M with --max-znodes 10000000) and times restarts (clean stop and
-# kill -9) until the last write is readable. Each also gets 3-server ensembles: set/get
-# throughput through all three, and the leader killed (kill -9) to time failover, empty and
-# with 1M znodes (zkd with zkd.fastElection=true, and with ZooKeeper's election timing).
+# kill -9) until the last write is readable, and on a fresh server issue 16's scale items: a
+# value of nearly 1 MB (jute.maxbuffer) read by 1000 sessions, and getChildren of a node with
+# 1M children. Each also gets 3-server ensembles: set/get throughput through all three, and
+# the leader killed (kill -9) to time failover, empty and with 1M znodes (zkd with
+# zkd.fastElection=true, and with ZooKeeper's election timing).
 # Writes the comparison to bench/RESULTS.md (or --out) and a latency plot beside it; the
 # method text comes from bench/RESULTS.method.md (edit it there, not in RESULTS.md).
 #
 #   --quick          under 3 minutes: 2 s runs, no reruns, 100k znodes, 2000 idle sessions,
-#                    one failover of an empty ensemble each (default: ~30 minutes, 1M znodes;
-#                    ~45 with --max-znodes 10000000)
+#                    no scale phase, one failover of an empty ensemble each (default: ~30
+#                    minutes, 1M znodes; ~45 with --max-znodes 10000000)
 #   --out FILE       markdown output (default bench/RESULTS.md)
 #   --keep           keep the work directory (server logs, zoo.cfg, raw JSON lines)
 #   --no-failover    skip the failover ensembles
 #   --no-ensemble    skip the ensemble throughput runs
+#   --no-scale       skip the scale phase (children and bigread workloads)
 #   --no-etcd        skip bench/etcd.sh (run by default when etcd is installed and not
 #                    --quick; it writes RESULTS-etcd.md beside the output, summed up in it)
 #   --max-znodes N   also the memory and restart figures at N znodes when N is larger than
@@ -45,7 +48,7 @@
 set -euo pipefail
 
 cmdline="bench/compare.sh${*:+ $*}"
-quick=0 keep=0 failover=1 ensemble=1 etcd=1 max_znodes=0 idle_sessions=19000 tuning=default zklog=warn cfg_args=() prop_args=()
+quick=0 keep=0 failover=1 ensemble=1 scale=1 etcd=1 max_znodes=0 idle_sessions=19000 tuning=default zklog=warn cfg_args=() prop_args=()
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$repo/bench/RESULTS.md"
 while [ $# -gt 0 ]; do
@@ -54,6 +57,7 @@ while [ $# -gt 0 ]; do
     --keep) keep=1 ;;
     --no-failover) failover=0 ;;
     --no-ensemble) ensemble=0 ;;
+    --no-scale) scale=0 ;;
     --no-etcd) etcd=0 ;;
     --max-znodes) max_znodes=$2; shift ;;
     --idle-sessions) idle_sessions=$2; shift ;;
@@ -71,13 +75,18 @@ done
 
 if [ $quick = 1 ]; then
   dur=2s warm=500ms jvmwarm=3s znodes=100000 retries=0 failover_runs=1 failover_znodes=20000
-  storm_sessions=500
+  storm_sessions=500 scale=0
   [ "$idle_sessions" != 19000 ] || idle_sessions=2000
 else
   dur=10s warm=2s jvmwarm=15s znodes=1000000 retries=1 failover_runs=5 failover_znodes=1000000
   storm_sessions=2000
 fi
 failover_big_runs=3
+# The scale phase: getChildren of a node with scale_children children, by 4 sessions with 2
+# requests each in flight (each reply is 12 MB: ZooKeeper builds it in its heap); the
+# bigread workload's value (zkbench's default, just under jute.maxbuffer) read by
+# bigread_sessions sessions with one request each in flight.
+scale_children=1000000 bigread_sessions=1000
 [[ $max_znodes =~ ^[0-9]+$ ]] || { echo "compare.sh: --max-znodes $max_znodes: want a number" >&2; exit 2; }
 [[ $idle_sessions =~ ^[1-9][0-9]*$ ]] || { echo "compare.sh: --idle-sessions $idle_sessions: want a positive number" >&2; exit 2; }
 tick=2000
@@ -168,6 +177,22 @@ run_memory() {
   rm -rf "$dir"
 }
 
+# run_scale KIND JSON: issue 16's scale items on a fresh server. The children are made once
+# (in multis of 100) and not removed: the server and its data directory go afterwards.
+run_scale() {
+  local kind=$1 json=$2 common
+  start_fresh "$kind" "$work/$kind/scale"
+  common=(--servers "127.0.0.1:$port" --server-pid "$server_pid" --label "$kind" --json "$json"
+    --duration "$dur" --warmup "$warm" --progress 0 --contention-retries "$retries")
+  log "$kind: a value of nearly 1 MB read by $bigread_sessions sessions"
+  zkbench run "${common[@]}" --clients "$bigread_sessions" --outstanding 1 bigread
+  log "$kind: getChildren of a node with $scale_children children"
+  zkbench run "${common[@]}" --clients 4 --outstanding 2 --children "$scale_children" --multi-size 100 \
+    --cleanup=false children
+  stop_pid "$server_pid" TERM
+  rm -rf "$work/$kind/scale"
+}
+
 # run_server KIND: everything for one server; results go to $work/KIND.jsonl.
 run_server() {
   local kind=$1 json="$work/$1.jsonl" dir port mode
@@ -195,6 +220,8 @@ run_server() {
     run_memory "$kind" "$max_znodes" "-$(znodes_suffix "$max_znodes")" 12g "$json"
   fi
   zk_grow_heap=0
+  # Throughput again: ZooKeeper with the heap and tuning of the matrix.
+  [ $scale = 0 ] || run_scale "$kind" "$json"
 }
 
 # znodes_suffix N: 10000000 -> 10m, 2000000 -> 2m, 500000 -> 500k.

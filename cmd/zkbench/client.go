@@ -457,8 +457,11 @@ func frameBuffered(r *bufio.Reader) bool {
 	return n-4 >= int(binary.BigEndian.Uint32(l))
 }
 
-// maxReply bounds a reply frame: anything longer is taken for a corrupt stream.
-const maxReply = jute.DefaultMaxBuffer*4 + 1024
+// maxReply bounds a reply frame: anything longer is taken for a corrupt stream. Servers
+// bound what they read (jute.maxbuffer), not what they send: getChildren of a node with a
+// million children of 8-byte names is a 12 MB reply (the children workload), and with longer
+// names more.
+const maxReply = 64 << 20
 
 // readReplyHeader reads a reply's length and header, leaving its n-byte body in r.
 func readReplyHeader(r *bufio.Reader) (xid int32, zxid int64, code jute.Code, n int, err error) {

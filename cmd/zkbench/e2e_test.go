@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -172,5 +173,93 @@ func TestRunBest(t *testing.T) {
 	_, err = runBest(ctx, 3, 10, func(int) (*Result, error) { return &Result{OtherCPUPct: 50}, boom }, again)
 	if !errors.Is(err, boom) {
 		t.Errorf("err = %v", err)
+	}
+}
+
+// TestScaleWorkloads runs the children and bigread workloads small against an in-process
+// zkd: the ops counted, the fan-out and value size the results report (setup checks one
+// reply of each whole), and the setup's refusals.
+func TestScaleWorkloads(t *testing.T) {
+	srv := zktest.Start(t)
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "out.jsonl")
+	ctx := context.Background()
+	run := func(args ...string) error {
+		var out bytes.Buffer
+		all := append([]string{"run", "--servers", srv.Addr(), "--json", jsonPath, "--progress", "0", "--warmup", "100ms",
+			"--server-pid", strconv.Itoa(os.Getpid())}, args...)
+		err := cli(ctx, all, &out, &out)
+		if err != nil {
+			t.Logf("%q: %v\n%s", args, err, out.String())
+		}
+		return err
+	}
+	if err := run("--clients", "2", "--outstanding", "2", "--ops", "20", "--children", "2000", "--multi-size", "50", "children"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("--clients", "50", "--outstanding", "1", "--ops", "100", "--large-size", "65536", "bigread"); err != nil {
+		t.Fatal(err)
+	}
+	results, err := readResultsFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 2 {
+		t.Fatalf("%d results, want 2", len(results))
+	}
+	ch, br := results[0], results[1]
+	if ch.Workload != "children" || ch.Ops != 20 || ch.Errors != 0 || ch.Keys != 2000 || ch.DataSize != 0 ||
+		!strings.Contains(ch.Note, fmt.Sprintf("replies of %d bytes", childrenReplySize(2000))) || ch.ServerCPUPerOpUS <= 0 {
+		t.Errorf("children: %+v", ch)
+	}
+	if br.Workload != "bigread" || br.Ops != 100 || br.Errors != 0 || br.DataSize != 65536 || br.Clients != 50 ||
+		!strings.Contains(br.Note, "MB/s of data read") || bigreadMBps(br) <= 0 {
+		t.Errorf("bigread: %+v", br)
+	}
+	// --cleanup (the default) removed the children and their parent.
+	if err := cli(ctx, []string{"wait", "--servers", srv.Addr(), "--path", "/zkbench/children", "--timeout", "300ms"}, io.Discard, io.Discard); err == nil {
+		t.Error("children left its parent behind")
+	}
+
+	// Kept children are reused by a run that wants as many, and refused by one that wants
+	// another number.
+	if err := run("--clients", "1", "--ops", "5", "--children", "300", "--cleanup=false", "children"); err != nil {
+		t.Fatal(err)
+	}
+	if err := run("--clients", "1", "--ops", "5", "--children", "300", "--cleanup=false", "children"); err != nil {
+		t.Errorf("children again, same fan-out: %v", err)
+	}
+	if err := run("--clients", "1", "--ops", "5", "--children", "200", "children"); err == nil || !strings.Contains(err.Error(), "has 300 children") {
+		t.Errorf("children with another fan-out: %v, want a refusal", err)
+	}
+
+	// The largest value the server accepts under the default root (defaultBigreadSize's
+	// comment), and one byte more under a root of the same length.
+	if err := run("--clients", "1", "--ops", "2", "--large-size", "1048503", "bigread"); err != nil {
+		t.Errorf("bigread of 1048503 bytes: %v", err)
+	}
+	if err := run("--clients", "1", "--ops", "2", "--large-size", "1048504", "--root", "/zkbenck", "bigread"); err == nil {
+		t.Error("bigread of 1048504 bytes: the server took a frame above jute.maxbuffer")
+	}
+}
+
+func TestScaleFlags(t *testing.T) {
+	o, err := parseRun([]string{"bigread"}, io.Discard)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if o.scale.bigreadSize != defaultBigreadSize || o.cfg.largeSize != 100*1024 || o.scale.children != defaultChildren {
+		t.Errorf("defaults: bigread %d, large %d, children %d", o.scale.bigreadSize, o.cfg.largeSize, o.scale.children)
+	}
+	if o, err = parseRun([]string{"--large-size", "5000", "--children", "7", "bigread"}, io.Discard); err != nil {
+		t.Fatal(err)
+	}
+	if o.scale.bigreadSize != 5000 || o.scale.children != 7 {
+		t.Errorf("given: bigread %d, children %d", o.scale.bigreadSize, o.scale.children)
+	}
+	for _, n := range []string{"0", "100000001"} {
+		if _, err := parseRun([]string{"--children", n, "children"}, io.Discard); err == nil {
+			t.Errorf("--children %s: no error", n)
+		}
 	}
 }

@@ -100,6 +100,7 @@ type runOptions struct {
 	// CPU is run again, up to contentionRetries times, keeping the least disturbed.
 	contentionLimit   float64
 	contentionRetries int
+	scale             scaleOptions
 }
 
 func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
@@ -111,7 +112,8 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.IntVar(&c.clients, "clients", 64, "sessions (watchers for watch; concurrent session cycles for connect and ephemeral)")
 	fs.IntVar(&c.outstanding, "outstanding", 32, "requests in flight per session")
 	fs.IntVar(&c.dataSize, "data-size", 1024, "bytes of data per znode written")
-	fs.IntVar(&c.largeSize, "large-size", 100*1024, "bytes of data for the large workload")
+	fs.IntVar(&c.largeSize, "large-size", 100*1024, fmt.Sprintf("bytes of data for the large workload, and for bigread (which, without the flag, reads %d)", defaultBigreadSize))
+	fs.IntVar(&o.scale.children, "children", defaultChildren, "children of the node the children workload lists")
 	fs.DurationVar(&c.duration, "duration", 10*time.Second, "measured time per workload")
 	fs.Int64Var(&c.ops, "ops", 0, "measured operations per workload instead of --duration (0: use --duration)")
 	fs.DurationVar(&c.warmup, "warmup", 2*time.Second, "unmeasured load before each workload's measurement")
@@ -128,7 +130,7 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.DurationVar(&c.progress, "progress", time.Second, "interval of progress lines on stderr (0: none)")
 	fs.DurationVar(&c.sessionTimeout, "session-timeout", 30*time.Second, "requested session timeout")
 	fs.Uint64Var(&c.seed, "seed", 1, "seed of the key choices")
-	fs.BoolVar(&c.cleanup, "cleanup", true, "delete the znodes the create workload made")
+	fs.BoolVar(&c.cleanup, "cleanup", true, "delete the znodes the create and children workloads made")
 	fs.StringVar(&o.jsonPath, "json", "", "append results as JSON lines to this file (- for stdout, instead of the table)")
 	fs.StringVar(&o.plotPath, "plot", "", "write an SVG of the latency percentiles of this invocation's runs")
 	fs.IntVar(&o.contentionRetries, "contention-retries", 0, "run a workload again, up to this many times, while other processes take more than --contention-limit of the CPU")
@@ -150,6 +152,12 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 	}
 	c.servers = splitList(*servers)
 	c.params = params.m
+	o.scale.bigreadSize = defaultBigreadSize
+	fs.Visit(func(f *flag.Flag) {
+		if f.Name == "large-size" {
+			o.scale.bigreadSize = c.largeSize
+		}
+	})
 	var err error
 	if c.serverPIDs, err = parsePIDs(*pids); err != nil {
 		return nil, err
@@ -178,6 +186,8 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 		return nil, errors.New("--keys, --znodes and --multi-size must be at least 1")
 	case c.dataSize < 0 || c.largeSize < 0:
 		return nil, errors.New("--data-size and --large-size must not be negative")
+	case o.scale.children < 1 || o.scale.children > maxChildren:
+		return nil, fmt.Errorf("--children %d: want 1 to %d", o.scale.children, maxChildren)
 	case c.readRatio < 0 || c.readRatio > 1:
 		return nil, errors.New("--read-ratio must be within [0, 1]")
 	case c.duration <= 0 && c.ops <= 0:
@@ -278,6 +288,9 @@ func runWorkloads(ctx context.Context, o *runOptions, stdout, stderr io.Writer) 
 		}
 		res, err := runBest(ctx, retries, o.contentionLimit, func(attempt int) (*Result, error) {
 			b := &bench{cfg: o.cfg, wl: wl, log: stderr, base: time.Now(), runID: fmt.Sprintf("%s-%d-%d", runID, i, attempt)}
+			if wl.scaled != nil {
+				return wl.scaled(ctx, b, o.scale)
+			}
 			return wl.run(ctx, b)
 		}, func(r *Result) {
 			fmt.Fprintf(stderr, "zkbench: %s: others took %.0f%% of the machine's CPU; running it again\n", name, contended(r))

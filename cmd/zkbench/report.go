@@ -330,6 +330,7 @@ func writeComparison(w io.Writer, a, b side, goals bool, notes map[string]string
 	if goals {
 		writeGoals(w, a, b, notes)
 	}
+	writeScale(w, a, b)
 
 	names := append([]string(nil), a.order...)
 	for _, n := range b.order {
@@ -400,6 +401,72 @@ func writeComparison(w io.Writer, a, b side, goals bool, notes map[string]string
 		}
 		fmt.Fprintln(w)
 	}
+}
+
+// writeScale writes the figures of issue 16's "Scale" list that are not goals: getChildren
+// of a node with a million children and a 1 MB value read by a thousand sessions, in a
+// table of their own (their runs also get the full table of every workload), and where the
+// list's other items are. Nothing is written when neither side ran them.
+func writeScale(w io.Writer, a, b side) {
+	type scaleRow struct {
+		label  string
+		metric func(*Result) float64
+		unit   string
+	}
+	var rows []string
+	for _, wl := range []struct {
+		name string
+		what func(*Result) string
+		rows []scaleRow
+	}{
+		{"children", func(r *Result) string {
+			return fmt.Sprintf("getChildren, %d children (%d × %d)", r.Keys, r.Clients, r.Outstanding)
+		}, []scaleRow{
+			{"throughput (ops/s)", mThroughput, "ops/s"}, {"p50 latency (ms)", mP50, "ms"},
+			{"p99 latency (ms)", mP99, "ms"}, {"server CPU per op (µs)", mCPUPerOp, "µs"},
+		}},
+		{"bigread", func(r *Result) string {
+			return fmt.Sprintf("getData of %d bytes (%d × %d)", r.DataSize, r.Clients, r.Outstanding)
+		}, []scaleRow{
+			{"throughput (ops/s)", mThroughput, "ops/s"}, {"data read (MB/s)", bigreadMBps, "MB/s"},
+			{"p99 latency (ms)", mP99, "ms"}, {"server CPU per op (µs)", mCPUPerOp, "µs"},
+		}},
+	} {
+		ra, rb := a.byWL[wl.name], b.byWL[wl.name]
+		shown := ra
+		if shown == nil {
+			shown = rb
+		}
+		if shown == nil {
+			continue
+		}
+		for _, sr := range wl.rows {
+			va, vb := metricOf(ra, sr.metric), metricOf(rb, sr.metric)
+			if va == 0 && vb == 0 {
+				continue
+			}
+			rows = append(rows, fmt.Sprintf("| %s: %s | %s | %s | %s |", wl.what(shown), sr.label, num(va, sr.unit), num(vb, sr.unit), ratio(va, vb)))
+		}
+	}
+	if len(rows) == 0 {
+		return
+	}
+	fmt.Fprintf(w, "### Scale\n\nIssue 16's scale figures that are not goals (sessions × outstanding requests; MB of 2^20 bytes).")
+	var elsewhere []string
+	if a.byWL["znodes-10m"] != nil || b.byWL["znodes-10m"] != nil {
+		elsewhere = append(elsewhere, "memory per znode and restart time at 10M znodes are in the goals table (details: znodes-10m, Restart and failover)")
+	}
+	if a.byWL["idle"] != nil || b.byWL["idle"] != nil {
+		elsewhere = append(elsewhere, "RSS per connected session is in the goals table (details: idle)")
+	}
+	if len(elsewhere) > 0 {
+		fmt.Fprintf(w, " Also: %s.", strings.Join(elsewhere, "; "))
+	}
+	fmt.Fprintf(w, "\n\n| metric | %s | %s | %s / %s |\n|---|---|---|---|\n", a.name, b.name, a.name, b.name)
+	for _, r := range rows {
+		fmt.Fprintln(w, r)
+	}
+	fmt.Fprintln(w)
 }
 
 // contentionLimit is the share of the machine other processes and virtual machines may take
@@ -513,6 +580,12 @@ func shape(r *Result) string {
 	case "znodes":
 		return fmt.Sprintf("%d znodes of %d bytes in multis of %d, %d sessions × %d outstanding.",
 			r.Keys, r.DataSize, r.Batch, r.Clients, r.Outstanding)
+	case "children":
+		return fmt.Sprintf("getChildren of a node with %d empty children, %d sessions × %d outstanding; measured for %.1f s.",
+			r.Keys, r.Clients, r.Outstanding, r.Seconds)
+	case "bigread":
+		return fmt.Sprintf("getData of one %d-byte znode, %d sessions × %d outstanding; measured for %.1f s.",
+			r.DataSize, r.Clients, r.Outstanding, r.Seconds)
 	default:
 		parts = append(parts, fmt.Sprintf("%d sessions × %d outstanding", r.Clients, r.Outstanding))
 	}

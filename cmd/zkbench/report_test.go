@@ -224,3 +224,43 @@ func TestPercentileX(t *testing.T) {
 		}
 	}
 }
+
+func TestScaleTable(t *testing.T) {
+	scale := func(label string, childrenOps, bigreadOps float64) []*Result {
+		ch := sampleResult(label, "children", childrenOps, 200000)
+		ch.Clients, ch.Outstanding, ch.DataSize, ch.Keys = 4, 2, 0, 1000000
+		br := sampleResult(label, "bigread", bigreadOps, 90000)
+		br.Clients, br.Outstanding, br.DataSize, br.Keys = 1000, 1, 1048000, 1
+		return []*Result{ch, br}
+	}
+	zkd := append(scale("zkd", 40, 2000), &Result{Workload: "znodes-10m", BytesPerZnode: 300})
+	zk := scale("zookeeper", 10, 1000)
+	var b bytes.Buffer
+	writeComparison(&b, newSide("zkd", zkd), newSide("ZooKeeper", zk), true, nil)
+	md := b.String()
+	for _, want := range []string{
+		"### Scale\n\n",
+		"memory per znode and restart time at 10M znodes are in the goals table",
+		"| metric | zkd | ZooKeeper | zkd / ZooKeeper |\n|---|---|---|---|\n| getChildren, 1000000 children (4 × 2): throughput (ops/s) | 40 | 10 | 4.00x |",
+		"| getChildren, 1000000 children (4 × 2): server CPU per op (µs) | 12500 | 50000 | 0.25x |",
+		// 2000 reads/s of 1048000 bytes.
+		"| getData of 1048000 bytes (1000 × 1): data read (MB/s) | 1999 | 999 | 2.00x |",
+		"| getData of 1048000 bytes (1000 × 1): p99 latency (ms) | 90.0 | 90.0 | 1.00x |",
+		"### children\n\ngetChildren of a node with 1000000 empty children, 4 sessions × 2 outstanding;",
+		"### bigread\n\ngetData of one 1048000-byte znode, 1000 sessions × 1 outstanding;",
+	} {
+		if !strings.Contains(md, want) {
+			t.Errorf("comparison lacks %q:\n%s", want, md)
+		}
+	}
+	if i, j := strings.Index(md, "### Goals"), strings.Index(md, "### Scale"); i < 0 || j < i {
+		t.Errorf("the scale table is not after the goals")
+	}
+
+	// Without the scale runs there is no table.
+	b.Reset()
+	writeComparison(&b, newSide("zkd", zkd[2:]), newSide("ZooKeeper", nil), true, nil)
+	if strings.Contains(b.String(), "### Scale") {
+		t.Errorf("a scale table without scale runs:\n%s", b.String())
+	}
+}

@@ -19,6 +19,8 @@ type workload struct {
 	noWarmup bool
 	once     bool // cannot be run again on the same server (its znodes would exist)
 	run      func(ctx context.Context, b *bench) (*Result, error)
+	// scaled, instead of run, is a workload with knobs of its own (scaleOptions).
+	scaled func(ctx context.Context, b *bench, s scaleOptions) (*Result, error)
 }
 
 var workloads = []*workload{
@@ -35,6 +37,8 @@ var workloads = []*workload{
 	{name: "ephemeral", desc: "ephemeral churn: clients loops of connect + create ephemeral + closeSession", run: runEphemeral},
 	{name: "storm", desc: "connect storm: open --sessions sessions (clients handshakes at a time), close them all, in rounds; ops/s is sessions/s, latency the open", run: runStorm},
 	{name: "idle", desc: "open --sessions sessions and hold them, pinging; reports server RSS per session", noWarmup: true, run: runIdle},
+	{name: "children", desc: "getChildren of a node with --children empty children (made once, in multis of multi-size; removed afterwards unless --cleanup=false)", scaled: runChildren},
+	{name: "bigread", desc: "getData of one znode of --large-size bytes (default 1048000 here: just under jute.maxbuffer)", scaled: runBigread},
 	{name: "znodes", desc: "memory: create --znodes znodes (16-byte paths, 10-byte data) in multis of multi-size; reports server RSS per znode", noWarmup: true, once: true, run: runZnodes},
 }
 
