@@ -265,8 +265,8 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 }
 
 // errKind names an error for counting: its gRPC code when it has one, so that addresses in
-// messages do not make every error a kind of its own. A put's own deadline is a timeout
-// whichever way the client reports it.
+// messages do not make every error a kind of its own. A put past its --op-timeout (the
+// client returns the context's error) is a "timeout", as zkbench counts one.
 func errKind(err error) string {
 	if !errors.Is(err, context.DeadlineExceeded) {
 		if s, ok := status.FromError(err); ok && s.Code() != codes.Unknown {
