@@ -3,13 +3,14 @@ module github.com/zkd-io/zkd/bench/etcdbench
 go 1.26.0
 
 require (
-	github.com/HdrHistogram/hdrhistogram-go v1.4.0
+	github.com/zkd-io/zkd v0.0.0
 	go.etcd.io/etcd/client/v3 v3.5.35
 	go.uber.org/zap v1.28.0
 	google.golang.org/grpc v1.83.2
 )
 
 require (
+	github.com/HdrHistogram/hdrhistogram-go v1.4.0 // indirect
 	github.com/coreos/go-semver v0.3.0 // indirect
 	github.com/coreos/go-systemd/v22 v22.3.2 // indirect
 	github.com/gogo/protobuf v1.3.2 // indirect
@@ -24,3 +25,7 @@ require (
 	google.golang.org/genproto/googleapis/rpc v0.0.0-20260803160001-6ac0973c030d // indirect
 	google.golang.org/protobuf v1.36.12 // indirect
 )
+
+// internal/benchstat, from this checkout: zkbench's bookkeeping, so that both benchmarks
+// measure and report alike.
+replace github.com/zkd-io/zkd => ../..

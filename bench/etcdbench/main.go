@@ -1,10 +1,12 @@
 // Command etcdbench is a pipelined put benchmark for etcd, the second peer zkd's writes are
 // measured against (bench/etcd.sh). It is zkbench's set workload in etcd's terms: --clients
 // gRPC connections, each with --outstanding puts in flight, of --data-size bytes on random
-// keys of a --keys key space; and it appends one JSON line in zkbench's Result format
-// (cmd/zkbench/stats.go), so that `zkbench compare` renders zkd and etcd side by side.
+// keys of a --keys key space; and it appends one JSON line in zkbench's Result format,
+// measured as zkbench measures (internal/benchstat), so that `zkbench compare` renders zkd
+// and etcd side by side.
 //
-// It is a module of its own so that zkd's module does not depend on etcd's client.
+// It is a module of its own so that zkd's module does not depend on etcd's client; it uses
+// zkd's module, from this checkout (go.mod's replace), for internal/benchstat.
 package main
 
 import (
@@ -15,7 +17,6 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
-	"math"
 	"math/rand/v2"
 	"os"
 	"os/signal"
@@ -26,11 +27,12 @@ import (
 	"syscall"
 	"time"
 
-	hdrhistogram "github.com/HdrHistogram/hdrhistogram-go"
 	clientv3 "go.etcd.io/etcd/client/v3"
 	"go.uber.org/zap"
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
+
+	"github.com/zkd-io/zkd/internal/benchstat"
 )
 
 func main() {
@@ -116,7 +118,7 @@ func cli(ctx context.Context, args []string, stdout, stderr io.Writer) error {
 	return appendJSON(c.jsonPath, res)
 }
 
-func appendJSON(path string, res *Result) error {
+func appendJSON(path string, res *benchstat.Result) error {
 	b, err := json.Marshal(res)
 	if err != nil {
 		return fmt.Errorf("encoding the result: %w", err)
@@ -138,7 +140,7 @@ func appendJSON(path string, res *Result) error {
 // run connects the clients, loads the server for the warm-up and then the measured window,
 // and returns what was measured. Only puts sent inside the window are counted, so the
 // warm-up's and the shutdown's are not.
-func run(ctx context.Context, c *config) (*Result, error) {
+func run(ctx context.Context, c *config) (*benchstat.Result, error) {
 	clients := make([]*clientv3.Client, 0, c.clients)
 	defer func() {
 		for _, cl := range clients {
@@ -178,9 +180,9 @@ func run(ctx context.Context, c *config) (*Result, error) {
 		done      atomic.Bool // set at the window's end
 		wg        sync.WaitGroup
 	)
-	recs := make([]*recorder, c.clients*c.outstanding)
+	recs := make([]*benchstat.Recorder, c.clients*c.outstanding)
 	for i := range recs {
-		recs[i] = newRecorder()
+		recs[i] = benchstat.NewRecorder(errKind)
 	}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
@@ -199,7 +201,7 @@ func run(ctx context.Context, c *config) (*Result, error) {
 					_, err := cl.Put(octx, keys[rng.IntN(len(keys))], value)
 					cancel()
 					if counted && !done.Load() {
-						rec.record(time.Since(t), err)
+						rec.Record(time.Since(t), err)
 					}
 				}
 			}()
@@ -212,20 +214,20 @@ func run(ctx context.Context, c *config) (*Result, error) {
 		wg.Wait()
 		return nil, err
 	}
-	before, err := sampleProc(c.serverPID)
+	before, err := benchstat.SampleProc(c.serverPID)
 	if err != nil {
 		slog.Warn("no server figures", "err", err)
 	}
-	mach0 := sampleMachine()
-	cpu0 := selfCPU()
+	mach0 := benchstat.SampleMachine()
+	cpu0 := benchstat.SelfCPU()
 	start := time.Now()
 	measuring.Store(true)
 	werr := sleepCtx(ctx, c.duration)
 	done.Store(true)
 	elapsed := time.Since(start)
-	cpu1 := selfCPU()
-	mach1 := sampleMachine()
-	after, err := sampleProc(c.serverPID)
+	cpu1 := benchstat.SelfCPU()
+	mach1 := benchstat.SampleMachine()
+	after, err := benchstat.SampleProc(c.serverPID)
 	if err != nil {
 		slog.Warn("no server figures", "err", err)
 	}
@@ -236,18 +238,18 @@ func run(ctx context.Context, c *config) (*Result, error) {
 		return nil, werr
 	}
 
-	total := newRecorder()
+	total := benchstat.NewRecorder(errKind)
 	for _, r := range recs {
-		total.merge(r)
+		total.Merge(r)
 	}
-	res := &Result{
+	res := &benchstat.Result{
 		Label: c.label, Workload: "set", Servers: strings.Join(c.endpoints, ","),
 		Clients: c.clients, Outstanding: c.outstanding, DataSize: c.dataSize, Keys: c.keys,
 	}
-	res.fill(total, elapsed)
-	res.fillServer(before, after)
-	res.fillClient(cpu1 - cpu0)
-	res.fillMachine(mach0, mach1, runtime.NumCPU())
+	res.Fill(total, elapsed)
+	res.FillServer(before, after)
+	res.FillClient(cpu1 - cpu0)
+	res.FillMachine(mach0, mach1, runtime.NumCPU())
 	return res, nil
 }
 
@@ -262,169 +264,14 @@ func sleepCtx(ctx context.Context, d time.Duration) error {
 	}
 }
 
-// Latencies are recorded in microseconds from 1 µs to a minute to three significant digits,
-// as zkbench does.
-const (
-	histMin    = 1
-	histMax    = int64(time.Minute / time.Microsecond)
-	histDigits = 3
-)
-
-// spectrumPercentiles are zkbench's, for plotting both servers with `zkbench plot`.
-var spectrumPercentiles = []float64{0, 10, 25, 50, 75, 90, 95, 99, 99.5, 99.9, 99.95, 99.99, 99.999, 100}
-
-// recorder collects one worker's latencies and errors; recorders are merged at the end.
-type recorder struct {
-	hist   *hdrhistogram.Histogram
-	ops    int64
-	errs   int64
-	kinds  map[string]int64
-	clamps int64
-}
-
-func newRecorder() *recorder {
-	return &recorder{hist: hdrhistogram.New(histMin, histMax, histDigits), kinds: map[string]int64{}}
-}
-
-func (r *recorder) record(d time.Duration, err error) {
-	if err != nil {
-		r.errs++
-		r.kinds[errKind(err)]++
-		return
-	}
-	r.ops++
-	us := min(max(int64(d/time.Microsecond), histMin), histMax)
-	if us == histMax {
-		r.clamps++
-	}
-	_ = r.hist.RecordValue(us) // in range by construction
-}
-
-func (r *recorder) merge(o *recorder) {
-	r.hist.Merge(o.hist)
-	r.ops += o.ops
-	r.errs += o.errs
-	r.clamps += o.clamps
-	for k, v := range o.kinds {
-		r.kinds[k] += v
-	}
-}
-
 // errKind names an error for counting: its gRPC code when it has one, so that addresses in
-// messages do not make every error a kind of its own.
+// messages do not make every error a kind of its own. A put past its --op-timeout (the
+// client returns the context's error) is a "timeout", as zkbench counts one.
 func errKind(err error) string {
-	if errors.Is(err, context.DeadlineExceeded) {
-		return "timeout"
+	if !errors.Is(err, context.DeadlineExceeded) {
+		if s, ok := status.FromError(err); ok && s.Code() != codes.Unknown {
+			return s.Code().String()
+		}
 	}
-	if s, ok := status.FromError(err); ok && s.Code() != codes.Unknown {
-		return s.Code().String()
-	}
-	s := err.Error()
-	if len(s) > 80 {
-		s = s[:80]
-	}
-	return s
-}
-
-// Point, Latency and Result are the fields of zkbench's Result (cmd/zkbench/stats.go) that
-// this benchmark fills, with the same JSON names.
-type Point struct {
-	Percentile float64 `json:"p"`
-	Micros     float64 `json:"us"`
-}
-
-type Latency struct {
-	Mean     float64 `json:"mean"`
-	P50      float64 `json:"p50"`
-	P90      float64 `json:"p90"`
-	P99      float64 `json:"p99"`
-	P999     float64 `json:"p999"`
-	Max      float64 `json:"max"`
-	Spectrum []Point `json:"spectrum,omitempty"`
-}
-
-type Result struct {
-	Kind        string `json:"kind,omitempty"`
-	Label       string `json:"label,omitempty"`
-	Workload    string `json:"workload"`
-	Servers     string `json:"servers,omitempty"`
-	Clients     int    `json:"clients,omitempty"`
-	Outstanding int    `json:"outstanding,omitempty"`
-	DataSize    int    `json:"data_size,omitempty"`
-	Keys        int    `json:"keys,omitempty"`
-
-	Ops        int64            `json:"ops"`
-	Errors     int64            `json:"errors"`
-	ErrorKinds map[string]int64 `json:"error_kinds,omitempty"`
-	Seconds    float64          `json:"seconds"`
-	OpsPerSec  float64          `json:"ops_per_sec"`
-	Latency    Latency          `json:"latency_us"`
-
-	ServerCPUSeconds float64 `json:"server_cpu_s,omitempty"`
-	ServerCPUPerOpUS float64 `json:"server_cpu_us_per_op,omitempty"`
-	ServerRSSStart   int64   `json:"server_rss_start,omitempty"`
-	ServerRSSEnd     int64   `json:"server_rss_end,omitempty"`
-	ClientCPUSeconds float64 `json:"client_cpu_s,omitempty"`
-	ClientCPUPerOpUS float64 `json:"client_cpu_us_per_op,omitempty"`
-	MachineBusyPct   float64 `json:"machine_busy_pct,omitempty"`
-	MachineIOWaitPct float64 `json:"machine_iowait_pct,omitempty"`
-	KernelThreadsPct float64 `json:"kernel_threads_pct,omitempty"`
-	StealPct         float64 `json:"steal_pct,omitempty"`
-	OtherCPUPct      float64 `json:"other_cpu_pct,omitempty"`
-	LatenciesClamped int64   `json:"latencies_clamped,omitempty"`
-}
-
-func summarize(h *hdrhistogram.Histogram) Latency {
-	if h.TotalCount() == 0 {
-		return Latency{}
-	}
-	l := Latency{
-		Mean: round3(h.Mean()),
-		P50:  float64(h.ValueAtPercentile(50)),
-		P90:  float64(h.ValueAtPercentile(90)),
-		P99:  float64(h.ValueAtPercentile(99)),
-		P999: float64(h.ValueAtPercentile(99.9)),
-		Max:  float64(h.Max()),
-	}
-	for _, p := range spectrumPercentiles {
-		l.Spectrum = append(l.Spectrum, Point{Percentile: p, Micros: float64(h.ValueAtPercentile(p))})
-	}
-	return l
-}
-
-func round3(v float64) float64 { return math.Round(v*1000) / 1000 }
-
-func (res *Result) fill(r *recorder, elapsed time.Duration) {
-	res.Ops, res.Errors = r.ops, r.errs
-	if len(r.kinds) > 0 {
-		res.ErrorKinds = r.kinds
-	}
-	res.Seconds = round3(elapsed.Seconds())
-	if elapsed > 0 {
-		res.OpsPerSec = math.Round(float64(r.ops) / elapsed.Seconds())
-	}
-	res.Latency = summarize(r.hist)
-	res.LatenciesClamped = r.clamps
-}
-
-func (res *Result) fillServer(before, after procSample) {
-	if !before.ok || !after.ok {
-		return
-	}
-	cpu := after.cpu - before.cpu
-	res.ServerCPUSeconds = round3(cpu.Seconds())
-	if res.Ops > 0 {
-		res.ServerCPUPerOpUS = round3(float64(cpu.Microseconds()) / float64(res.Ops))
-	}
-	res.ServerRSSStart, res.ServerRSSEnd = before.rss, after.rss
-}
-
-func (res *Result) fillClient(cpu time.Duration) {
-	if cpu <= 0 {
-		return
-	}
-	res.ClientCPUSeconds = round3(cpu.Seconds())
-	if res.Ops > 0 {
-		res.ClientCPUPerOpUS = round3(float64(cpu.Nanoseconds()) / 1e3 / float64(res.Ops))
-	}
+	return benchstat.ErrKind(err)
 }

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/benchstat"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -155,7 +156,7 @@ type window struct {
 	start, end            time.Time
 	before, after         procSample
 	cpuBefore, cpuAfter   time.Duration
-	machBefore, machAfter machineSample
+	machBefore, machAfter benchstat.MachineSample
 	procErr               error
 }
 
@@ -170,8 +171,8 @@ func (b *bench) measureWindow(ctx context.Context, workers []*worker, launch fun
 	defer stopProgress()
 	begin := func() {
 		w.before, w.procErr = sampleProcs(b.cfg.serverPIDs)
-		w.cpuBefore = selfCPU()
-		w.machBefore = sampleMachine()
+		w.cpuBefore = benchstat.SelfCPU()
+		w.machBefore = benchstat.SampleMachine()
 		w.start = time.Now()
 		b.phase.Store(phaseMeasure)
 	}
@@ -202,8 +203,8 @@ func (b *bench) measureWindow(ctx context.Context, workers []*worker, launch fun
 	}
 	b.phase.Store(phaseStop)
 	w.end = time.Now()
-	w.cpuAfter = selfCPU()
-	w.machAfter = sampleMachine()
+	w.cpuAfter = benchstat.SelfCPU()
+	w.machAfter = benchstat.SampleMachine()
 	var err error
 	w.after, err = sampleProcs(b.cfg.serverPIDs)
 	w.procErr = errors.Join(w.procErr, err)
@@ -262,9 +263,9 @@ func (b *bench) result(workers []*worker, w window) *Result {
 		Params:      b.cfg.params,
 	}
 	res.fill(rec, w.end.Sub(w.start))
-	res.fillServer(w.before, w.after)
-	res.fillClient(w.cpuAfter - w.cpuBefore)
-	res.fillMachine(w.machBefore, w.machAfter, runtime.NumCPU())
+	res.stats().FillServer(w.before, w.after)
+	res.stats().FillClient(w.cpuAfter - w.cpuBefore)
+	res.stats().FillMachine(w.machBefore, w.machAfter, runtime.NumCPU())
 	return res
 }
 

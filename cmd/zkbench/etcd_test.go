@@ -23,12 +23,13 @@ import (
 // test is its build in CI.
 var etcdbenchDir = filepath.Join("..", "..", "bench", "etcdbench")
 
-// TestEtcdbench builds bench/etcdbench and, when etcd is installed, runs it for a second
-// against a real etcd on loopback: its JSON line must be one zkbench reads as a Result
-// (bench/etcd.sh renders zkd against etcd with `zkbench compare`), with work done.
+// TestEtcdbench vets, unit-tests and builds bench/etcdbench and, when etcd is installed,
+// runs it for a second against a real etcd on loopback: its JSON line must be one zkbench
+// reads as a Result (bench/etcd.sh renders zkd against etcd with `zkbench compare`), with
+// work done.
 func TestEtcdbench(t *testing.T) {
 	bin := filepath.Join(t.TempDir(), "etcdbench")
-	for _, args := range [][]string{{"vet", "."}, {"build", "-o", bin, "."}} {
+	for _, args := range [][]string{{"vet", "."}, {"test", "."}, {"build", "-o", bin, "."}} {
 		cmd := exec.Command("go", args...)
 		cmd.Dir = etcdbenchDir
 		if out, err := cmd.CombinedOutput(); err != nil {

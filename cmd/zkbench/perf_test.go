@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/benchstat"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -153,9 +154,9 @@ func (r *pipelineRig) run(tb testing.TB, ops int64) {
 	wg.Wait()
 	var done int64
 	for _, w := range workers {
-		done += w.rec.ops
-		if w.rec.errs != 0 {
-			tb.Fatalf("worker %d: %d errors %v", w.id, w.rec.errs, w.rec.kinds)
+		done += w.rec.Ops()
+		if w.rec.Errors() != 0 {
+			tb.Fatalf("worker %d: %d errors %v", w.id, w.rec.Errors(), w.rec.ErrorKinds())
 		}
 	}
 	if done != ops {
@@ -170,10 +171,10 @@ func BenchmarkPipelineGet(b *testing.B) {
 	r.run(b, 10000) // warm up: buffers and pending queues reach their size
 	b.ReportAllocs()
 	b.ResetTimer()
-	start := selfCPU()
+	start := benchstat.SelfCPU()
 	r.run(b, int64(b.N))
 	b.StopTimer()
-	b.ReportMetric(float64((selfCPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
+	b.ReportMetric(float64((benchstat.SelfCPU()-start).Nanoseconds())/float64(b.N), "cpu-ns/op")
 }
 
 // TestKeyRequestMatchesJute checks the hand-encoded key requests against the jute records

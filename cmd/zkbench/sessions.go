@@ -293,13 +293,13 @@ func waitSettled(ctx context.Context, pids []int) (bool, error) {
 			if err != nil {
 				return false, err
 			}
-			hist = append(hist, sample{now, s.rss})
+			hist = append(hist, sample{now, s.RSS})
 			// The oldest sample at least settleOver old is the one to compare with.
 			for len(hist) > 1 && now.Sub(hist[1].at) >= settleOver {
 				hist = hist[1:]
 			}
 			if old := hist[0]; now.Sub(old.at) >= settleOver && old.rss > 0 &&
-				math.Abs(float64(s.rss-old.rss)) < settleChange*float64(old.rss) {
+				math.Abs(float64(s.RSS-old.rss)) < settleChange*float64(old.rss) {
 				return true, nil
 			}
 			if now.After(deadline) {

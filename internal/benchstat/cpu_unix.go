@@ -1,15 +1,15 @@
 //go:build unix
 
-package main
+package benchstat
 
 import (
 	"syscall"
 	"time"
 )
 
-// selfCPU is zkbench's own user+system CPU time, to tell when the client, not the server,
-// was the limit.
-func selfCPU() time.Duration {
+// SelfCPU is this process's own user+system CPU time: what the benchmark client took to
+// measure, to tell when the client, not the server, was the limit.
+func SelfCPU() time.Duration {
 	var ru syscall.Rusage
 	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &ru); err != nil {
 		return 0

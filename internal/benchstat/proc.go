@@ -1,4 +1,4 @@
-package main
+package benchstat
 
 import (
 	"bytes"
@@ -14,49 +14,49 @@ import (
 // USER_HZ, which is 100 on every Linux architecture Go supports.
 const userHZ = 100
 
-// procSample is one reading of a process's CPU time and resident memory.
-type procSample struct {
-	ok  bool
-	cpu time.Duration // user + system
-	rss int64         // bytes
+// ProcSample is one reading of a process's CPU time and resident memory.
+type ProcSample struct {
+	OK  bool          // false for no process
+	CPU time.Duration // user + system
+	RSS int64         // bytes
 }
 
-// sampleProc reads /proc/PID/stat and /proc/PID/status. pid 0 gives an empty sample.
-func sampleProc(pid int) (procSample, error) {
+// SampleProc reads /proc/PID/stat and /proc/PID/status. pid 0 gives an empty sample.
+func SampleProc(pid int) (ProcSample, error) {
 	if pid <= 0 {
-		return procSample{}, nil
+		return ProcSample{}, nil
 	}
 	stat, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
 	if err != nil {
-		return procSample{}, fmt.Errorf("server pid %d: %w", pid, err)
+		return ProcSample{}, fmt.Errorf("server pid %d: %w", pid, err)
 	}
 	cpu, err := parseStatCPU(stat)
 	if err != nil {
-		return procSample{}, fmt.Errorf("server pid %d: %w", pid, err)
+		return ProcSample{}, fmt.Errorf("server pid %d: %w", pid, err)
 	}
 	status, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
 	if err != nil {
-		return procSample{}, fmt.Errorf("server pid %d: %w", pid, err)
+		return ProcSample{}, fmt.Errorf("server pid %d: %w", pid, err)
 	}
 	rss, err := parseStatusRSS(status)
 	if err != nil {
-		return procSample{}, fmt.Errorf("server pid %d: %w", pid, err)
+		return ProcSample{}, fmt.Errorf("server pid %d: %w", pid, err)
 	}
-	return procSample{ok: true, cpu: cpu, rss: rss}, nil
+	return ProcSample{OK: true, CPU: cpu, RSS: rss}, nil
 }
 
-// sampleProcs sums the samples of pids (the servers of an ensemble measured together). No
+// SampleProcs sums the samples of pids (the servers of an ensemble measured together). No
 // pid gives an empty sample.
-func sampleProcs(pids []int) (procSample, error) {
-	var sum procSample
+func SampleProcs(pids []int) (ProcSample, error) {
+	var sum ProcSample
 	for _, pid := range pids {
-		s, err := sampleProc(pid)
+		s, err := SampleProc(pid)
 		if err != nil {
-			return procSample{}, err
+			return ProcSample{}, err
 		}
-		sum.ok = sum.ok || s.ok
-		sum.cpu += s.cpu
-		sum.rss += s.rss
+		sum.OK = sum.OK || s.OK
+		sum.CPU += s.CPU
+		sum.RSS += s.RSS
 	}
 	return sum, nil
 }
@@ -80,29 +80,32 @@ func parseStatusRSS(b []byte) (int64, error) {
 		}
 		kb, err := strconv.ParseInt(f[0], 10, 64)
 		if err != nil {
-			return 0, fmt.Errorf("malformed VmRSS line %q", line)
+			return 0, fmt.Errorf("malformed VmRSS line %q: %w", line, err)
 		}
 		return kb * 1024, nil
 	}
-	return 0, fmt.Errorf("no VmRSS in /proc status")
+	return 0, errors.New("no VmRSS in /proc status")
 }
 
-// machineSample is the machine's CPU time from the first line of /proc/stat, and the time
-// of the kernel threads then alive, in ticks.
-type machineSample struct {
+// MachineSample is the machine's CPU time from the first line of /proc/stat, and the time
+// of the kernel threads then alive, in ticks. Two of them, taken at a measured window's
+// edges, give Result's machine figures (Result.FillMachine).
+type MachineSample struct {
 	ok                              bool
 	total, idle, iowait, irq, steal int64
 	kthreads                        int64
 }
 
-func sampleMachine() machineSample {
+// SampleMachine reads /proc/stat and the kernel threads' times; off Linux, or should
+// /proc/stat not parse, it gives an empty sample, which Result.FillMachine ignores.
+func SampleMachine() MachineSample {
 	b, err := os.ReadFile("/proc/stat")
 	if err != nil {
-		return machineSample{}
+		return MachineSample{}
 	}
 	m, err := parseProcStat(b)
 	if err != nil {
-		return machineSample{}
+		return MachineSample{}
 	}
 	m.kthreads = kernelThreadTicks()
 	return m
@@ -140,7 +143,7 @@ func kernelThreadTicks() int64 {
 func parseStatFlagsTicks(b []byte) (flags uint64, ticks int64, err error) {
 	i := bytes.LastIndexByte(b, ')')
 	if i < 0 {
-		return 0, 0, fmt.Errorf("malformed /proc stat")
+		return 0, 0, errors.New("malformed /proc stat")
 	}
 	f := strings.Fields(string(b[i+1:]))
 	if len(f) < 13 {
@@ -157,17 +160,17 @@ func parseStatFlagsTicks(b []byte) (flags uint64, ticks int64, err error) {
 
 // parseProcStat reads the aggregate "cpu" line: user nice system idle iowait irq softirq
 // steal (guest time is already counted in user).
-func parseProcStat(b []byte) (machineSample, error) {
+func parseProcStat(b []byte) (MachineSample, error) {
 	line, _, _ := strings.Cut(string(b), "\n")
 	f := strings.Fields(line)
 	if len(f) < 9 || f[0] != "cpu" {
-		return machineSample{}, fmt.Errorf("malformed /proc/stat")
+		return MachineSample{}, errors.New("malformed /proc/stat")
 	}
-	var m machineSample
+	var m MachineSample
 	for i, v := range f[1:9] {
 		n, err := strconv.ParseInt(v, 10, 64)
 		if err != nil {
-			return machineSample{}, fmt.Errorf("malformed /proc/stat field %q", v)
+			return MachineSample{}, fmt.Errorf("malformed /proc/stat field %q", v)
 		}
 		m.total += n
 		switch i {
@@ -194,7 +197,7 @@ type machineUse struct {
 	steal    float64 // taken by the hypervisor for other virtual machines
 }
 
-func machineDelta(a, b machineSample) machineUse {
+func machineDelta(a, b MachineSample) machineUse {
 	d := b.total - a.total
 	if !a.ok || !b.ok || d <= 0 {
 		return machineUse{}

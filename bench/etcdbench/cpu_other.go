@@ -1,8 +1,0 @@
-//go:build !unix
-
-package main
-
-import "time"
-
-// selfCPU is not measured off Unix.
-func selfCPU() time.Duration { return 0 }
