@@ -16,6 +16,12 @@
 #     stops the server at every syscall, so its rates mean nothing; the counts per request do;
 #   - for set, fsyncs per second against writes per second on a second zkd with the metrics
 #     provider on (its fsync count), without strace; and from the strace window.
+# Then a 3-server zkd ensemble on loopback (--pprof on each), set 1 KB at 64 x 32 with the
+# sessions spread over the three ("## ensemble set"): CPU and allocation profiles of the leader
+# and of one follower over the same window, each server's CPU per write from /proc, syscalls
+# per write on the leader and the follower (strace -c -f on both at once), and fsyncs against
+# writes on each (mntr's fsynctime count, no strace). A write is one txn: the leader's zxid
+# counter over the window.
 # Writes bench/RESULTS-profile.md (or --out). Needs go, curl and, for the syscall sections,
 # strace (apt-get install strace) with ptrace allowed: without it those sections say so.
 #
@@ -23,10 +29,14 @@
 #   --out FILE       markdown output (default bench/RESULTS-profile.md)
 #   --keep           keep the work directory (profiles, strace output, zkbench JSON lines)
 #   --watchers N     watch fan-out sessions (default 1000)
+#   --no-ensemble    leave the ensemble section out
+#   --only ensemble  the ensemble section alone, written into the existing output file in
+#                    place of its "## ensemble set" section (appended when it has none): the
+#                    standalone sections, measured on a quieter machine, are kept
 set -euo pipefail
 
 cmdline="bench/profile.sh${*:+ $*}"
-quick=0 keep=0 watchers=1000
+quick=0 keep=0 watchers=1000 ensemble=1 only=""
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$repo/bench/RESULTS-profile.md"
 while [ $# -gt 0 ]; do
@@ -35,12 +45,20 @@ while [ $# -gt 0 ]; do
     --keep) keep=1 ;;
     --out) out=$(realpath -m "$2"); shift ;;
     --watchers) watchers=$2; shift ;;
+    --no-ensemble) ensemble=0 ;;
+    --only) only=$2; shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "profile.sh: unknown argument $1" >&2; exit 2 ;;
   esac
   shift
 done
 [[ $watchers =~ ^[1-9][0-9]*$ ]] || { echo "profile.sh: --watchers $watchers: want a positive number" >&2; exit 2; }
+case $only in
+  "") ;;
+  ensemble) ensemble=1 ;;
+  *) echo "profile.sh: --only $only: want ensemble" >&2; exit 2 ;;
+esac
+[ -z "$only" ] || [ -f "$out" ] || { echo "profile.sh: --only $only: $out does not exist (run the whole profile first)" >&2; exit 2; }
 
 window=10
 [ $quick = 1 ] && window=3
@@ -219,7 +237,217 @@ profile_workload() {
   } >> "$work/sections.md"
 }
 
+# start_ensemble_pprof DIR: three zkd voters on loopback under DIR, each with --pprof, retried
+# on fresh ports when one does not come up; sets ens_pids, ens_ports, ens_pports, ens_servers.
+start_ensemble_pprof() {
+  local dir=$1 try i lines ok
+  for try in 1 2 3; do
+    ens_pids=() ens_ports=() ens_pports=() lines=()
+    for i in 1 2 3; do
+      ens_ports+=("$(free_port)"); ens_pports+=("$(free_port)")
+      lines+=("server.$i=127.0.0.1:$(free_port):$(free_port):participant")
+    done
+    for i in 1 2 3; do
+      rm -rf "$dir/s$i"; write_cfg "$dir/s$i" "${ens_ports[$((i - 1))]}" "${lines[@]}"
+      echo "$i" > "$dir/s$i/data/myid"
+    done
+    sync
+    for i in 1 2 3; do
+      "$work/bin/zkd" --config "$dir/s$i/zoo.cfg" --log-level warn --pprof "127.0.0.1:${ens_pports[$((i - 1))]}" \
+        >> "$dir/s$i/server.log" 2>&1 &
+      ens_pids+=("$!"); pids+=("$!")
+    done
+    ok=1
+    for i in 0 1 2; do wait_mode "${ens_ports[$i]}" "${ens_pids[$i]}" > /dev/null || { ok=0; break; }; done
+    if [ $ok = 1 ]; then
+      ens_servers=$(printf '127.0.0.1:%s,' "${ens_ports[@]}"); ens_servers=${ens_servers%,}
+      return 0
+    fi
+    for i in 0 1 2; do stop_pid "${ens_pids[$i]}" KILL; done
+  done
+  log "the ensemble did not start: $(tail -3 "$dir/s1/server.log")"
+  return 1
+}
+
+# zxid PORT: the server's last zxid's counter (srvr's Zxid, low 32 bits) in decimal.
+zxid_counter() {
+  local z
+  z=$(fourlw "$1" srvr | sed -n 's/^Zxid: //p')
+  echo $(( ${z:-0} & 0xffffffff ))
+}
+
+# cpu_ticks PID: utime + stime of the process, in clock ticks.
+cpu_ticks() { awk '{ sub(/^.*\) /, ""); print $12 + $13 }' "/proc/$1/stat"; }
+
+# ens_snapshot NAME: per server CPU ticks, fsync counts and the leader's zxid, into $work/ens.NAME.
+ens_snapshot() {
+  local i f="$work/ens.$1"
+  : > "$f"
+  for i in 0 1 2; do
+    echo "cpu$i $(cpu_ticks "${ens_pids[$i]}")" >> "$f"
+    echo "fsyncs$i $(mntr_value "${ens_ports[$i]}" cnt_fsynctime)" >> "$f"
+    echo "txns$i $(mntr_value "${ens_ports[$i]}" sum_sync_processor_batch_size)" >> "$f"
+  done
+  echo "zxid $(zxid_counter "${ens_ports[$leader]}")" >> "$f"
+  echo "time $(date +%s.%N)" >> "$f"
+}
+
+# profile_ensemble: the "## ensemble set" section, into $work/ensemble.md.
+profile_ensemble() {
+  local base="$work/ens" bpid i role lf spids=() z0 z1 ops
+  start_ensemble_pprof "$work/ensemble"
+  leader=-1
+  for i in 0 1 2; do [ "$(fourlw "${ens_ports[$i]}" srvr | sed -n 's/^Mode: //p')" = leader ] && leader=$i; done
+  [ "$leader" -ge 0 ] || { log "ensemble: no leader"; return 1; }
+  follower=$(( (leader + 1) % 3 ))
+  log "ensemble: leader server.$((leader + 1)) (pid ${ens_pids[$leader]}), follower server.$((follower + 1)) (pid ${ens_pids[$follower]})"
+  local eshape=(--clients 64 --outstanding 32 --data-size 1024)
+  local common=(--servers "$ens_servers" --server-pid "$(IFS=,; echo "${ens_pids[*]}")" --label zkd "${eshape[@]}")
+
+  log "ensemble set: profiles (${window}s)"
+  "$work/bin/zkbench" run "${common[@]}" --warmup 2s --duration "$((window + 2))s" --progress 200ms \
+    --json "$base.profile.jsonl" set > /dev/null 2> "$base.profile.log" &
+  bpid=$!; pids+=("$bpid")
+  wait_measuring "$base.profile.log" "$bpid"
+  for role in leader follower; do
+    i=${!role}
+    curl -sSf -o "$base.$role.allocs-before.pb.gz" "http://127.0.0.1:${ens_pports[$i]}/debug/pprof/heap?gc=1"
+  done
+  ens_snapshot before
+  # Both CPU profiles over the same window.
+  local cpids=()
+  for role in leader follower; do
+    i=${!role}
+    curl -sSf -o "$base.$role.cpu.pb.gz" "http://127.0.0.1:${ens_pports[$i]}/debug/pprof/profile?seconds=$window" &
+    cpids+=("$!"); pids+=("$!")
+  done
+  for i in "${cpids[@]}"; do wait "$i"; forget_pid "$i"; done
+  ens_snapshot after
+  for role in leader follower; do
+    i=${!role}
+    curl -sSf -o "$base.$role.allocs-after.pb.gz" "http://127.0.0.1:${ens_pports[$i]}/debug/pprof/heap?gc=1"
+  done
+  wait "$bpid"
+  forget_pid "$bpid"
+
+  if [ -z "$strace_why" ]; then
+    log "ensemble set: strace window (${window}s), leader and follower"
+    for role in leader follower; do
+      i=${!role}
+      strace -c -f -p "${ens_pids[$i]}" -o "$base.$role.strace" 2> "$base.$role.strace.log" &
+      spids+=("$!"); pids+=("$!")
+      wait_traced "${ens_pids[$i]}"
+    done
+    z0=$(zxid_counter "${ens_ports[$leader]}")
+    zkbench run "${common[@]}" --warmup 0s --duration "${window}s" --progress 0 \
+      --json "$base.strace.jsonl" set > /dev/null
+    z1=$(zxid_counter "${ens_ports[$leader]}")
+    for i in "${spids[@]}"; do kill -INT "$i"; done
+    for i in "${spids[@]}"; do wait "$i" || true; forget_pid "$i"; done
+    echo "$((z1 - z0))" > "$base.strace.txns"
+  fi
+  stop_ensemble
+
+  local leader_no=$((leader + 1)) follower_no=$((follower + 1)) other_no=$(( (leader + 2) % 3 + 1 ))
+  {
+    echo "## ensemble set"
+    echo
+    echo "- Measured: $(date -u '+%Y-%m-%d %H:%M UTC'), commit $commit, \`$cmdline\`, ${window}s windows."
+    echo "- Three zkd voters on loopback (forceSync on, tickTime $tick), the 64 sessions spread over the three;"
+    echo "  server.$leader_no led. \"follower\" is server.$follower_no; server.$other_no is the other follower."
+    echo "- zkbench during the profiles: $(json_field "$base.profile.jsonl" ops_per_sec | cut -d. -f1) ops/s," \
+      "CPU of the three servers $(printf %.1f "$(json_field "$base.profile.jsonl" server_cpu_us_per_op)") µs per op" \
+      "(\`zkbench run ${eshape[*]} set\`, sessions on all three)."
+    echo
+    echo "### CPU per write, by server"
+    echo
+    echo "From /proc (utime + stime) over the CPU profiles' window; a write is one txn (the leader's"
+    echo "zxid counter). Each follower also serves a third of the sessions (reading their requests,"
+    echo "forwarding them to the leader, replying); a follower's fsyncs make its acks durable."
+    echo
+    python3 - "$work" "$leader" "$follower" "$(getconf CLK_TCK)" <<'PY'
+import sys
+work, leader, follower, hz = sys.argv[1], int(sys.argv[2]), int(sys.argv[3]), float(sys.argv[4])
+def snap(n):
+    return {k: float(v) for k, v in (l.split() for l in open(f"{work}/ens.{n}"))}
+b, a = snap("before"), snap("after")
+writes, secs = a["zxid"] - b["zxid"], a["time"] - b["time"]
+print(f"{writes:.0f} writes in {secs:.1f} s ({writes / secs:.0f} writes/s).")
+print()
+print("| server | role | CPU (s) | CPU per write (µs) | share | fsyncs/s | writes per fsync | txns per fsync |")
+print("|---|---|--:|--:|--:|--:|--:|--:|")
+tot = sum(a[f"cpu{i}"] - b[f"cpu{i}"] for i in range(3)) / hz
+for i in range(3):
+    role = "leader" if i == leader else ("follower (profiled)" if i == follower else "follower")
+    cpu = (a[f"cpu{i}"] - b[f"cpu{i}"]) / hz
+    fs = a[f"fsyncs{i}"] - b[f"fsyncs{i}"]
+    tx = a[f"txns{i}"] - b[f"txns{i}"]
+    per = f"{writes / fs:.1f}" if fs > 0 else ""
+    txper = f"{tx / fs:.1f}" if fs > 0 else ""
+    print(f"| server.{i + 1} | {role} | {cpu:.2f} | {cpu / max(writes, 1) * 1e6:.1f} | {cpu / tot * 100 if tot else 0:.0f}% | {fs / secs:.0f} | {per} | {txper} |")
+print(f"| all three | | {tot:.2f} | {tot / max(writes, 1) * 1e6:.1f} | 100% | | | |")
+PY
+    echo
+    echo "Fsyncs are the txn log's group commits (mntr's fsynctime count, no strace); txns per fsync"
+    echo "is zkd's own count of the txns each made durable."
+    echo
+    for role in leader follower; do
+      echo "### $role: CPU, top 15 (${window}s)"
+      echo
+      echo '```'
+      pprof_top "$work/bin/zkd" "$base.$role.cpu.pb.gz"
+      echo '```'
+      echo
+      echo "### $role: CPU, top 15 by cumulative time"
+      echo
+      echo '```'
+      pprof_top -cum "$work/bin/zkd" "$base.$role.cpu.pb.gz" | sed -n '/flat  flat%/,$p'
+      echo '```'
+      echo
+      echo "### $role: allocations in the same window, top 15 (alloc_space)"
+      echo
+      echo '```'
+      pprof_top -sample_index=alloc_space -base "$base.$role.allocs-before.pb.gz" "$work/bin/zkd" "$base.$role.allocs-after.pb.gz"
+      echo '```'
+      echo
+    done
+    if [ -n "$strace_why" ]; then
+      printf '### Syscalls per write\n\nNot measured: %s.\n\n' "$strace_why"
+    else
+      ops=$(json_field "$base.strace.jsonl" ops)
+      echo "### Syscalls per write (strace -c -f on the leader and the follower at once, ${window}s)"
+      echo
+      echo "zkbench completed $ops sets in the window ($(json_field "$base.strace.jsonl" ops_per_sec | cut -d. -f1) ops/s under strace);" \
+        "the leader's zxid advanced by $(cat "$base.strace.txns") (the writes counted below)."
+      echo
+      python3 - "$base" "$(cat "$base.strace.txns")" <<'PY'
+import sys
+base, writes = sys.argv[1], max(int(sys.argv[2]), 1)
+def rows(role):
+    out = {}
+    for line in open(f"{base}.{role}.strace"):
+        f = line.split()
+        if len(f) >= 5 and f[0].replace(".", "").isdigit():
+            out[f[-1]] = (int(f[3]), int(f[4]) if len(f) == 6 else 0)
+    return out
+l, f = rows("leader"), rows("follower")
+names = sorted((n for n in set(l) | set(f) if n != "total"), key=lambda n: -(l.get(n, (0, 0))[0] + f.get(n, (0, 0))[0]))[:15]
+print("| syscall | leader calls | leader per write | follower calls | follower per write |")
+print("|---|--:|--:|--:|--:|")
+for n in names + ["total"]:
+    lc, fc = l.get(n, (0, 0))[0], f.get(n, (0, 0))[0]
+    print(f"| {n} | {lc} | {lc / writes:.2f} | {fc} | {fc / writes:.2f} |")
+PY
+      echo
+    fi
+  } > "$work/ensemble.md"
+}
+
+commit=$(git -C "$repo" rev-parse --short HEAD)
+git -C "$repo" diff --quiet HEAD 2> /dev/null || commit="$commit (with uncommitted changes)"
+
 : > "$work/sections.md"
+if [ -z "$only" ]; then
 start_zkd "$work/load"
 log "zkd on port $port (pprof $pport), pid $server_pid"
 shape=(--clients 64 --outstanding 32 --data-size 1024)
@@ -279,8 +507,29 @@ if os.path.exists(os.path.join(work, "set.strace")):
 PY
 )
 
-commit=$(git -C "$repo" rev-parse --short HEAD)
-git -C "$repo" diff --quiet HEAD 2> /dev/null || commit="$commit (with uncommitted changes)"
+fi
+
+if [ $ensemble = 1 ]; then
+  profile_ensemble
+fi
+
+if [ -n "$only" ]; then
+  # Splice the section into the existing file: in place of its own, or at the end.
+  python3 - "$out" "$work/ensemble.md" <<'PY'
+import re, sys
+out, sec = sys.argv[1], open(sys.argv[2]).read().rstrip("\n") + "\n"
+text = open(out).read()
+m = re.search(r"^## ensemble set\n.*?(?=^## |\Z)", text, re.S | re.M)
+if m:
+    text = text[:m.start()] + sec + ("\n" if m.end() < len(text) else "") + text[m.end():]
+else:
+    text = text.rstrip("\n") + "\n\n" + sec
+open(out, "w").write(text)
+PY
+  log "wrote the ensemble section into $out"
+  exit 0
+fi
+
 {
   echo "# zkd profiles"
   echo
@@ -303,5 +552,6 @@ git -C "$repo" diff --quiet HEAD 2> /dev/null || commit="$commit (with uncommitt
   echo "so its batches: its row checks the count, not the batching."
   echo
   echo "$fsync_text"
+  if [ $ensemble = 1 ]; then echo; cat "$work/ensemble.md"; fi
 } > "$out"
 log "wrote $out"

@@ -71,7 +71,9 @@ func (q *quorumConn) queue(o qout) {
 }
 
 func (q *quorumConn) send(p *jute.QuorumPacket) {
-	o := qout{b: jute.Marshal(p), zxid: p.Zxid, size: packetSize(p)}
+	// Sized for type, zxid, data and an empty auth list: jute.Marshal's buffer would grow
+	// several times for a proposal of a 1 KB txn.
+	o := qout{b: jute.AppendRecord(make([]byte, 0, 4+8+4+len(p.Data)+4), p), zxid: p.Zxid, size: packetSize(p)}
 	o.at = q.st.queuedPacket(o.size)
 	q.queue(o)
 }
@@ -79,6 +81,9 @@ func (q *quorumConn) send(p *jute.QuorumPacket) {
 func (q *quorumConn) writeLoop() {
 	defer q.srv.wg.Done()
 	bw := bufio.NewWriterSize(q.nc, 64<<10)
+	// spare is the last batch's slice, emptied: the queue appends into it next, instead of
+	// growing a new one for every batch.
+	var spare []qout
 	for {
 		select {
 		case <-q.wake:
@@ -87,7 +92,7 @@ func (q *quorumConn) writeLoop() {
 		}
 		q.mu.Lock()
 		batch := q.out
-		q.out = nil
+		q.out = spare
 		q.mu.Unlock()
 		q.nc.SetWriteDeadline(time.Now().Add(time.Duration(q.srv.cfg.TickTime*q.srv.cfg.SyncLimit) * time.Millisecond * 2))
 		for i := range batch {
@@ -113,6 +118,8 @@ func (q *quorumConn) writeLoop() {
 			q.close()
 			return
 		}
+		clear(batch) // the packets' buffers are garbage now
+		spare = batch[:0]
 	}
 }
 

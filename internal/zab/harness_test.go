@@ -595,3 +595,45 @@ func TestZabAckSampleOfUnproposedZxid(t *testing.T) {
 		t.Fatal("sampling an ack of the largest zxid did not finish within a minute")
 	}
 }
+
+// TestZabLeaderOutstandingFollowsTracker: the leader's outstanding txns (what it sends a
+// syncing learner and commits from) are exactly the tracker's uncommitted proposals, in
+// zxid order, after every step, and none is left once all committed.
+func TestZabLeaderOutstandingFollowsTracker(t *testing.T) {
+	check := func(seed uint64, h *harness) {
+		t.Helper()
+		want := h.leader.tracker.Outstanding()
+		if fmt.Sprint(h.leader.proposed) != fmt.Sprint(want) {
+			t.Fatalf("seed %d: leader's outstanding %v, tracker's %v", seed, h.leader.proposed, want)
+		}
+		if len(h.leader.outstanding) != len(want) {
+			t.Fatalf("seed %d: %d outstanding txns, tracker has %d", seed, len(h.leader.outstanding), len(want))
+		}
+		for _, z := range want {
+			if _, ok := h.leader.outstanding[z]; !ok {
+				t.Fatalf("seed %d: %s has no txn", seed, Hex(z))
+			}
+		}
+	}
+	for seed := uint64(1); seed <= 20; seed++ {
+		h := newHarness(t, seed, []int64{1, 2, 3}, 3, nil, map[int64][]Committed{1: nil, 2: nil}, nil)
+		h.run()
+		for i := 0; i < 200; i++ {
+			z, err := h.leader.NextZxid()
+			if err != nil {
+				t.Fatal(err)
+			}
+			h.leaderReady(h.leader.Propose(z, txnData(z)))
+			check(seed, h)
+			for j := h.rng.IntN(3); j > 0 && h.step(); j-- {
+				check(seed, h)
+			}
+		}
+		h.run()
+		check(seed, h)
+		if len(h.leader.proposed) != 0 || len(h.lnode.applied) != 200 {
+			t.Fatalf("seed %d: %d left outstanding, %d applied", seed, len(h.leader.proposed), len(h.lnode.applied))
+		}
+		h.checkSame()
+	}
+}

@@ -136,13 +136,17 @@ type Leader struct {
 	epoch         int64 // proposed / established epoch
 	lastProcessed int64
 
-	conns        map[ConnID]*lconn
-	connecting   map[int64]bool
-	epochAcks    map[int64]bool
-	newLdrAcks   map[int64]bool
-	tracker      *Tracker
-	history      []Committed
-	outstanding  map[int64][]byte
+	conns       map[ConnID]*lconn
+	connecting  map[int64]bool
+	epochAcks   map[int64]bool
+	newLdrAcks  map[int64]bool
+	tracker     *Tracker
+	history     []Committed
+	outstanding map[int64][]byte
+	// proposed is outstanding's zxids in the order proposed, which is zxid order: commits
+	// take them from the front. Iterating the map instead cost its peak size on every
+	// commit (a Go map does not shrink), a third of the leader's CPU under load.
+	proposed     []int64
 	counter      int64
 	syncs        []pendingSync // oldest first
 	lastPingTick int64
@@ -546,6 +550,7 @@ func (l *Leader) Propose(zxid int64, data []byte) Ready {
 		return r
 	}
 	l.outstanding[zxid] = data
+	l.proposed = append(l.proposed, zxid)
 	r.Append = append(r.Append, Committed{Zxid: zxid, Data: data})
 	for _, c := range l.sortedConns() {
 		if l.forwarding(c) && !c.observerInfo {
@@ -714,16 +719,11 @@ func (l *Leader) sampleAcks(r *Ready, sid, prev, zxid int64) {
 }
 
 func (l *Leader) commitUpTo(zxid int64, r *Ready) {
-	var zs []int64
-	for z := range l.outstanding {
-		if z <= zxid {
-			zs = append(zs, z)
-		}
-	}
-	sort.Slice(zs, func(i, j int) bool { return zs[i] < zs[j] })
 	conns := l.sortedConns()
 	resume := false
-	for _, z := range zs {
+	for len(l.proposed) > 0 && l.proposed[0] <= zxid {
+		z := l.proposed[0]
+		l.proposed = l.proposed[1:]
 		data := l.outstanding[z]
 		delete(l.outstanding, z)
 		c := Committed{Zxid: z, Data: data}

@@ -220,7 +220,13 @@ func (a *Applier) run() {
 			return
 		}
 		a.queue[0] = Ready{}
-		a.queue = a.queue[1:]
+		if len(a.queue) == 1 {
+			// Usually the only one: its slot is the next Push's, where [1:] would shrink
+			// the slice to nothing and make every Push allocate.
+			a.queue = a.queue[:0]
+		} else {
+			a.queue = a.queue[1:]
+		}
 		a.step = 0
 	}
 }
