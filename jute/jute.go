@@ -3,6 +3,7 @@ package jute
 import (
 	"errors"
 	"fmt"
+	"slices"
 )
 
 // ErrShort reports input that ended inside a record.
@@ -58,9 +59,22 @@ func (e *Encoder) Strings(v []string) {
 		return
 	}
 	e.Int(int32(len(v)))
-	for _, s := range v {
-		e.String(s)
+	if len(v) > 64 {
+		// A long list (getChildren of a big node: 12 MB for a million children) is sized
+		// once: growing by doubling would copy and allocate it twice over.
+		n := 4 * len(v)
+		for _, s := range v {
+			n += len(s)
+		}
+		e.Buf = slices.Grow(e.Buf, n)
 	}
+	// Encoding through a copy on the stack keeps the per-string stores of Buf's header out
+	// of the heap, where each would pay the collector's write barrier while it marks.
+	le := Encoder{Buf: e.Buf}
+	for _, s := range v {
+		le.String(s)
+	}
+	e.Buf = le.Buf
 }
 
 // Record appends r.

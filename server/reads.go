@@ -220,7 +220,7 @@ func (s *Server) getData(c *conn, path string, w bool, res *jute.GetDataResponse
 // readChildren returns n's children for a getChildren of path, recording the read as
 // ZooKeeper's DataTree.getChildren does: the children's names are its bytes.
 func (s *Server) readChildren(path string, n *datatree.Node) []string {
-	children := n.Children()
+	children := n.SharedChildren() // encoded on the connection's writer
 	if s.cfg.Metrics != nil {
 		size := 0
 		for _, name := range children {

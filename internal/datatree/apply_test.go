@@ -1180,3 +1180,33 @@ func TestApplyToReusesEvents(t *testing.T) {
 		t.Fatal("ApplyTo did not append to the slice it was given")
 	}
 }
+
+// TestSharedChildrenCopyOnWrite: a list handed out by SharedChildren keeps its names while
+// the tree deletes and creates children (a reply is encoded from it on another goroutine).
+func TestSharedChildrenCopyOnWrite(t *testing.T) {
+	a := newApplier(t)
+	a.create("/p", "")
+	for _, c := range []string{"a", "b", "c", "d"} {
+		a.create("/p/"+c, "")
+	}
+	shared := a.tr.Get("/p").SharedChildren()
+	want := slices.Clone(shared)
+	requireOK(t, a.del("/p/a")) // the last name moves into a's place
+	a.create("/p/e", "")
+	requireOK(t, a.del("/p/c"))
+	if !slices.Equal(shared, want) {
+		t.Fatalf("shared list changed to %q, want %q", shared, want)
+	}
+	got := a.tr.Get("/p").Children()
+	slices.Sort(got)
+	if !slices.Equal(got, []string{"b", "d", "e"}) {
+		t.Fatalf("children %q, want b d e", got)
+	}
+	// A second share after the copy is protected as well.
+	shared = a.tr.Get("/p").SharedChildren()
+	want = slices.Clone(shared)
+	requireOK(t, a.del("/p/b"))
+	if !slices.Equal(shared, want) {
+		t.Fatalf("second shared list changed to %q, want %q", shared, want)
+	}
+}
