@@ -103,7 +103,11 @@ standalone() {
     # servers get 4 MiB (ZooKeeper reads it as a system property only).
     cfg_extra+=(jute.maxbuffer=4194304) zk_props+=(-Djute.maxbuffer=4194304)
   fi
-  start_fresh "$kind" "$work/$kind-$sweep-$round"
+  # ZooKeeper's heap: 10M znodes need about 4 GiB of live heap (compare.sh's memory phase
+  # gives it 12 GiB too); the other sweeps keep compare.sh's 2 GiB.
+  local heap=2g
+  [ "$sweep" != znodes ] || [ "$max_znodes" -le 1000000 ] || heap=12g
+  start_fresh "$kind" "$work/$kind-$sweep-$round" "$heap"
   cfg_extra=("${saved_cfg[@]+"${saved_cfg[@]}"}") zk_props=("${saved_props[@]+"${saved_props[@]}"}")
   local s="127.0.0.1:$port" p=$server_pid
   log "$kind: $sweep, round $round (port $port, pid $p)"
@@ -190,12 +194,28 @@ for sweep in "${sweep_list[@]}"; do
     servers) zkbench curve -x servers -series label,observers -y "$ys" -title "Against voting servers, with 0 or 2 observers (64 sessions × 32 outstanding, 1 KiB values)" -o "$out/servers.svg" "$f" ;;
   esac
 done
-cat > "$out/README.md" <<EOF
-# Curves
-
-Produced by \`$cmdline\` on $(date -u '+%Y-%m-%d %H:%M UTC') in $(( $(date +%s) - started ))s, zkd at $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) CPUs.
-ZooKeeper: $(zk_settings_text). Runs of $dur after $warm of warm-up, $rounds round(s) per server, alternating.
-Each SWEEP.jsonl holds every run (zkbench JSON lines; params.round numbers the rounds); each
-SWEEP.svg plots the median of the rounds at each point, with the single runs as dots.
-EOF
-log "wrote $out"
+# README.md says how each sweep's files were made: sweeps run at different times keep their
+# own lines (in provenance.tsv: sweep, then the line).
+prov="$out/provenance.tsv"
+touch "$prov"
+line="\`$cmdline\` on $(date -u '+%Y-%m-%d %H:%M UTC') (the whole run: $(( $(date +%s) - started ))s), zkd at $(git rev-parse --short HEAD 2>/dev/null || echo unknown), $(nproc) CPUs; ZooKeeper: $(zk_settings_text); runs of $dur after $warm of warm-up, $rounds round(s) per server, alternating."
+for sweep in "${sweep_list[@]}"; do
+  grep -v "^$sweep	" "$prov" > "$prov.new" || true
+  extra=""
+  [ "$sweep" != znodes ] || [ "$max_znodes" -le 1000000 ] || extra=" ZooKeeper's heap for this sweep: 12g instead of 2g."
+  printf '%s\t%s%s\n' "$sweep" "$line" "$extra" >> "$prov.new"
+  mv "$prov.new" "$prov"
+done
+{
+  echo "# Curves"
+  echo
+  echo "Each SWEEP.jsonl holds every run (zkbench JSON lines; params.round numbers the rounds); each"
+  echo "SWEEP.svg plots the median of the rounds at each point, with the single runs as dots."
+  echo
+  echo "How each was produced:"
+  echo
+  for s in sessions outstanding size znodes mix servers; do
+    l=$(awk -F'\t' -v s="$s" '$1 == s { print $2 }' "$prov")
+    [ -z "$l" ] || echo "- [$s]($s.svg): $l"
+  done
+} > "$out/README.md"

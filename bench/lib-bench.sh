@@ -172,14 +172,14 @@ start() {
   pids+=("$server_pid")
 }
 
-# start_fresh KIND DIR: a server with a new zoo.cfg on a free port, retried on another port if
+# start_fresh KIND DIR [HEAP]: a server with a new zoo.cfg on a free port, retried on another port if
 # it exits at once (someone took the port first); sets $server_pid, $port and $mode.
 start_fresh() {
-  local kind=$1 dir=$2 try
+  local kind=$1 dir=$2 heap=${3:-2g} try
   for try in 1 2 3; do
     port=$(free_port)
     rm -rf "$dir"; write_cfg "$dir" "$port"
-    start "$kind" "$dir"
+    start "$kind" "$dir" "$heap"
     if mode=$(wait_mode "$port" "$server_pid"); then return 0; fi
     stop_pid "$server_pid" KILL
   done
