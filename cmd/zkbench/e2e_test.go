@@ -12,6 +12,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"
 )
 
@@ -20,7 +21,11 @@ import (
 // speed: each workload runs a count of operations (--ops), not a duration, so that a slow,
 // loaded machine finishes the same work later instead of measuring none.
 func TestRunAgainstZkd(t *testing.T) {
-	srv := zktest.Start(t)
+	// Snapshots every 20-40 txns and mntr allowed: the znodes workload reports them.
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.SnapCount = 40
+		c.FourLetterWhitelist = []string{"mntr"}
+	}))
 	dir := t.TempDir()
 	jsonPath := filepath.Join(dir, "out.jsonl")
 	plotPath := filepath.Join(dir, "out.svg")
@@ -77,6 +82,11 @@ func TestRunAgainstZkd(t *testing.T) {
 	// --ops counts the znodes workload's multis too: 40 of 5.
 	if znodes.Ops != 40 || znodes.Batch != 5 {
 		t.Errorf("znodes: %d multis of %d, want 40 of 5", znodes.Ops, znodes.Batch)
+	}
+	// The count, not the time: a snapshot of a few thousand znodes can take under the
+	// millisecond mntr counts in.
+	if znodes.SnapshotCount < 1 {
+		t.Errorf("znodes: %d snapshots: want the server's (mntr) after its writes", znodes.SnapshotCount)
 	}
 	if svg, err := os.ReadFile(plotPath); err != nil || !bytes.Contains(svg, []byte("<polyline")) {
 		t.Errorf("plot: %v", err)

@@ -408,11 +408,6 @@ func writeComparison(w io.Writer, a, b side, goals bool, notes map[string]string
 // table of their own (their runs also get the full table of every workload), and where the
 // list's other items are. Nothing is written when neither side ran them.
 func writeScale(w io.Writer, a, b side) {
-	type scaleRow struct {
-		label  string
-		metric func(*Result) float64
-		unit   string
-	}
 	var rows []string
 	for _, wl := range []struct {
 		name string
@@ -431,6 +426,8 @@ func writeScale(w io.Writer, a, b side) {
 			{"throughput (ops/s)", mThroughput, "ops/s"}, {"data read (MB/s)", bigreadMBps, "MB/s"},
 			{"p99 latency (ms)", mP99, "ms"}, {"server CPU per op (µs)", mCPUPerOp, "µs"},
 		}},
+		{"znodes-10m", snapshotsWhat, snapshotRows},
+		{"znodes", snapshotsWhat, snapshotRows},
 	} {
 		ra, rb := a.byWL[wl.name], b.byWL[wl.name]
 		shown := ra
@@ -451,7 +448,8 @@ func writeScale(w io.Writer, a, b side) {
 	if len(rows) == 0 {
 		return
 	}
-	fmt.Fprintf(w, "### Scale\n\nIssue 16's scale figures that are not goals (sessions × outstanding requests; MB of 2^20 bytes).")
+	fmt.Fprintf(w, "### Scale\n\nIssue 16's scale figures that are not goals (sessions × outstanding requests; MB of 2^20 bytes; "+
+		"snapshots: mntr's snapshottime summary after the memory test grew the tree, each server snapshotting at its own snapCount).")
 	var elsewhere []string
 	if a.byWL["znodes-10m"] != nil || b.byWL["znodes-10m"] != nil {
 		elsewhere = append(elsewhere, "memory per znode and restart time at 10M znodes are in the goals table (details: znodes-10m, Restart and failover)")
@@ -467,6 +465,24 @@ func writeScale(w io.Writer, a, b side) {
 		fmt.Fprintln(w, r)
 	}
 	fmt.Fprintln(w)
+}
+
+// snapshotsWhat and snapshotRows show the snapshots a server wrote while the memory test
+// grew its tree (each server at its own snapCount; mntr's snapshottime summary).
+func snapshotsWhat(r *Result) string {
+	return fmt.Sprintf("snapshots written while growing the tree to %d znodes", r.Keys)
+}
+
+// scaleRow is one figure of a workload in the Scale table.
+type scaleRow struct {
+	label  string
+	metric func(*Result) float64
+	unit   string
+}
+
+var snapshotRows = []scaleRow{
+	{"the longest (ms)", func(r *Result) float64 { return r.SnapshotMaxMS }, "ms"},
+	{"count", func(r *Result) float64 { return float64(r.SnapshotCount) }, "ops/s"},
 }
 
 // contentionLimit is the share of the machine other processes and virtual machines may take

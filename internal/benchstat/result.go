@@ -183,6 +183,11 @@ type Result struct {
 	ServerRSSStart   int64   `json:"server_rss_start,omitempty"`
 	ServerRSSEnd     int64   `json:"server_rss_end,omitempty"`
 	BytesPerZnode    float64 `json:"bytes_per_znode,omitempty"`
+	// SnapshotMaxMS and SnapshotCount are the server's snapshots so far (mntr's
+	// zk_max_snapshottime and zk_cnt_snapshottime), read after a run that grew the tree:
+	// the longest is about the last, of the biggest tree.
+	SnapshotMaxMS float64 `json:"snapshot_max_ms,omitempty"`
+	SnapshotCount int64   `json:"snapshot_count,omitempty"`
 	// BytesPerSession is the growth of the server's RSS per idle session held open.
 	BytesPerSession float64 `json:"bytes_per_session,omitempty"`
 	// NotificationsPerSec is the watch notifications delivered per second: writes/s times
