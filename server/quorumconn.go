@@ -119,7 +119,12 @@ func (q *quorumConn) writeLoop() {
 			return
 		}
 		clear(batch) // the packets' buffers are garbage now
-		spare = batch[:0]
+		// A batch of a lagging learner or a DIFF can be thousands of packets: its slice is
+		// not kept for the connection's life.
+		spare = nil
+		if cap(batch) <= 1024 {
+			spare = batch[:0]
+		}
 	}
 }
 

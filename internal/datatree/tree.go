@@ -68,7 +68,9 @@ func (n *Node) Children() []string {
 // a reply encoded on another goroutine: the caller only reads the slice, and the tree
 // copies the list before it changes a name the slice holds (adding a child writes past
 // its end). A getChildren of a node with a million children copied 16 MB of string
-// headers on the tree's goroutine, which the collector then scanned.
+// headers on the tree's goroutine, which the collector then scanned; now the first delete
+// of a child after such a read copies the list instead (at most one copy per read, as
+// before, but on the write).
 func (n *Node) SharedChildren() []string {
 	if n.children == nil {
 		return []string{}
@@ -101,8 +103,13 @@ func (n *Node) addChild(name string, c *Node) {
 	if n.children == nil {
 		n.children = &childList{}
 	}
-	c.idx = int32(len(n.children.names))
-	n.children.names = append(n.children.names, name)
+	l := n.children
+	c.idx = int32(len(l.names))
+	if len(l.names) == cap(l.names) {
+		// The append moves the list: what a reader holds is no longer the tree's.
+		l.shared = false
+	}
+	l.names = append(l.names, name)
 }
 
 // removeChild unlists c (named name, path parentPath/name) from parent n: the last name

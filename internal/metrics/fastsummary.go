@@ -19,9 +19,9 @@ import (
 // log-linear bucket (exact below 256 scaled units, then 128 buckets per power of two: under
 // 0.8% error, as an HDR histogram with two significant digits). The quantiles are computed
 // at scrape time over a ring of ageBuckets windows of fastSummaryWindow each, turned over
-// by scrapes: the last 8 to 10 minutes when scraped more often than every two minutes, as
-// client_java's Summary (maxAgeSeconds 600, ageBuckets 5) that ZooKeeper's provider uses
-// gives; _sum and _count are cumulative, as a summary's are.
+// at scrapes by the windows elapsed: the last 8 to 10 minutes, as client_java's Summary
+// (maxAgeSeconds 600, ageBuckets 5) that ZooKeeper's provider uses gives; _sum and _count
+// are cumulative, as a summary's are.
 type fastSummary struct {
 	desc      *prometheus.Desc
 	labels    []string // the values of desc's variable labels
@@ -212,14 +212,26 @@ func (s *fastSummary) Collect(ch chan<- prometheus.Metric) {
 func (s *fastSummary) read() (count uint64, sum float64, qs map[float64]float64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
-	if s.ring != nil && time.Since(s.windowFrom) >= s.window {
-		// The oldest window is emptied and takes the observations. An observer that loaded
-		// it four windows ago may still add to it: one stray count.
-		next := s.ring[s.next]
-		next.reset()
-		s.cur.Store(next)
-		s.next = (s.next + 1) % len(s.ring)
-		s.windowFrom = time.Now()
+	if elapsed := time.Since(s.windowFrom); s.ring != nil && elapsed >= s.window {
+		// One turn per window elapsed, as client_java's TimeWindowQuantiles rotates: the
+		// oldest window is emptied and takes the observations. After a scrape-less ring's
+		// worth of time every window is emptied. An observer that loaded a window four
+		// turns ago may still add to it: one stray count.
+		turns := len(s.ring)
+		if s.window > 0 {
+			turns = int(min(elapsed/s.window, time.Duration(len(s.ring))))
+		}
+		for range turns {
+			next := s.ring[s.next]
+			next.reset()
+			s.cur.Store(next)
+			s.next = (s.next + 1) % len(s.ring)
+		}
+		if turns == len(s.ring) {
+			s.windowFrom = time.Now()
+		} else {
+			s.windowFrom = s.windowFrom.Add(time.Duration(turns) * s.window)
+		}
 	}
 	count, sum = s.count.Load(), math.Float64frombits(s.sumBits.Load())
 	vs := s.walk(s.quantiles)

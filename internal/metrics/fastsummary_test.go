@@ -4,6 +4,7 @@ import (
 	"math"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
 	dto "github.com/prometheus/client_model/go"
@@ -43,32 +44,39 @@ func TestFastSummary(t *testing.T) {
 	}
 	// The observations count towards the quantiles for ageBuckets windows (client_java's
 	// maxAge, ten minutes), then no longer; the sum and count stay cumulative.
-	s.window = 0
 	for range ageBuckets - 1 {
+		turnOne(s)
 		collectSummary(t, s)
 	}
 	s.Observe(7)
+	turnOne(s)
 	got = collectSummary(t, s) // the last turn: the first window is emptied before the walk
 	if got.GetSampleCount() != 1001 {
 		t.Fatalf("count %d, want 1001", got.GetSampleCount())
 	}
 	for _, q := range got.GetQuantile() {
-		if math.Abs(q.GetValue()-7) > 0.1 {
+		if v := q.GetValue(); math.IsNaN(v) || math.Abs(v-7) > 0.1 {
 			t.Errorf("quantile %v = %v after the windows turned, want 7", q.GetQuantile(), q.GetValue())
 		}
 	}
 }
+
+// turnOne makes the next scrape of s find one window elapsed.
+func turnOne(s *fastSummary) { s.windowFrom = time.Now().Add(-s.window - time.Millisecond) }
 
 // TestFastSummaryMaxAge: an observation counts towards the quantiles until ageBuckets
 // windows have turned over, as client_java's Summary keeps one for maxAgeSeconds.
 func TestFastSummaryMaxAge(t *testing.T) {
 	s := newFastSummary("readlatency", advancedObjectives, 1000, false)
 	s.Observe(100)
-	s.window = 0
 	for turn := 1; turn <= ageBuckets; turn++ {
 		s.Observe(1) // in the window that turn leaves
+		turnOne(s)
 		got := collectSummary(t, s)
 		top := got.GetQuantile()[len(got.GetQuantile())-1].GetValue()
+		if math.IsNaN(top) {
+			t.Fatalf("after %d turns no quantile: the observations of the last window were lost", turn)
+		}
 		if turn < ageBuckets && math.Abs(top-100) > 1 {
 			t.Fatalf("after %d turns the p99 is %v: the first observation (100) was forgotten early", turn, top)
 		}
@@ -147,5 +155,32 @@ func TestFastSummaryConcurrent(t *testing.T) {
 	got := collectSummary(t, s)
 	if got.GetSampleCount() != goroutines*each || got.GetSampleSum() != goroutines*each/10*45 {
 		t.Fatalf("count %d sum %v, want %d, %d", got.GetSampleCount(), got.GetSampleSum(), goroutines*each, goroutines*each/10*45)
+	}
+}
+
+// TestFastSummaryElapsedWindows: a scrape after a long gap turns the ring by the windows
+// elapsed, not by one: observations older than the ring's span no longer count.
+func TestFastSummaryElapsedWindows(t *testing.T) {
+	s := newFastSummary("readlatency", advancedObjectives, 1000, false)
+	s.Observe(100)
+	s.windowFrom = s.windowFrom.Add(-3 * s.window) // three windows ago: still within the ring
+	s.Observe(1)
+	got := collectSummary(t, s)
+	if top := got.GetQuantile()[2].GetValue(); math.Abs(top-100) > 1 {
+		t.Fatalf("after 3 windows the p99 is %v, want 100 still counted", top)
+	}
+	s.windowFrom = s.windowFrom.Add(-time.Duration(ageBuckets) * s.window) // a whole ring since
+	got = collectSummary(t, s)
+	for _, q := range got.GetQuantile() {
+		if !math.IsNaN(q.GetValue()) {
+			t.Fatalf("after a ring's worth of windows quantile %v = %v, want none (NaN)", q.GetQuantile(), q.GetValue())
+		}
+	}
+	s.Observe(7)
+	got = collectSummary(t, s)
+	for _, q := range got.GetQuantile() {
+		if v := q.GetValue(); math.IsNaN(v) || math.Abs(v-7) > 0.1 {
+			t.Fatalf("after a ring's worth of windows quantile %v = %v, want only the new 7", q.GetQuantile(), q.GetValue())
+		}
 	}
 }
