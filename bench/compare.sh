@@ -407,5 +407,19 @@ zkversion=$(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo "unknown
   echo "Also: ZooKeeper's settings tried before this run chose its configuration,"
   echo "[RESULTS-zktuning.md](RESULTS-zktuning.md); zkd's profiles under set, get and watch fan-out,"
   echo "[RESULTS-profile.md](RESULTS-profile.md); the whole curve, [plots/](plots/README.md)."
+  # The curves (bench/curves.sh, run on their own: how each was made is in plots/README.md).
+  plots=$(dirname "$out")/plots
+  if ls "$plots"/*.svg > /dev/null 2>&1; then
+    echo
+    echo "### The whole curve"
+    echo
+    echo "zkd and ZooKeeper on the same axes, throughput, p99 and server CPU per op against one"
+    echo "parameter at a time (bench/curves.sh; commands, dates and commits in [plots/README.md](plots/README.md))."
+    for sweep in sessions outstanding size znodes mix servers; do
+      [ -f "$plots/$sweep.svg" ] || continue
+      echo
+      echo "![$sweep](plots/$sweep.svg)"
+    done
+  fi
 } > "$out"
 log "wrote $out and $plot"

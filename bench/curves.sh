@@ -218,4 +218,7 @@ done
     l=$(awk -F'\t' -v s="$s" '$1 == s { print $2 }' "$prov")
     [ -z "$l" ] || echo "- [$s]($s.svg): $l"
   done
+  for s in sessions outstanding size znodes mix servers; do
+    [ ! -f "$out/$s.svg" ] || printf '\n![%s](%s.svg)\n' "$s" "$s"
+  done
 } > "$out/README.md"
