@@ -134,7 +134,8 @@ standalone() {
         # Grow the tree to x znodes (not measured as a point of the curve), then measure.
         zkbench run --servers "$s" --server-pid "$p" --label "$kind" --json "$out/znodes-fill.jsonl" \
           --progress 0 --clients 8 --outstanding 8 --multi-size 10 --znodes $((x - prev)) --znodes-from "$prev" \
-          --param sweep=znodes --param znodes="$x" --param round="$round" znodes > /dev/null
+          --param sweep=znodes --param znodes="$x" --param round="$round" znodes > /dev/null ||
+          { log "$kind: growing the tree to $x znodes failed; the sweep stops there"; keep=1; break; }
         prev=$x
         load "$kind" "$s" "$p" znodes "$x" --clients 64 --outstanding 32 set get
       done ;;
