@@ -24,7 +24,8 @@
 #                    no scale phase, one failover of an empty ensemble each (default: ~30
 #                    minutes, 1M znodes; ~45 with --max-znodes 10000000)
 #   --out FILE       markdown output (default bench/RESULTS.md)
-#   --keep           keep the work directory (server logs, zoo.cfg, raw JSON lines)
+#   --keep           keep the work directory (server logs, zoo.cfg, raw JSON lines; not the
+#                    servers' txn logs and snapshots) for --render-from
 #   --no-failover    skip the failover ensembles
 #   --no-ensemble    skip the ensemble throughput runs
 #   --no-scale       skip the scale phase (children and bigread workloads)
@@ -42,13 +43,16 @@
 #   --cfg K=V        a zoo.cfg line for both servers (globalOutstandingLimit, snapCount, ...)
 #   --zk-prop N=V    a Java system property for ZooKeeper only (-DN=V), e.g.
 #                    zookeeper.commitProcessor.numWorkerThreads=4
+#   --render-from DIR  run nothing: write --out again from the work directory a run kept
+#                    (--keep), with today's RESULTS.method.md, RESULTS.notes and report code
+#                    (the figures, date and command line are the run's, from DIR/render.env)
 #
 # Environment: JAVA_OPTS (replaces the --zk-tuning flags), ZKD_REFZK_CLASSPATH (class path
 # of a ZooKeeper installed elsewhere), TMPDIR (where data directories go: the disk measured).
 set -euo pipefail
 
 cmdline="bench/compare.sh${*:+ $*}"
-quick=0 keep=0 failover=1 ensemble=1 scale=1 etcd=1 max_znodes=0 idle_sessions=19000 tuning=default zklog=warn cfg_args=() prop_args=()
+render_from='' quick=0 keep=0 failover=1 ensemble=1 scale=1 etcd=1 max_znodes=0 idle_sessions=19000 tuning=default zklog=warn cfg_args=() prop_args=()
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 out="$repo/bench/RESULTS.md"
 while [ $# -gt 0 ]; do
@@ -67,6 +71,7 @@ while [ $# -gt 0 ]; do
     --zk-log) zklog=$2; shift ;;
     --cfg) cfg_args+=("$2"); shift ;;
     --zk-prop) prop_args+=("-D$2"); shift ;;
+    --render-from) render_from=$(realpath -m "$2"); shift ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "compare.sh: unknown argument $1" >&2; exit 2 ;;
   esac
@@ -319,59 +324,24 @@ run_failovers() {
   log "$kind: failover ($size znodes) seconds in $n runs: $(grep -o '"elapsed_s":[0-9.]*' "$tmp" | cut -d: -f2 | sort -n | tr '\n' ' ')(the median is kept)"
 }
 
-cd "$repo"
-# The revision measured is the one built, whatever is committed while the run goes on.
-rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
-git diff --quiet HEAD -- . ':!bench/RESULTS*' 2>/dev/null || rev="$rev (with uncommitted changes)"
-bench_build
-
-started=$(date +%s)
-fsync_line=$(zkbench fsync --dir "$work" --count 200 | sed "s# in $work##")
-run_server zkd
-run_server zookeeper
-if [ $ensemble = 1 ]; then
-  run_ensemble_load zkd
-  run_ensemble_load zookeeper
-fi
-if [ $failover = 1 ]; then
-  # --quick: the empty ensembles only, and zkd with its fast election only (under 3 minutes).
-  sizes="0 $failover_znodes" kinds="zookeeper zkd-fast zkd"
-  [ $quick = 0 ] || sizes=0 kinds="zookeeper zkd-fast"
-  for size in $sizes; do
-    runs=$failover_runs; [ "$size" = 0 ] || runs=$failover_big_runs
-    for kind in $kinds; do
-      case $kind in zkd*) label=zkd ;; *) label=$kind ;; esac
-      run_failovers "$kind" "$label" "$size" "$runs"
-    done
-  done
-fi
-etcd_md="${out%.md}-etcd.md"
-if [ $etcd = 1 ] && [ $quick = 0 ] && command -v etcd > /dev/null; then
-  log "etcd: bench/etcd.sh"
-  bash "$repo/bench/etcd.sh" --out "$etcd_md" > /dev/null
-fi
-elapsed=$(( $(date +%s) - started ))
-bigtree=""
-[ "$max_znodes" -le "$znodes" ] || bigtree="; the same with $max_znodes znodes (\`-$(znodes_suffix "$max_znodes")\` rows, ZooKeeper with a 12 GiB heap)"
-
+# render: writes $out (and the latency plot beside it) from $work's JSON lines and what the
+# run recorded in $work/render.env.
+render() {
 mkdir -p "$(dirname "$out")"
 plot="${out%.md}-latency.svg"
 zkbench plot -o "$plot" "$work/zkd.jsonl" "$work/zookeeper.jsonl"
-cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
-mem=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)
-zkversion=$(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo "unknown version")
 {
   echo "# zkd vs Apache ZooKeeper"
   echo
-  echo "Produced by \`$cmdline\` on $(date -u '+%Y-%m-%d %H:%M UTC') in ${elapsed}s; zkd at $rev."
+  echo "Produced by \`$cmdline\` on $produced_at in ${elapsed}s; zkd at $rev."
   echo
   cfg_text="snapCount and preAllocSize at their defaults"
   [ ${#cfg_extra[@]} -eq 0 ] || cfg_text="and: $(printf '`%s` ' "${cfg_extra[@]}")"
   render_template "$repo/bench/RESULTS.method.md" \
-    "nproc=$(nproc)" "cpu=$cpu" "mem=$mem" "kernel=$(uname -r)" \
-    "disk=$(df -T "$work" | awk 'NR==2 {print $2 " on " $1}')" "fsync=$fsync_line" \
-    "go=$(go env GOVERSION)" "java=$(java -version 2>&1 | head -1)" "zkversion=$zkversion" \
-    "tick=$tick" "cfg=${cfg_text% }" "zk=$(zk_settings_text)" "jvmwarm=$jvmwarm" "warm=$warm" "dur=$dur" \
+    "nproc=$nproc" "cpu=$cpu" "mem=$mem" "kernel=$kernel" \
+    "disk=$disk" "fsync=$fsync_line" \
+    "go=$goversion" "java=$javaversion" "zkversion=$zkversion" \
+    "tick=$tick" "cfg=${cfg_text% }" "zk=$zk_text" "jvmwarm=$jvmwarm" "warm=$warm" "dur=$dur" \
     "retries=$retries" "znodes=$znodes" "failover_runs=$failover_runs" \
     "failover_znodes=$failover_znodes" "storm_sessions=$storm_sessions" "idle_sessions=$idle_sessions" \
     "bigtree=$bigtree"
@@ -406,7 +376,8 @@ zkversion=$(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo "unknown
   echo
   echo "Also: ZooKeeper's settings tried before this run chose its configuration,"
   echo "[RESULTS-zktuning.md](RESULTS-zktuning.md); zkd's profiles under set, get and watch fan-out,"
-  echo "[RESULTS-profile.md](RESULTS-profile.md); the whole curve, [plots/](plots/README.md)."
+  echo "[RESULTS-profile.md](RESULTS-profile.md); the whole curve, [plots/](plots/README.md); zkbench's client"
+  echo "cross-checked against go-zookeeper's (bench/crosscheck.sh), [RESULTS-crosscheck.md](RESULTS-crosscheck.md)."
   # The curves (bench/curves.sh, run on their own: how each was made is in plots/README.md).
   plots=$(dirname "$out")/plots
   if ls "$plots"/*.svg > /dev/null 2>&1; then
@@ -423,3 +394,71 @@ zkversion=$(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo "unknown
   fi
 } > "$out"
 log "wrote $out and $plot"
+}
+
+# The variables render() reads that a run sets, saved to $work/render.env.
+render_vars="cmdline elapsed rev produced_at nproc cpu mem kernel disk fsync_line goversion javaversion
+  zkversion tick cfg_extra zk_text jvmwarm warm dur retries znodes failover_runs failover_znodes
+  storm_sessions idle_sessions bigtree heap_fresh heap_full etcd_md"
+
+if [ -n "$render_from" ]; then
+  [ -f "$render_from/render.env" ] || { echo "compare.sh: --render-from $render_from: no render.env (not a work directory compare.sh kept)" >&2; exit 2; }
+  rmdir "$work"
+  work=$render_from keep=1
+  out_arg=$out
+  # shellcheck disable=SC1091 # written by an earlier run
+  . "$work/render.env"
+  out=$out_arg etcd_md="${out%.md}-etcd.md"
+  cd "$repo"
+  bench_build
+  render
+  exit 0
+fi
+
+cd "$repo"
+# The revision measured is the one built, whatever is committed while the run goes on.
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- . ':!bench/RESULTS*' 2>/dev/null || rev="$rev (with uncommitted changes)"
+bench_build
+
+started=$(date +%s)
+fsync_line=$(zkbench fsync --dir "$work" --count 200 | sed "s# in $work##")
+run_server zkd
+run_server zookeeper
+if [ $ensemble = 1 ]; then
+  run_ensemble_load zkd
+  run_ensemble_load zookeeper
+fi
+if [ $failover = 1 ]; then
+  # --quick: the empty ensembles only, and zkd with its fast election only (under 3 minutes).
+  sizes="0 $failover_znodes" kinds="zookeeper zkd-fast zkd"
+  [ $quick = 0 ] || sizes=0 kinds="zookeeper zkd-fast"
+  for size in $sizes; do
+    runs=$failover_runs; [ "$size" = 0 ] || runs=$failover_big_runs
+    for kind in $kinds; do
+      case $kind in zkd*) label=zkd ;; *) label=$kind ;; esac
+      run_failovers "$kind" "$label" "$size" "$runs"
+    done
+  done
+fi
+etcd_md="${out%.md}-etcd.md"
+if [ $etcd = 1 ] && [ $quick = 0 ] && command -v etcd > /dev/null; then
+  log "etcd: bench/etcd.sh"
+  bash "$repo/bench/etcd.sh" --out "$etcd_md" > /dev/null
+fi
+elapsed=$(( $(date +%s) - started ))
+bigtree=""
+[ "$max_znodes" -le "$znodes" ] || bigtree="; the same with $max_znodes znodes (\`-$(znodes_suffix "$max_znodes")\` rows, ZooKeeper with a 12 GiB heap)"
+produced_at=$(date -u '+%Y-%m-%d %H:%M UTC')
+nproc=$(nproc) kernel=$(uname -r) goversion=$(go env GOVERSION) zk_text=$(zk_settings_text)
+cpu=$(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1)
+mem=$(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo)
+disk=$(df -T "$work" | awk 'NR==2 {print $2 " on " $1}')
+javaversion=$(java -version 2>&1 | head -1)
+zkversion=$(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo "unknown version")
+# What the report needs besides the JSON lines, kept with them for --render-from.
+declare -p $render_vars > "$work/render.env"
+# A kept work directory keeps the server logs, configurations and JSON lines, not the txn
+# logs and snapshots: after a 10M-znode run they are tens of GB.
+[ "$keep" = 0 ] || find "$work" -type d -name version-2 -prune -exec rm -rf {} +
+render
