@@ -41,6 +41,9 @@ type config struct {
 	seed           uint64
 	cleanup        bool
 	tls            *tls.Config // nil: plaintext
+	// driver is the client the key-space workloads run on: "" for zkbench's own, or
+	// driverGoZK (github.com/go-zookeeper/zk), the cross-check with a client zkd did not write.
+	driver string
 }
 
 const (

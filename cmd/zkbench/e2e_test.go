@@ -11,7 +11,9 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
+	"github.com/go-zookeeper/zk"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"
 )
@@ -271,5 +273,61 @@ func TestScaleFlags(t *testing.T) {
 		if _, err := parseRun([]string{"--children", n, "children"}, io.Discard); err == nil {
 			t.Errorf("--children %s: no error", n)
 		}
+	}
+}
+
+// TestGoZKDriver: --driver go-zookeeper runs the key-space workloads through
+// github.com/go-zookeeper/zk: the ops counted (--ops), no errors, the writes visible to
+// zkbench's own client afterwards, and the workloads it cannot run refused.
+func TestGoZKDriver(t *testing.T) {
+	srv := zktest.Start(t)
+	dir := t.TempDir()
+	jsonPath := filepath.Join(dir, "out.jsonl")
+	ctx := context.Background()
+	run := func(args ...string) error {
+		var out bytes.Buffer
+		all := append([]string{"run", "--servers", srv.Addr(), "--json", jsonPath, "--progress", "0", "--warmup", "100ms",
+			"--driver", "go-zookeeper", "--clients", "3", "--outstanding", "4", "--keys", "50", "--data-size", "100",
+			"--root", "/gozk", "--server-pid", strconv.Itoa(os.Getpid())}, args...)
+		err := cli(ctx, all, &out, &out)
+		if err != nil {
+			t.Logf("%q: %v\n%s", args, err, out.String())
+		}
+		return err
+	}
+	if err := run("--ops", "300", "set", "get", "mixed"); err != nil {
+		t.Fatal(err)
+	}
+	results, err := readResultsFile(jsonPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(results) != 3 {
+		t.Fatalf("%d results, want 3", len(results))
+	}
+	for _, r := range results {
+		if r.Ops != 300 || r.Errors != 0 || r.OpsPerSec <= 0 || r.Latency.P50 <= 0 || !strings.Contains(r.Note, "go-zookeeper") {
+			t.Errorf("%s: %d ops, %d errors (%v), %v ops/s, p50 %v, note %q", r.Workload, r.Ops, r.Errors, r.ErrorKinds, r.OpsPerSec, r.Latency.P50, r.Note)
+		}
+	}
+	// The sets went to the server: the keys' versions moved.
+	c, _, err := zk.Connect([]string{srv.Addr()}, 10*time.Second, zk.WithLogInfo(false))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	var versions int32
+	for i := range 50 {
+		_, st, err := c.Get(keyPath("/gozk/keys", i))
+		if err != nil {
+			t.Fatal(err)
+		}
+		versions += st.Version
+	}
+	if versions < 300 {
+		t.Errorf("the keys' versions add up to %d after at least 300 sets", versions)
+	}
+	if err := run("--ops", "10", "multi"); err == nil || !strings.Contains(err.Error(), "set, get, exists and mixed only") {
+		t.Errorf("multi through go-zookeeper: %v, want a refusal", err)
 	}
 }

@@ -111,6 +111,7 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 	servers := fs.String("servers", "127.0.0.1:2181", "comma-separated host:port list; sessions are spread over them round-robin")
 	fs.IntVar(&c.clients, "clients", 64, "sessions (watchers for watch; concurrent session cycles for connect and ephemeral)")
 	fs.IntVar(&c.outstanding, "outstanding", 32, "requests in flight per session")
+	fs.StringVar(&c.driver, "driver", "", "client for set, get, exists and mixed: empty for zkbench's own, "+driverGoZK+" for github.com/go-zookeeper/zk (outstanding = goroutines per session)")
 	fs.IntVar(&c.dataSize, "data-size", 1024, "bytes of data per znode written")
 	fs.IntVar(&c.largeSize, "large-size", 100*1024, fmt.Sprintf("bytes of data for the large workload, and for bigread (which, without the flag, reads %d)", defaultBigreadSize))
 	fs.IntVar(&o.scale.children, "children", defaultChildren, "children of the node the children workload lists")

@@ -27,7 +27,7 @@ func TestBenchScripts(t *testing.T) {
 			t.Errorf("bash -n %s: %v\n%s", s, err, out)
 		}
 	}
-	for _, s := range []string{"compare.sh", "curves.sh"} {
+	for _, s := range []string{"compare.sh", "curves.sh", "crosscheck.sh"} {
 		out, err := exec.Command(bash, filepath.Join(dir, s), "--help").CombinedOutput()
 		if err != nil || !strings.Contains(string(out), "--zk-tuning") {
 			t.Errorf("%s --help: %v\n%s", s, err, out)
@@ -35,6 +35,11 @@ func TestBenchScripts(t *testing.T) {
 		if out, err := exec.Command(bash, filepath.Join(dir, s), "--no-such-flag").CombinedOutput(); err == nil {
 			t.Errorf("%s accepted an unknown flag:\n%s", s, out)
 		}
+	}
+
+	// compare.sh --render-from wants a work directory a run kept: refused before it builds.
+	if out, err := exec.Command(bash, filepath.Join(dir, "compare.sh"), "--render-from", t.TempDir()).CombinedOutput(); err == nil || !strings.Contains(string(out), "no render.env") {
+		t.Errorf("compare.sh --render-from an empty directory: %v, want the error \"no render.env\":\n%s", err, out)
 	}
 
 	// profile.sh: its usage, and flags checked before it builds or starts anything.

@@ -169,7 +169,16 @@ func keyspaceRun(op keyOp) func(ctx context.Context, b *bench) (*Result, error) 
 		if err := b.withSetup(ctx, func(conns []*conn) error { return setupKeys(ctx, conns, dir, b.keys, b.data) }); err != nil {
 			return nil, err
 		}
-		res, err := b.runPipelined(ctx, keyGen(op), false)
+		var res *Result
+		var err error
+		switch b.cfg.driver {
+		case "":
+			res, err = b.runPipelined(ctx, keyGen(op), false)
+		case driverGoZK:
+			res, err = b.runGoZK(ctx, op)
+		default:
+			return nil, fmt.Errorf("--driver %q: want %q or none", b.cfg.driver, driverGoZK)
+		}
 		if res != nil {
 			res.Keys = b.cfg.keys
 			if op == opMulti {
