@@ -193,19 +193,9 @@ func TestRunBest(t *testing.T) {
 // reply of each whole), and the setup's refusals.
 func TestScaleWorkloads(t *testing.T) {
 	srv := zktest.Start(t)
-	dir := t.TempDir()
-	jsonPath := filepath.Join(dir, "out.jsonl")
+	jsonPath := filepath.Join(t.TempDir(), "out.jsonl")
+	run := runner(t, srv.Addr(), jsonPath)
 	ctx := context.Background()
-	run := func(args ...string) error {
-		var out bytes.Buffer
-		all := append([]string{"run", "--servers", srv.Addr(), "--json", jsonPath, "--progress", "0", "--warmup", "100ms",
-			"--server-pid", strconv.Itoa(os.Getpid())}, args...)
-		err := cli(ctx, all, &out, &out)
-		if err != nil {
-			t.Logf("%q: %v\n%s", args, err, out.String())
-		}
-		return err
-	}
 	if err := run("--clients", "2", "--outstanding", "2", "--ops", "20", "--children", "2000", "--multi-size", "50", "children"); err != nil {
 		t.Fatal(err)
 	}
@@ -281,20 +271,9 @@ func TestScaleFlags(t *testing.T) {
 // zkbench's own client afterwards, and the workloads it cannot run refused.
 func TestGoZKDriver(t *testing.T) {
 	srv := zktest.Start(t)
-	dir := t.TempDir()
-	jsonPath := filepath.Join(dir, "out.jsonl")
-	ctx := context.Background()
-	run := func(args ...string) error {
-		var out bytes.Buffer
-		all := append([]string{"run", "--servers", srv.Addr(), "--json", jsonPath, "--progress", "0", "--warmup", "100ms",
-			"--driver", "go-zookeeper", "--clients", "3", "--outstanding", "4", "--keys", "50", "--data-size", "100",
-			"--root", "/gozk", "--server-pid", strconv.Itoa(os.Getpid())}, args...)
-		err := cli(ctx, all, &out, &out)
-		if err != nil {
-			t.Logf("%q: %v\n%s", args, err, out.String())
-		}
-		return err
-	}
+	jsonPath := filepath.Join(t.TempDir(), "out.jsonl")
+	run := runner(t, srv.Addr(), jsonPath, "--driver", "go-zookeeper", "--clients", "3", "--outstanding", "4",
+		"--keys", "50", "--data-size", "100", "--root", "/gozk")
 	if err := run("--ops", "300", "set", "get", "mixed"); err != nil {
 		t.Fatal(err)
 	}
@@ -329,5 +308,20 @@ func TestGoZKDriver(t *testing.T) {
 	}
 	if err := run("--ops", "10", "multi"); err == nil || !strings.Contains(err.Error(), "set, get, exists and mixed only") {
 		t.Errorf("multi through go-zookeeper: %v, want a refusal", err)
+	}
+}
+
+// runner returns a function running `zkbench run` against addr with the given flags and
+// then its arguments, results appended to jsonPath, output logged when it fails.
+func runner(t *testing.T, addr, jsonPath string, flags ...string) func(args ...string) error {
+	return func(args ...string) error {
+		var out bytes.Buffer
+		all := append([]string{"run", "--servers", addr, "--json", jsonPath, "--progress", "0", "--warmup", "100ms",
+			"--server-pid", strconv.Itoa(os.Getpid())}, flags...)
+		err := cli(context.Background(), append(all, args...), &out, &out)
+		if err != nil {
+			t.Logf("%q: %v\n%s", args, err, out.String())
+		}
+		return err
 	}
 }
