@@ -86,25 +86,15 @@ func TestSessionWorkloads(t *testing.T) {
 
 // globalSessions asks a server (mntr) for its count of sessions.
 func globalSessions(addr string) (int, error) {
-	nc, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	m, err := mntr(context.Background(), addr, dialOptions{})
 	if err != nil {
 		return 0, err
 	}
-	defer nc.Close()
-	nc.SetDeadline(time.Now().Add(10 * time.Second))
-	if _, err := nc.Write([]byte("mntr")); err != nil {
-		return 0, err
+	n, ok := m["zk_global_sessions"]
+	if !ok {
+		return 0, fmt.Errorf("no zk_global_sessions in mntr")
 	}
-	out, err := io.ReadAll(nc)
-	if err != nil {
-		return 0, err
-	}
-	for _, line := range strings.Split(string(out), "\n") {
-		if v, ok := strings.CutPrefix(line, "zk_global_sessions\t"); ok {
-			return strconv.Atoi(strings.TrimSpace(v))
-		}
-	}
-	return 0, fmt.Errorf("no zk_global_sessions in %q", out)
+	return int(n), nil
 }
 
 // TestPinger checks that one goroutine keeps every session pinged, each about every third
