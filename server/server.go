@@ -339,6 +339,9 @@ type Server struct {
 	walk          *snapshotWalk
 	rng           *rand.Rand
 	startSnapshot bool // take a background snapshot once serving
+	// damaged (core): this ensemble member lost txns to damage and votes with no zxid
+	// until a leader has refilled it (persist.go's openLog, Server.electionZxid).
+	damaged bool
 	// stepDown, when set, ends the leadership once the current event is handled.
 	stepDown error
 
