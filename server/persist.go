@@ -548,7 +548,31 @@ func (s *Server) closePersist() error {
 			errs = append(errs, err)
 		}
 	}
+	s.unlockDirs()
 	return errors.Join(errs...)
+}
+
+// lockDirs makes this process the only user of dataDir and dataLogDir.
+func (s *Server) lockDirs() error {
+	for i, dir := range []string{s.cfg.DataDir, s.cfg.DataLogDir} {
+		if i == 1 && filepath.Clean(dir) == filepath.Clean(s.cfg.DataDir) {
+			break
+		}
+		l, err := storage.LockDir(s.cfg.FS, dir)
+		if err != nil {
+			s.unlockDirs()
+			return fmt.Errorf("server: %w", err)
+		}
+		s.dirLocks = append(s.dirLocks, l)
+	}
+	return nil
+}
+
+func (s *Server) unlockDirs() {
+	for _, l := range s.dirLocks {
+		l.Close()
+	}
+	s.dirLocks = nil
 }
 
 func (s *Server) purgeLoop() {

@@ -12,6 +12,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -342,6 +343,8 @@ type Server struct {
 	// damaged (core): this ensemble member lost txns to damage and votes with no zxid
 	// until a leader has refilled it (persist.go's openLog, Server.electionZxid).
 	damaged bool
+	// dirLocks hold dataDir and dataLogDir for this process (storage.LockDir) until Close.
+	dirLocks []io.Closer
 	// stepDown, when set, ends the leadership once the current event is handled.
 	stepDown error
 
@@ -387,6 +390,15 @@ func New(cfg Config) (*Server, error) {
 	s.responseSizes.reset()
 	s.traceMask.Store(admin.DefaultTraceMask)
 	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())
+	if err := s.lockDirs(); err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			s.unlockDirs()
+		}
+	}()
 	if err := s.loadSessionSecret(); err != nil {
 		return nil, err
 	}
@@ -414,6 +426,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
+	started = true
 	return s, nil
 }
 

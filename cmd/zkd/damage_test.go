@@ -278,3 +278,36 @@ func waitLog(t *testing.T, p *proc, s string) {
 		time.Sleep(50 * time.Millisecond)
 	}
 }
+
+// TestSecondProcessOnDataDirRefused: a second zkd started on a live server's data directory
+// refuses to start, naming the first one's pid, and writes nothing there.
+func TestSecondProcessOnDataDirRefused(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	dir := t.TempDir()
+	p := startZkd(t, dir, freePort(t))
+	createChildren(t, connectZK(t, p.addr), 3)
+	before := dirDigest(t, filepath.Join(dir, "version-2"))
+	port2 := freePort(t)
+	p2 := spawn(t, fmt.Sprintf("127.0.0.1:%d", port2), []string{"--addr", fmt.Sprintf("127.0.0.1:%d", port2), "--data-dir", dir, "--log-level", "warn"})
+	if err := p2.Wait(2 * time.Minute); err != nil {
+		t.Fatalf("a second zkd on a live data directory did not stop: %v\n%s", err, p2.logText())
+	}
+	if out := p2.logText(); p2.ExitCode() == 0 || !strings.Contains(out, fmt.Sprintf("locked by process %d", p.PID())) {
+		t.Fatalf("exit %d, want a refusal naming pid %d:\n%s", p2.ExitCode(), p.PID(), out)
+	}
+	if after := dirDigest(t, filepath.Join(dir, "version-2")); after != before {
+		t.Fatalf("the refused zkd changed the data directory")
+	}
+	// The first one still serves, and a restart after it stops takes the directory.
+	if _, err := connectZK(t, p.addr).Create("/after", nil, 0, zk.WorldACL(zk.PermAll)); err != nil {
+		t.Fatal(err)
+	}
+	p.stop(t)
+	p3 := startZkd(t, dir, port2)
+	if ok, _, err := connectZK(t, p3.addr).Exists("/after"); err != nil || !ok {
+		t.Fatalf("/after after the restart: %v %v", ok, err)
+	}
+	p3.stop(t)
+}
