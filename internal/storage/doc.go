@@ -51,7 +51,10 @@
 // a matching Adler-32 and a higher zxid), zeros in the middle of a file with entries after
 // them, or a later file that starts past the next zxid of the same epoch, are damage:
 // OpenLog returns a DamageError naming the file, offset and zxids at stake and changes
-// nothing. CutAtDamage cuts there when told to, first renaming every file it changes to
+// nothing. So is a whole entry (its length fits, its 0x42 is there) whose checksum fails,
+// even last: a crash that loses a sector of a write leaves zeros there, so unless the
+// entry's bytes in some sector before its marker's are all zeros, it was written whole and
+// changed since (ZooKeeper refuses it too). CutAtDamage cuts there when told to, first renaming every file it changes to
 // damaged.<tag>.<name>. Appends are buffered and written at Sync, which fsyncs the file
 // (and, for a new file, its directory): one fsync per group of entries.
 //

@@ -287,6 +287,46 @@ func (l *Log) TruncateAfter(zxid int64) error {
 
 var errStopScan = errors.New("stop scan")
 
+// whyChecksum is why a scan stops at a whole entry whose checksum does not match.
+const whyChecksum = "checksum mismatch"
+
+// sectorSize is the unit a disk writes whole: a crash may lose some sectors of a write and
+// keep later ones, but never half a sector.
+const sectorSize = 512
+
+// tornEvidence says whether the whole entry at off (its length fits and its 0x42 is there)
+// whose checksum fails may be a torn write: only if a sector before the one holding its
+// marker holds none of the entry's bytes but zeros (the preallocated zeros a lost sector
+// leaves). Otherwise the bytes were all written and then changed: damage. zxid is what the
+// entry's header says, for the message.
+func tornEvidence(fsys FS, path string, off int64) (torn bool, zxid int64, err error) {
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return false, 0, fmt.Errorf("storage: read log: %w", err)
+	}
+	defer f.Close()
+	var h [12]byte
+	if _, err := f.ReadAt(h[:], off); err != nil {
+		return false, 0, fmt.Errorf("storage: read log: %w", err)
+	}
+	n := int64(binary.BigEndian.Uint32(h[8:]))
+	e := make([]byte, 12+n+1)
+	if _, err := f.ReadAt(e, off); err != nil {
+		return false, 0, fmt.Errorf("storage: read log: %w", err)
+	}
+	if n >= jute.TxnHeaderSize {
+		zxid = int64(binary.BigEndian.Uint64(e[12+12:]))
+	}
+	marker := off + 12 + n
+	for sec := off - off%sectorSize; sec < marker-marker%sectorSize; sec += sectorSize {
+		lo, hi := max(sec, off)-off, min(sec+sectorSize, marker)-off
+		if isZero(e[lo:hi]) {
+			return true, zxid, nil
+		}
+	}
+	return false, zxid, nil
+}
+
 func (l *Log) usable() error {
 	if l.closed {
 		return ErrLogClosed
@@ -577,7 +617,7 @@ func scanEntries(br *bufio.Reader, size int64, res *scanResult, fn func(zxid int
 		}
 		res.crcOK = sum>>32 == 0 && uint32(sum) == adler32.Checksum(txn)
 		if !res.crcOK && !res.tolerateCRC {
-			return stop(stopCorrupt, off, "checksum mismatch")
+			return stop(stopCorrupt, off, whyChecksum)
 		}
 		if n < jute.TxnHeaderSize {
 			return stop(stopCorrupt, off, fmt.Sprintf("txn of %d bytes is shorter than a TxnHeader", n))
@@ -684,6 +724,18 @@ func recoverLog(fsys FS, dir string, from int64, logger *slog.Logger) (int64, er
 					why = "zeros in the middle of the log"
 				}
 				return 0, damage(i, res, res.validEnd, why, resume)
+			}
+			if res.stop == stopCorrupt && res.why == whyChecksum {
+				torn, zxid, err := tornEvidence(fsys, path, res.stopOff)
+				if err != nil {
+					return 0, err
+				}
+				if !torn {
+					// Whole, with its end marker, yet wrong: not a write cut short. Cutting
+					// it would lose what may be an acknowledged txn (ZooKeeper refuses it too).
+					return 0, damage(i, res, res.validEnd,
+						fmt.Sprintf("%s in a whole entry (its header says zxid %#x): damage, not a torn write", res.why, zxid), resume)
+				}
 			}
 		}
 		switch {

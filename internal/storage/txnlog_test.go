@@ -638,8 +638,9 @@ func TestCutAtDamageInterrupted(t *testing.T) {
 	}
 }
 
-// Damage to an entry in the only file, with entries after it, is damage at every byte; the
-// same entry last in the file is a torn tail and is cut.
+// Damage to an entry in the only file, with entries after it, is damage at every byte. The
+// same entry last in the file is damage if it is whole (a flipped checksum or body byte)
+// and a torn tail if its framing (length, marker) is what broke.
 func TestFlippedFramingSingleFile(t *testing.T) {
 	m0 := NewMemFS()
 	l := openLog(t, m0, -1)
@@ -668,9 +669,16 @@ func TestFlippedFramingSingleFile(t *testing.T) {
 				}
 				continue
 			}
+			if rel := pos - start; rel < 8 || (rel >= 12 && rel < n-1) {
+				// The checksum or the body of a whole entry: written whole, then changed.
+				if d := openDamaged(t, m, -1); d.LastGood != 3 || d.After != 0 || d.Offset != start {
+					t.Fatalf("flip at %d of the last entry: %v", pos, d)
+				}
+				continue
+			}
 			l := openLog(t, m, -1)
 			if l.LastZxid() != 3 {
-				t.Fatalf("flip at %d of the last entry: LastZxid %d", pos, l.LastZxid())
+				t.Fatalf("flip at %d of the last entry's framing: LastZxid %d", pos, l.LastZxid())
 			}
 			l.Close()
 		}
@@ -979,5 +987,32 @@ func TestReadLogAhead(t *testing.T) {
 	}, func(e entry) error { n++; return nil })
 	if !errors.Is(err, bad) || n != 554 {
 		t.Fatalf("decode error: %v after %d applied", err, n)
+	}
+}
+
+// A whole last entry with a bad checksum is a torn write only when a sector of it before
+// its marker's holds nothing but zeros (a lost sector); a small entry within one sector
+// never is.
+func TestTornEvidence(t *testing.T) {
+	m := NewMemFS()
+	l := openLog(t, m, -1)
+	big := entry{1, mkTxn(1, 1500, 0)}
+	appendAll(t, l, []entry{big})
+	l.Close()
+	full, _ := m.ReadFile(vdir + "/log.1")
+	// Zero the entry's second sector, between its header's and its marker's (a lost sector).
+	lost := append([]byte(nil), full...)
+	for i := sectorSize; i < 2*sectorSize; i++ {
+		lost[i] = 0
+	}
+	m.WriteFile(vdir+"/log.1", lost)
+	if torn, _, err := tornEvidence(m, vdir+"/log.1", fileHeaderSize); err != nil || !torn {
+		t.Fatalf("a lost first sector: torn %v, %v", torn, err)
+	}
+	flipped := append([]byte(nil), full...)
+	flipped[900] ^= 1
+	m.WriteFile(vdir+"/log.1", flipped)
+	if torn, zxid, err := tornEvidence(m, vdir+"/log.1", fileHeaderSize); err != nil || torn || zxid != 1 {
+		t.Fatalf("a flipped bit: torn %v zxid %d, %v", torn, zxid, err)
 	}
 }
