@@ -33,6 +33,15 @@ const (
 	adminIdleTimeout  = 30 * time.Second // Jetty's idle timeout in ZooKeeper's AdminServer
 )
 
+// AdminMaxHeaderBytes is Jetty's requestHeaderSize, the request line and headers a
+// ZooKeeper AdminServer accepts before it answers 431. net/http reads up to MaxHeaderBytes
+// plus 4096 bytes of buffer slop before it gives up (with a 431 of its own), so
+// adminMaxHeaderBytes leaves room for the slop.
+const (
+	AdminMaxHeaderBytes = 8 << 10
+	adminMaxHeaderBytes = AdminMaxHeaderBytes - 4096
+)
+
 // startAdmin listens on Config.AdminAddr and serves the AdminServer there until Close.
 func (s *Server) startAdmin() error {
 	if s.cfg.AdminAddr == "" {
@@ -48,6 +57,7 @@ func (s *Server) startAdmin() error {
 		ReadHeaderTimeout: adminReadTimeout,
 		WriteTimeout:      adminWriteTimeout,
 		IdleTimeout:       adminIdleTimeout,
+		MaxHeaderBytes:    adminMaxHeaderBytes,
 		ConnContext:       adminConnContext,
 		// net/http's own complaints (a failed TLS handshake on an HTTPS-only port) go to
 		// the server's log, naming the client.
@@ -109,7 +119,18 @@ func (s *Server) AdminHandler(commandURL string) http.Handler {
 	commandURL = strings.TrimSuffix(commandURL, "/")
 	snaps := s.newAdminSnapState()
 	consoleH := s.consoleHandler()
+	bind := s.cfg.AdminAddr
+	if s.adminLn != nil {
+		bind = s.adminLn.Addr().String() // "localhost:8080" resolved to the address bound
+	}
+	hosts := newAdminHostCheck(bind, s.cfg.AdminAllowedHosts)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		// First of all: a page of a rebinding name must not even read.
+		if hosts.refuse(w, r) {
+			s.log.Warn("admin request refused: host not allowed", "remote", r.RemoteAddr, "host", r.Host,
+				"origin", r.Header.Get("Origin"), "path", r.URL.Path)
+			return
+		}
 		if r.URL.Path == ConsoleURL || strings.HasPrefix(r.URL.Path, ConsoleURL+"/") {
 			if adminConnState(r) != nil {
 				w.Header().Set("Strict-Transport-Security", stsHeader)
