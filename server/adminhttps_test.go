@@ -64,7 +64,7 @@ func startAdminTLS(t *testing.T, pki *tlstest.PKI, o server.AdminTLSOptions, pro
 	}
 	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
 		c.AdminAddr = "127.0.0.1:0"
-		c.AdminSnap = server.AdminSnapConfig{RateLimitMs: -1}
+		c.AdminSnap = server.AdminSnapConfig{RestoreEnabled: true, RateLimitMs: -1}
 		c.AdminTLS = a
 		c.AuthProviders = providers
 	}))

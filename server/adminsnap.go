@@ -427,6 +427,14 @@ func (s *Server) adminRestore(w http.ResponseWriter, r *http.Request, st *adminS
 		timeout: s.cfg.AdminSnap.restoreReadTimeout(),
 	}
 	ld, err := s.readRestore(body)
+	if err == nil {
+		// The snapshot ends at its seal; whatever follows still counts against the cap
+		// (and is read off, so that the connection can serve another request).
+		var extra int64
+		if extra, err = io.Copy(io.Discard, body); err == nil && extra > 0 {
+			s.log.Warn("restore body has bytes after the snapshot; ignored", "remote", r.RemoteAddr, "bytes", extra)
+		}
+	}
 	var tooLarge *http.MaxBytesError
 	switch {
 	case errors.As(err, &tooLarge):
