@@ -10,10 +10,12 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/admin"
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/console"
 	"github.com/zkd-io/zkd/internal/tlsconf/tlstest"
@@ -488,6 +490,37 @@ func TestAdminHeaderCap(t *testing.T) {
 		resp, body := adminReq(t, http.MethodGet, url, "", map[string]string{"X-Filler": strings.Repeat("a", tc.size)}, nil)
 		if resp.StatusCode != tc.want {
 			t.Errorf("a %d-byte header: %d %.100s, want %d", tc.size, resp.StatusCode, body, tc.want)
+		}
+	}
+}
+
+// TestREADMEAdminCommandTable: the README's table of who may call each admin command lists
+// every command the AdminServer serves, so that a new command cannot arrive unlisted.
+func TestREADMEAdminCommandTable(t *testing.T) {
+	b, err := os.ReadFile("../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, sec, ok := strings.Cut(string(b), "\n### The admin port\n")
+	if !ok {
+		t.Fatal(`README.md has no "### The admin port" section`)
+	}
+	sec, _, _ = strings.Cut(sec, "\n### ")
+	var rows []string
+	for _, line := range strings.Split(sec, "\n") {
+		if strings.HasPrefix(line, "| ") {
+			rows = append(rows, line)
+		}
+	}
+	for _, name := range admin.HTTPPrimaryNames() {
+		listed := false
+		for _, r := range rows {
+			if strings.Contains(r, "`"+name+"`") {
+				listed = true
+			}
+		}
+		if !listed {
+			t.Errorf("README.md's admin port table does not list %s", name)
 		}
 	}
 }
