@@ -467,8 +467,8 @@ func (s *Server) adminRestore(w http.ResponseWriter, r *http.Request, st *adminS
 func (s *Server) restoreTooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
 	s.log.Warn("restore body too large", "remote", r.RemoteAddr, "contentLength", r.ContentLength, "limit", limit)
 	msg := fmt.Sprintf("restore body is larger than %d bytes (zkd.admin.restoreMaxBytes)", limit)
-	// A client still sending would otherwise have the connection reset under it before
-	// reading the answer; net/http closes the connection after it.
+	// The rest of the body is never read: the connection ends with this answer, and the
+	// header tells the client so rather than leaving it to find out on its next request.
 	w.Header().Set("Connection", "close")
 	writeAdminJSON(w, http.StatusRequestEntityTooLarge, admin.Response("restore", &msg, nil))
 }
