@@ -150,6 +150,10 @@ type Config struct {
 	AdminCommandURL string
 	// AdminSnap configures the AdminServer's snapshot and restore commands (adminsnap.go).
 	AdminSnap AdminSnapConfig
+	// AdminAllowedHosts are the names (zkd.admin.allowedHosts) a request's Host may carry
+	// besides loopback names and addresses (adminsec.go). The check is on when the
+	// AdminServer is bound to loopback or names are listed.
+	AdminAllowedHosts []string
 	// AdminTLS serves the AdminServer over HTTPS (admin.forceHttps, admin.portUnification,
 	// adminhttps.go); nil = plain HTTP.
 	AdminTLS *AdminTLS
