@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -248,16 +249,25 @@ func (s *Server) writeEpoch(name string, v int64) error {
 	return fs.SyncDir(s.snapDir())
 }
 
-// initEnsemble reads the epochs, before the core runs.
+// initEnsemble reads the epochs, before the core runs. An epoch file that does not parse,
+// or says less than the log does (ZooKeeper refuses "the current epoch is older than the
+// last zxid"), is damage: the member takes the log's epoch and stays out of elections until
+// a leader has synced it, which writes both files again.
 func (s *Server) initEnsemble() error {
 	last := s.tree.LastZxid()
-	cur, err := s.readEpoch("currentEpoch", zab.Epoch(last))
-	if err != nil {
-		return err
-	}
-	acc, err := s.readEpoch("acceptedEpoch", cur)
-	if err != nil {
-		return err
+	cur, cerr := s.readEpoch("currentEpoch", zab.Epoch(last))
+	acc, aerr := s.readEpoch("acceptedEpoch", cur)
+	if err := errors.Join(cerr, aerr); err != nil || cur < zab.Epoch(last) || acc < cur {
+		if err == nil {
+			err = fmt.Errorf("server: acceptedEpoch %d, currentEpoch %d, last zxid %s", acc, cur, hex(last))
+		}
+		s.log.Warn("damaged epoch files: this member will not vote until it has synced with a leader", "err", err)
+		if err := storage.WriteDamageMark(s.cfg.FS, s.logDir(), last); err != nil {
+			return err
+		}
+		s.damaged = true
+		cur = zab.Epoch(last)
+		acc = max(acc, cur)
 	}
 	s.ens.st = zab.PersistentState{AcceptedEpoch: acc, CurrentEpoch: cur, LastLogged: last}
 	s.ens.peerStates.init()

@@ -104,6 +104,16 @@ func (s *Server) load() (*loaded, error) {
 	resumeGC := gctune.Pause(512<<20 + 6*s.newestSnapshotSize())
 	defer resumeGC()
 	tree, snapZxid, sessions, err := s.loadSnapshot()
+	quarantined := false
+	if err != nil && s.ensembleMode() {
+		// No snapshot can be read: a member starts empty, marked damaged, and takes the
+		// leader's (SNAP) once a leader elected without it syncs it.
+		if qerr := s.quarantine(err); qerr != nil {
+			return nil, qerr
+		}
+		quarantined = true
+		tree, snapZxid, sessions, err = s.loadSnapshot()
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -112,6 +122,7 @@ func (s *Server) load() (*loaded, error) {
 	if err != nil {
 		return nil, err
 	}
+	damaged = damaged || quarantined
 	replayed := 0
 	prog := newProgress(s.log, "replaying the txn log", "fromZxid", hex(snapZxid))
 	tree.BeginReplay()
@@ -223,6 +234,44 @@ func (s *Server) openLog(snapZxid int64) (damaged bool, err error) {
 			errDamaged, s.logDir(), storage.DamageMark)
 	}
 	return marked, nil
+}
+
+// quarantine moves every snapshot and log file of a member whose snapshots cannot be read
+// aside (renamed damaged.<tag>.<name>, kept for an operator), after marking it damaged: the
+// log alone, without the state it starts from, rebuilds nothing. cause is why.
+func (s *Server) quarantine(cause error) error {
+	fs := s.cfg.FS
+	var highest int64
+	snaps, _ := storage.FindSnapshots(fs, s.snapDir())
+	for _, sf := range snaps {
+		highest = max(highest, sf.Zxid)
+	}
+	s.log.Warn("no snapshot can be read: this member moves its data files aside, starts empty and will not vote until a leader has refilled it",
+		"cause", cause)
+	if err := storage.WriteDamageMark(fs, s.logDir(), highest); err != nil {
+		return err
+	}
+	tag := "damaged." + strconv.FormatInt(s.clk.Now().UnixMilli(), 10) + "."
+	for _, dir := range []string{s.snapDir(), s.logDir()} {
+		names, err := fs.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("server: quarantine: %w", err)
+		}
+		for _, n := range names {
+			_, _, isSnap := storage.ParseSnapName(n)
+			_, isLog := storage.ParseLogName(n)
+			if !isSnap && !isLog {
+				continue
+			}
+			if err := fs.Rename(filepath.Join(dir, n), filepath.Join(dir, tag+n)); err != nil {
+				return fmt.Errorf("server: quarantine: %w", err)
+			}
+		}
+		if err := fs.SyncDir(dir); err != nil {
+			return fmt.Errorf("server: quarantine: %w", err)
+		}
+	}
+	return nil
 }
 
 // newestSnapshotZxid is the zxid in the newest snapshot file's name, readable or not.

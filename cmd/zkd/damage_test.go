@@ -197,73 +197,104 @@ func TestDamagedLogStopsStandalone(t *testing.T) {
 }
 
 // TestDamagedMemberRefills is issue 25's ensemble case on real processes: one follower
-// paused while 100 creates are acknowledged by the other two, all killed, one bit flipped in
-// the middle of the other follower's log. That member and the paused one must not form a
-// quorum that lacks the writes; when the old leader returns, the three serve and every one
-// has all 100.
+// paused while 100 creates are acknowledged by the other two, all killed, and the other
+// follower's data damaged: one bit flipped in the middle of its log (the issue's case),
+// every snapshot it has unreadable, or its currentEpoch garbled. That member and the paused
+// one must not form a quorum that lacks the writes; when the old leader returns, the three
+// serve and every one has all 100.
 func TestDamagedMemberRefills(t *testing.T) {
-	e := startProcEnsemble(t, 3, 200)
-	leader := e.leader()
-	var followers []int
-	for i := range e.procs {
-		if i != leader {
-			followers = append(followers, i)
-		}
-	}
-	paused, damaged := followers[0], followers[1]
-	e.procs[paused].Signal(syscall.SIGSTOP)
-	c := connectAll(t, []string{e.addrs[leader]})
-	createChildren(t, c, 100)
-	c.Close()
-	for _, p := range e.procs {
-		p.kill()
-	}
-
-	es := logEntries(t, e.dirs[damaged])
-	var creates []logEntry
-	for _, le := range es {
-		if le.size > 40 {
-			creates = append(creates, le)
-		}
-	}
-	if len(creates) < 100 {
-		t.Fatalf("the damaged member logged %d creates", len(creates))
-	}
-	bad := creates[len(creates)/2]
-	flipBit(t, bad.file, bad.off+12+int64(bad.size)/2)
-
-	e.start(damaged)
-	e.start(paused)
-	// They must not serve without the member that holds every write: watch long enough
-	// for several election rounds (ticks of 200 ms, a finalize wait of 200 ms).
-	waitLog(t, e.procs[damaged], "damaged txn log")
-	for end := time.Now().Add(8 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
-		for _, i := range []int{damaged, paused} {
-			if m := e.procs[i].mode(); m == "leader" || m == "follower" {
-				t.Fatalf("server %d serves as %s without the member holding every write:\n%s", i+1, m, tail(e.procs[i].logText(), 30))
+	for _, tc := range []struct {
+		name   string
+		damage func(t *testing.T, dataDir string)
+		logs   string // what the damaged member says
+	}{
+		{"bit flip in the middle of the log", func(t *testing.T, dataDir string) {
+			var creates []logEntry
+			for _, le := range logEntries(t, dataDir) {
+				if le.size > 40 {
+					creates = append(creates, le)
+				}
 			}
-		}
-	}
-	e.start(leader)
-	e.waitQuorum(3)
-	for i, addr := range e.addrs {
-		c := connectAll(t, []string{addr})
-		if _, err := c.Sync("/g"); err != nil {
-			t.Fatalf("server %d: sync: %v", i+1, err)
-		}
-		kids, _, err := c.Children("/g")
-		if err != nil || len(kids) != 100 {
-			t.Fatalf("server %d: /g has %d children (%v), want 100", i+1, len(kids), err)
-		}
-		c.Close()
-	}
-	vdir := filepath.Join(e.dirs[damaged], "version-2")
-	if kept, _ := filepath.Glob(filepath.Join(vdir, "damaged.*")); len(kept) == 0 {
-		t.Fatal("the damaged member kept no original of what it cut")
-	}
-	waitLog(t, e.procs[damaged], "refilled by the leader")
-	if _, err := os.Stat(filepath.Join(vdir, storage.DamageMark)); !os.IsNotExist(err) {
-		t.Fatalf("the damage mark is still there after the refill: %v", err)
+			if len(creates) < 100 {
+				t.Fatalf("the damaged member logged %d creates", len(creates))
+			}
+			bad := creates[len(creates)/2]
+			flipBit(t, bad.file, bad.off+12+int64(bad.size)/2)
+		}, "damaged txn log"},
+		{"every snapshot unreadable", func(t *testing.T, dataDir string) {
+			snaps, _ := filepath.Glob(filepath.Join(dataDir, "version-2", "snapshot.*"))
+			if len(snaps) == 0 {
+				t.Fatal("no snapshot")
+			}
+			for _, sn := range snaps {
+				st, err := os.Stat(sn)
+				if err != nil {
+					t.Fatal(err)
+				}
+				flipBit(t, sn, st.Size()/2)
+			}
+		}, "no snapshot can be read"},
+		{"currentEpoch garbled", func(t *testing.T, dataDir string) {
+			if err := os.WriteFile(filepath.Join(dataDir, "version-2", "currentEpoch"), []byte("1\x00"), 0o644); err != nil {
+				t.Fatal(err)
+			}
+		}, "damaged epoch files"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startProcEnsemble(t, 3, 200)
+			leader := e.leader()
+			var followers []int
+			for i := range e.procs {
+				if i != leader {
+					followers = append(followers, i)
+				}
+			}
+			paused, damaged := followers[0], followers[1]
+			e.procs[paused].Signal(syscall.SIGSTOP)
+			c := connectAll(t, []string{e.addrs[leader]})
+			createChildren(t, c, 100)
+			c.Close()
+			for _, p := range e.procs {
+				p.kill()
+			}
+			tc.damage(t, e.dirs[damaged])
+
+			e.start(damaged)
+			e.start(paused)
+			// They must not serve without the member that holds every write: watch long
+			// enough for several election rounds (ticks of 200 ms, a finalize wait of 200 ms).
+			waitLog(t, e.procs[damaged], tc.logs)
+			for end := time.Now().Add(8 * time.Second); time.Now().Before(end); time.Sleep(100 * time.Millisecond) {
+				for _, i := range []int{damaged, paused} {
+					if m := e.procs[i].mode(); m == "leader" || m == "follower" {
+						t.Fatalf("server %d serves as %s without the member holding every write:\n%s", i+1, m, tail(e.procs[i].logText(), 30))
+					}
+				}
+			}
+			e.start(leader)
+			e.waitQuorum(3)
+			for i, addr := range e.addrs {
+				c := connectAll(t, []string{addr})
+				if _, err := c.Sync("/g"); err != nil {
+					t.Fatalf("server %d: sync: %v", i+1, err)
+				}
+				kids, _, err := c.Children("/g")
+				if err != nil || len(kids) != 100 {
+					t.Fatalf("server %d: /g has %d children (%v), want 100", i+1, len(kids), err)
+				}
+				c.Close()
+			}
+			waitLog(t, e.procs[damaged], "refilled by the leader")
+			vdir := filepath.Join(e.dirs[damaged], "version-2")
+			if _, err := os.Stat(filepath.Join(vdir, storage.DamageMark)); !os.IsNotExist(err) {
+				t.Fatalf("the damage mark is still there after the refill: %v", err)
+			}
+			if tc.logs != "damaged epoch files" {
+				if kept, _ := filepath.Glob(filepath.Join(vdir, "damaged.*")); len(kept) == 0 {
+					t.Fatal("the damaged member kept no original of what it set aside")
+				}
+			}
+		})
 	}
 }
 
