@@ -174,4 +174,3 @@ func TestDamageComparedWithZooKeeper(t *testing.T) {
 	}
 	t.Logf("| damage | Apache ZooKeeper 3.8 | zkd |\n| --- | --- | --- |\n%s", strings.Join(table, "\n"))
 }
-
