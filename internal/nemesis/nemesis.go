@@ -41,9 +41,11 @@ type Config struct {
 
 // Result is what a run found.
 type Result struct {
-	Seed       int64
-	Schedule   []Fault
-	Injected   [numKinds]int
+	Seed     int64
+	Schedule []Fault
+	Injected [numKinds]int
+	// Damaged counts the damage faults by class.
+	Damaged    [numDamageClasses]int
 	Stats      Stats
 	Checked    int // replies the FIFO and zxid checks looked at
 	Violations []Violation
@@ -62,6 +64,11 @@ func (r *Result) Summary() string {
 	for k := range numKinds {
 		inj = append(inj, fmt.Sprintf("%s=%d", k, r.Injected[k]))
 	}
+	var dmg []string
+	for c := range numDamageClasses {
+		dmg = append(dmg, fmt.Sprintf("%s=%d", c, r.Damaged[c]))
+	}
+	inj = append(inj, "("+strings.Join(dmg, " ")+")")
 	var vio []string
 	for _, c := range []string{"fifo", "zxid", "linearizability", "lost-write", "server"} {
 		vio = append(vio, fmt.Sprintf("%s=%d", c, byCheck[c]))
@@ -262,6 +269,24 @@ func runFaults(ctx context.Context, cl *Cluster, cfg Config, res *Result, rec *R
 			logf("nemesis: t=%v fault %d: isolate server %d (%s) for %v (reset %v)", at, i+1, target+1, role, f.Dur, f.Reset)
 			wait(f.Dur)
 			cl.Heal()
+		case Damaged:
+			cl.Kill(target)
+			if cfg.Target == TargetZooKeeper {
+				// ZooKeeper refuses to start on damage (or, on a zeroed entry, serves
+				// without the txns after it): there is nothing to compare but a kill.
+				logf("nemesis: t=%v fault %d: kill -9 server %d (%s), no damage for ZooKeeper", at, i+1, target+1, role)
+			} else {
+				what, err := Damage(cl.DataDir(target), f.Damage, r)
+				if err != nil {
+					return err
+				}
+				res.Damaged[f.Damage]++
+				logf("nemesis: t=%v fault %d: kill -9 server %d (%s), %s", at, i+1, target+1, role, what)
+			}
+			wait(f.Dur)
+			if err := cl.Start(target); err != nil {
+				return err
+			}
 		case TornLog:
 			cl.Kill(target)
 			tear := f.Tear

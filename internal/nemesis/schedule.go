@@ -23,10 +23,11 @@ const (
 	Pause                 // SIGSTOP for Dur, then SIGCONT
 	Partition             // cut the member off from the others' quorum and election traffic for Dur
 	TornLog               // SIGKILL, damage the newest txn log's tail, restart after Dur
+	Damaged               // SIGKILL, damage the member's data (a DamageClass), restart after Dur
 	numKinds
 )
 
-var kindNames = [...]string{"kill", "pause", "partition", "torn-log"}
+var kindNames = [...]string{"kill", "pause", "partition", "torn-log", "damage"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -69,6 +70,7 @@ type Fault struct {
 	Dur      time.Duration
 	Reset    bool // Partition: also drop the connections open at its start
 	Tear     Tear
+	Damage   DamageClass
 }
 
 func (f Fault) String() string {
@@ -91,6 +93,8 @@ func (f Fault) String() string {
 		}
 	case TornLog:
 		s += fmt.Sprintf(" (%s), restart after %v", tearNames[f.Tear], f.Dur)
+	case Damaged:
+		s += fmt.Sprintf(" (%s), restart after %v", f.Damage, f.Dur)
 	}
 	return s
 }
@@ -123,6 +127,9 @@ func Schedule(seed int64, n int, kinds []Kind) []Fault {
 		case TornLog:
 			f.Dur = ms(1000, 3000)
 			f.Tear = Tear(r.IntN(3))
+		case Damaged:
+			f.Dur = ms(1000, 3000)
+			f.Damage = DamageClass(r.IntN(int(numDamageClasses)))
 		}
 		out = append(out, f)
 	}
