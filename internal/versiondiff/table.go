@@ -118,6 +118,22 @@ var Table = []Row{
 		Why:   "issue 26: the admin port must not hand a stranger what the client port refuses him",
 	},
 	{
+		ID:    "zkd-damaged-data",
+		What:  "start-up on a damaged data directory: a log entry zeroed, or its checksum or length broken, with valid entries after it; the last entry whole with a bad checksum; an ensemble member's log, snapshots or epoch files damaged",
+		ZK380: "refuses on a checksum (\"CRC check failed\") or impossible length (\"Unreasonable length\"); serves on a zeroed entry, dropping every txn after it; an ensemble member refuses to start",
+		ZK39:  "the same",
+		Zkd:   "a standalone server refuses every one, naming the file, the offset and the zxids at stake, and changes nothing (zkd tool repair DIR cuts, keeping the originals); an ensemble member sets the damage aside, votes with zxid -1 until a leader elected without it has refilled it, then votes again",
+		Why:   "issue 25: a damaged file must never cost an acknowledged write; a member that lost txns must not help elect a leader that lacks them",
+	},
+	{
+		ID:    "zkd-data-dir-lock",
+		What:  "a second server started on a live server's dataDir or dataLogDir",
+		ZK380: "runs (no lock) and writes into it",
+		ZK39:  "the same",
+		Zkd:   "refuses to start, naming the holder's pid (an flock on zkd.lock, released by the kernel when the holder dies)",
+		Why:   "issue 25: one process per data directory, as etcd and pebble",
+	},
+	{
 		ID:    "zkd-close-order",
 		What:  "the order of the NodeDeleted events of a closed session's ephemerals",
 		ZK380: "the iteration order of a java.util.HashSet of the paths (JDK-dependent)",
