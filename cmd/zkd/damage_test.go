@@ -342,3 +342,56 @@ func TestSecondProcessOnDataDirRefused(t *testing.T) {
 	}
 	p3.stop(t)
 }
+
+// TestDiskErrorsLoseNothing runs a standalone zkd whose disk fails at a storage failpoint
+// (ZKD_FAILPOINTS: EIO, ENOSPC or a torn write at the log's, snapshots' or directory's
+// writes, fsyncs and renames) under a create load, then restarts it on the healthy disk:
+// every create it acknowledged must be there. A log failure stops the server (ZooKeeper's
+// rule too); a failed snapshot is logged and the log keeps everything.
+func TestDiskErrorsLoseNothing(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	for _, spec := range []string{
+		"log.write=eio@40", "log.sync=enospc@30", "log.write=torn@35", "log.create=eio@3",
+		"snap.write=eio@12", "snap.create=eio@3", "snap.sync=enospc@2", "snap.rename=eio@2", "dir.sync=eio@4",
+	} {
+		t.Run(spec, func(t *testing.T) {
+			dir := t.TempDir()
+			port := freePort(t)
+			addr := fmt.Sprintf("127.0.0.1:%d", port)
+			cfg := filepath.Join(dir, "zoo.cfg")
+			text := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\nsnapCount=20\npreAllocSize=16\n",
+				filepath.Join(dir, "data"), port)
+			if err := os.WriteFile(cfg, []byte(text), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			p := spawnEnv(t, addr, []string{"--config", cfg, "--log-level", "info"}, []string{failpointsEnv + "=" + spec})
+			p.waitMode(t, func(m string) bool { return m == "standalone" })
+			c := connectZK(t, addr)
+			var acked []string
+			for i := 0; i < 400; i++ {
+				path := fmt.Sprintf("/k%04d", i)
+				if _, err := c.Create(path, []byte("v"), 0, zk.WorldACL(zk.PermAll)); err != nil {
+					break
+				}
+				acked = append(acked, path)
+			}
+			c.Close()
+			if !strings.Contains(p.logText(), "injected fault") {
+				t.Fatalf("the failpoint never fired after %d creates:\n%s", len(acked), tail(p.logText(), 20))
+			}
+			p.kill()
+			p2 := spawn(t, addr, []string{"--config", cfg, "--log-level", "warn"})
+			p2.waitMode(t, func(m string) bool { return m == "standalone" })
+			c2 := connectZK(t, addr)
+			for _, path := range acked {
+				if ok, _, err := c2.Exists(path); err != nil || !ok {
+					t.Fatalf("acknowledged %s lost after %s (%d acknowledged): %v %v", path, spec, len(acked), ok, err)
+				}
+			}
+			t.Logf("%s: %d creates acknowledged, all kept", spec, len(acked))
+			p2.stop(t)
+		})
+	}
+}

@@ -30,6 +30,10 @@ import (
 	"github.com/zkd-io/zkd/server"
 )
 
+// failpointsEnv arms storage failpoints (storage.Failpoints) in this process: the
+// disk-fault nemesis and its tests make a server's disk fail this way.
+const failpointsEnv = "ZKD_FAILPOINTS"
+
 func main() {
 	if err := run(os.Args[1:]); err != nil {
 		fmt.Fprintln(os.Stderr, "zkd:", err)
@@ -151,6 +155,14 @@ func run(args []string) error {
 		return err
 	}
 	sc := serverConfig(cfg, logger)
+	if spec := os.Getenv(failpointsEnv); spec != "" {
+		ffs, err := storage.NewFaultFS(storage.OSFS{}, spec)
+		if err != nil {
+			return err
+		}
+		logger.Warn("storage failpoints armed: for fault-injection tests only", "env", failpointsEnv, "spec", spec)
+		sc.FS = ffs
+	}
 	if err := applySecurity(cfg, &sc, logger); err != nil {
 		return err
 	}

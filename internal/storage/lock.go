@@ -23,6 +23,13 @@ var ErrDirLocked = errors.New("storage: data directory in use")
 // process or another, gets ErrDirLocked naming its pid. fsys other than OSFS (MemFS) has
 // no processes to keep apart: the lock is a no-op there.
 func LockDir(fsys FS, dir string) (io.Closer, error) {
+	for {
+		u, ok := fsys.(interface{ Unwrap() FS })
+		if !ok {
+			break
+		}
+		fsys = u.Unwrap()
+	}
 	if _, ok := fsys.(OSFS); !ok {
 		return nopCloser{}, nil
 	}
