@@ -135,12 +135,16 @@ func StartCluster(t testing.TB, target, bin string, n, tick int) (*Cluster, erro
 }
 
 // Start (re)starts member i on its data directory.
-func (c *Cluster) Start(i int) error {
+func (c *Cluster) Start(i int) error { return c.StartEnv(i, nil) }
+
+// StartEnv is Start with variables added to a zkd member's environment (ZooKeeper
+// members ignore them).
+func (c *Cluster) StartEnv(i int, env []string) error {
 	var p process
 	var err error
 	switch c.target {
 	case TargetZkd:
-		p, err = c.startZkd(i)
+		p, err = c.startZkd(i, env)
 	case TargetZooKeeper:
 		p = c.startZooKeeper(i)
 	default:
@@ -155,7 +159,7 @@ func (c *Cluster) Start(i int) error {
 	return nil
 }
 
-func (c *Cluster) startZkd(i int) (process, error) {
+func (c *Cluster) startZkd(i int, env []string) (process, error) {
 	cfg := filepath.Join(c.dirs[i], "zoo.cfg")
 	lines := append([]string{
 		fmt.Sprintf("tickTime=%d", c.tick), "initLimit=10", "syncLimit=5",
@@ -165,7 +169,7 @@ func (c *Cluster) startZkd(i int) (process, error) {
 	if err := os.WriteFile(cfg, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {
 		return nil, fmt.Errorf("zoo.cfg: %w", err)
 	}
-	return spawnZkd(c.t, c.bin, fmt.Sprintf("127.0.0.1:%d", c.ports[i]), filepath.Join(c.dirs[i], "zkd.log"),
+	return spawnZkd(c.t, c.bin, fmt.Sprintf("127.0.0.1:%d", c.ports[i]), filepath.Join(c.dirs[i], "zkd.log"), env,
 		"--config", cfg, "--log-level", "info")
 }
 
@@ -384,7 +388,7 @@ type zkdProc struct {
 
 // spawnZkd starts bin with args; its stdout and stderr are appended to logPath. The process
 // is killed when the test ends, and by the kernel if the test binary dies first.
-func spawnZkd(t testing.TB, bin, addr, logPath string, args ...string) (*zkdProc, error) {
+func spawnZkd(t testing.TB, bin, addr, logPath string, env []string, args ...string) (*zkdProc, error) {
 	f, err := os.OpenFile(logPath, os.O_CREATE|os.O_WRONLY|os.O_APPEND, 0o644)
 	if err != nil {
 		return nil, fmt.Errorf("zkd log: %w", err)
@@ -392,6 +396,10 @@ func spawnZkd(t testing.TB, bin, addr, logPath string, args ...string) (*zkdProc
 	defer f.Close() // the child has its own copy
 	fmt.Fprintf(f, "=== nemesis: start %s\n", strings.Join(args, " "))
 	cmd := exec.Command(bin, args...)
+	if env != nil {
+		cmd.Env = append(os.Environ(), env...)
+		fmt.Fprintf(f, "=== nemesis: environment %s\n", strings.Join(env, " "))
+	}
 	cmd.Stdout, cmd.Stderr = f, f
 	p, err := proc.Start(cmd)
 	if err != nil {

@@ -14,8 +14,13 @@
 //
 // Faults (Schedule) come one at a time from the seed, each after the ensemble serves with
 // every member again: kill -9 of the leader or a follower with a restart a few seconds
-// later, SIGSTOP for 4-8 s, isolating a member's quorum and election traffic, and kill -9
-// followed by damage to the tail of the newest txn log (TearLog) before the restart.
+// later, SIGSTOP for 4-8 s, isolating a member's quorum and election traffic, kill -9
+// followed by damage to the tail of the newest txn log (TearLog) before the restart, kill -9
+// followed by damage anywhere in the member's data (Damage: a bit flip in a log entry, a
+// zeroed entry, an impossible length, a bit flip in the newest snapshot, a garbled epoch
+// file), which a zkd member must survive by refilling from the leader, and a restart with a
+// storage failpoint armed (ZKD_FAILPOINTS: EIO, ENOSPC or a torn write at a log, snapshot,
+// epoch file or directory write, fsync or rename) for a few seconds, then a healthy one.
 //
 // The checks, each with unit tests feeding it bad histories:
 //   - CheckFIFO: every reply on a connection answers its oldest unanswered request.
@@ -30,7 +35,7 @@
 //	-nemesis.seed N          replay a run (0: random; every run prints its seed and schedule)
 //	-nemesis.duration D      load per run (default 45s)
 //	-nemesis.runs N          N consecutive runs on fresh ensembles, seeds N, N+1, ...
-//	-nemesis.faults K,...    kill, pause, partition, torn-log, or none
+//	-nemesis.faults K,...    kill, pause, partition, torn-log, damage, disk-error, or none
 //	-nemesis.target T        zkd (default) or zookeeper (comparison: violations are logged,
 //	                         not failures; skipped when ZooKeeper is not installed)
 //	-nemesis.check-timeout D porcupine's budget per key (a timeout is reported, not a failure)

@@ -44,11 +44,13 @@ type Result struct {
 	Seed     int64
 	Schedule []Fault
 	Injected [numKinds]int
-	// Damaged counts the damage faults by class.
-	Damaged    [numDamageClasses]int
-	Stats      Stats
-	Checked    int // replies the FIFO and zxid checks looked at
-	Violations []Violation
+	// Damaged counts the damage faults by class; DiskErrorsFired the disk-error faults
+	// whose failpoint fired before the member was restarted healthy.
+	Damaged         [numDamageClasses]int
+	DiskErrorsFired int
+	Stats           Stats
+	Checked         int // replies the FIFO and zxid checks looked at
+	Violations      []Violation
 	// TimedOut lists the keys porcupine could not decide in time (not violations).
 	TimedOut []string
 	Final    []FinalRead
@@ -68,7 +70,7 @@ func (r *Result) Summary() string {
 	for c := range numDamageClasses {
 		dmg = append(dmg, fmt.Sprintf("%s=%d", c, r.Damaged[c]))
 	}
-	inj = append(inj, "("+strings.Join(dmg, " ")+")")
+	inj = append(inj, "("+strings.Join(dmg, " ")+")", fmt.Sprintf("disk-errors-fired=%d", r.DiskErrorsFired))
 	var vio []string
 	for _, c := range []string{"fifo", "zxid", "linearizability", "lost-write", "server"} {
 		vio = append(vio, fmt.Sprintf("%s=%d", c, byCheck[c]))
@@ -287,6 +289,33 @@ func runFaults(ctx context.Context, cl *Cluster, cfg Config, res *Result, rec *R
 			if err := cl.Start(target); err != nil {
 				return err
 			}
+		case DiskError:
+			cl.Kill(target)
+			if cfg.Target == TargetZooKeeper {
+				logf("nemesis: t=%v fault %d: kill -9 server %d (%s), no failpoints in ZooKeeper", at, i+1, target+1, role)
+				wait(f.Dur)
+				if err := cl.Start(target); err != nil {
+					return err
+				}
+				break
+			}
+			logf("nemesis: t=%v fault %d: restart server %d (%s) with %s=%s for %v", at, i+1, target+1, role, failpointsEnv, f.Failpoint, f.Dur)
+			logPath := filepath.Join(cl.DataDir(target), "zkd.log")
+			before := fileSize(logPath)
+			if err := cl.StartEnv(target, []string{failpointsEnv + "=" + f.Failpoint}); err != nil {
+				return err
+			}
+			wait(f.Dur)
+			cl.Kill(target)
+			if fired, err := logHas(logPath, before, "injected fault"); err != nil {
+				return err
+			} else if fired {
+				res.DiskErrorsFired++
+				logf("nemesis: fault %d: the failpoint fired", i+1)
+			}
+			if err := cl.Start(target); err != nil {
+				return err
+			}
 		case TornLog:
 			cl.Kill(target)
 			tear := f.Tear
@@ -308,6 +337,26 @@ func runFaults(ctx context.Context, cl *Cluster, cfg Config, res *Result, rec *R
 	}
 	return nil
 }
+
+func fileSize(path string) int64 {
+	st, err := os.Stat(path)
+	if err != nil {
+		return 0
+	}
+	return st.Size()
+}
+
+// logHas says whether the file at path holds s after offset from.
+func logHas(path string, from int64, s string) (bool, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false, fmt.Errorf("read %s: %w", path, err)
+	}
+	return strings.Contains(string(b[min(from, int64(len(b))):]), s), nil
+}
+
+// failpointsEnv is cmd/zkd's variable that arms storage failpoints.
+const failpointsEnv = "ZKD_FAILPOINTS"
 
 // createKeys creates the registers, empty (version 0), through any member.
 func createKeys(cl *Cluster, keys []string) error {

@@ -16,7 +16,7 @@ var (
 	flagDuration = flag.Duration("nemesis.duration", 45*time.Second, "how long each run loads the ensemble while injecting faults")
 	flagSeed     = flag.Int64("nemesis.seed", 0, "seed of the first run (0: random, printed); run i uses seed+i")
 	flagRuns     = flag.Int("nemesis.runs", 1, "consecutive runs, each on a fresh ensemble")
-	flagFaults   = flag.String("nemesis.faults", "kill,pause,partition,torn-log,damage", "fault kinds to inject, comma-separated, or none")
+	flagFaults   = flag.String("nemesis.faults", "kill,pause,partition,torn-log,damage,disk-error", "fault kinds to inject, comma-separated, or none")
 	flagCheck    = flag.Duration("nemesis.check-timeout", time.Minute, "how long porcupine may take per key (a timeout is reported, not a violation)")
 	flagKeys     = flag.Int("nemesis.keys", 0, "registers the clients share (0: the default, 32; fewer keys put more concurrent operations on each, and porcupine may time out)")
 	flagTarget   = flag.String("nemesis.target", TargetZkd, "zkd, or zookeeper for Apache ZooKeeper 3.8 (for comparison: violations are printed, not failures)")

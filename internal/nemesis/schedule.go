@@ -24,10 +24,11 @@ const (
 	Partition             // cut the member off from the others' quorum and election traffic for Dur
 	TornLog               // SIGKILL, damage the newest txn log's tail, restart after Dur
 	Damaged               // SIGKILL, damage the member's data (a DamageClass), restart after Dur
+	DiskError             // restart with a storage failpoint armed (Failpoint), after Dur restart it healthy
 	numKinds
 )
 
-var kindNames = [...]string{"kill", "pause", "partition", "torn-log", "damage"}
+var kindNames = [...]string{"kill", "pause", "partition", "torn-log", "damage", "disk-error"}
 
 func (k Kind) String() string { return kindNames[k] }
 
@@ -71,6 +72,8 @@ type Fault struct {
 	Reset    bool // Partition: also drop the connections open at its start
 	Tear     Tear
 	Damage   DamageClass
+	// Failpoint is a DiskError's ZKD_FAILPOINTS spec (storage.Failpoints).
+	Failpoint string
 }
 
 func (f Fault) String() string {
@@ -95,6 +98,8 @@ func (f Fault) String() string {
 		s += fmt.Sprintf(" (%s), restart after %v", tearNames[f.Tear], f.Dur)
 	case Damaged:
 		s += fmt.Sprintf(" (%s), restart after %v", f.Damage, f.Dur)
+	case DiskError:
+		s += fmt.Sprintf(" (%s) for %v", f.Failpoint, f.Dur)
 	}
 	return s
 }
@@ -130,6 +135,20 @@ func Schedule(seed int64, n int, kinds []Kind) []Fault {
 		case Damaged:
 			f.Dur = ms(1000, 3000)
 			f.Damage = DamageClass(r.IntN(int(numDamageClasses)))
+		case DiskError:
+			f.Dur = ms(3000, 6000)
+			point := storage.Failpoints[r.IntN(len(storage.Failpoints))]
+			errs := []string{"eio", "enospc", "torn"}
+			// The hit that fails: a log is written and synced many times a second under
+			// the load; snapshots (one at start) and epoch files (at a new epoch) a few times.
+			hits := 60
+			switch {
+			case strings.HasPrefix(point, "snap."):
+				hits = 1
+			case strings.HasPrefix(point, "epoch."), point == "dir.sync":
+				hits = 2
+			}
+			f.Failpoint = fmt.Sprintf("%s=%s@%d", point, errs[r.IntN(len(errs))], 1+r.IntN(hits))
 		}
 		out = append(out, f)
 	}
