@@ -33,6 +33,41 @@ const (
 	adminIdleTimeout  = 30 * time.Second // Jetty's idle timeout in ZooKeeper's AdminServer
 )
 
+// AdminMaxHeaderBytes is Jetty's requestHeaderSize, the request line and headers a
+// ZooKeeper AdminServer accepts before it answers 431. net/http reads up to MaxHeaderBytes
+// plus 4096 bytes of buffer slop before it gives up (with a 431 of its own), so
+// adminMaxHeaderBytes leaves room for the slop; on a kept-alive connection it reads up to
+// 4096 more before the limit applies (the wait for the next request peeks with no limit),
+// so the handler measures each request too (tooLargeHeader) to hold the 8 KiB exactly.
+const (
+	AdminMaxHeaderBytes = 8 << 10
+	adminMaxHeaderBytes = AdminMaxHeaderBytes - 4096
+)
+
+// headerSize is the size of r's request line and headers as they came on the wire (give
+// or take whitespace: net/http keeps no copy).
+func headerSize(r *http.Request) int {
+	n := len(r.Method) + 1 + len(r.RequestURI) + 1 + len(r.Proto) + 2
+	n += len("Host: ") + len(r.Host) + 2
+	for k, vs := range r.Header {
+		for _, v := range vs {
+			n += len(k) + 2 + len(v) + 2
+		}
+	}
+	return n + 2
+}
+
+// tooLargeHeader answers 431 (Jetty's answer) and returns true when r's header is over
+// AdminMaxHeaderBytes.
+func tooLargeHeader(w http.ResponseWriter, r *http.Request) bool {
+	if headerSize(r) <= AdminMaxHeaderBytes {
+		return false
+	}
+	w.Header().Set("Connection", "close")
+	http.Error(w, "431 Request Header Fields Too Large", http.StatusRequestHeaderFieldsTooLarge)
+	return true
+}
+
 // startAdmin listens on Config.AdminAddr and serves the AdminServer there until Close.
 func (s *Server) startAdmin() error {
 	if s.cfg.AdminAddr == "" {
@@ -48,6 +83,7 @@ func (s *Server) startAdmin() error {
 		ReadHeaderTimeout: adminReadTimeout,
 		WriteTimeout:      adminWriteTimeout,
 		IdleTimeout:       adminIdleTimeout,
+		MaxHeaderBytes:    adminMaxHeaderBytes,
 		ConnContext:       adminConnContext,
 		// net/http's own complaints (a failed TLS handshake on an HTTPS-only port) go to
 		// the server's log, naming the client.
@@ -109,7 +145,21 @@ func (s *Server) AdminHandler(commandURL string) http.Handler {
 	commandURL = strings.TrimSuffix(commandURL, "/")
 	snaps := s.newAdminSnapState()
 	consoleH := s.consoleHandler()
+	bind := s.cfg.AdminAddr
+	if s.adminLn != nil {
+		bind = s.adminLn.Addr().String() // "localhost:8080" resolved to the address bound
+	}
+	hosts := newAdminHostCheck(bind, s.cfg.AdminAllowedHosts)
 	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		if tooLargeHeader(w, r) {
+			return
+		}
+		// Before anything else: a page of a rebinding name must not even read.
+		if hosts.refuse(w, r) {
+			s.log.Warn("admin request refused: host not allowed", "remote", r.RemoteAddr, "host", r.Host,
+				"origin", r.Header.Get("Origin"), "path", r.URL.Path)
+			return
+		}
 		if r.URL.Path == ConsoleURL || strings.HasPrefix(r.URL.Path, ConsoleURL+"/") {
 			if adminConnState(r) != nil {
 				w.Header().Set("Strict-Transport-Security", stsHeader)

@@ -64,7 +64,7 @@ func startAdminTLS(t *testing.T, pki *tlstest.PKI, o server.AdminTLSOptions, pro
 	}
 	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
 		c.AdminAddr = "127.0.0.1:0"
-		c.AdminSnap = server.AdminSnapConfig{RateLimitMs: -1}
+		c.AdminSnap = server.AdminSnapConfig{RestoreEnabled: true, RateLimitMs: -1}
 		c.AdminTLS = a
 		c.AuthProviders = providers
 	}))
@@ -277,6 +277,13 @@ func TestAdminHTTPSX509Auth(t *testing.T) {
 func TestAdminHTTPSX509NeedsCertificate(t *testing.T) {
 	pki := tlstest.New(t, t.TempDir())
 	e := startAdminTLS(t, pki, server.AdminTLSOptions{Client: clientTrust(t, pki.TrustPKCS12)}, auth.Providers{X509: true})
+	// The digest identity the requests fall back on is one / 's ACL names with ADMIN (a
+	// made-up one would be refused whatever the transport).
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := connectZK(t, e.srv.Addr()).SetACL(ctx, "/", append(zk.WorldACL(zk.PermAll), zk.DigestACL(zk.PermAll, "a", "b")...), -1); err != nil {
+		t.Fatal(err)
+	}
 	for _, url := range []string{"http://" + e.host, "https://" + e.host} {
 		resp, body, err := get(e.client(&pki.Client.TLS), url+"/commands/snapshot?streaming=false", "x509")
 		if err != nil {

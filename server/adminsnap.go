@@ -26,22 +26,50 @@ import (
 
 // The AdminServer's snapshot and restore commands (ZooKeeper 3.9's SnapshotCommand and
 // RestoreCommand). Both need a caller authenticated through the Authorization header
-// ("digest user:password", "ip", or "x509" over HTTPS, adminhttps.go) holding every permission on "/", and both are rate
-// limited. snapshot captures the tree on the core (references only, as for a learner's
-// SNAP), writes snapshot.<zxid> into the data directory off the core, and streams it with
-// 3.9's lastProcessedZxid section appended. restore reads a snapshot stream off the core
-// and then, in one core step, drops every client connection and the writes in flight and
-// installs the tree and sessions the stream holds; the new tree is snapshotted at once, so
-// a restart keeps it.
+// ("digest user:password", or "x509" over HTTPS, adminhttps.go) holding every permission
+// on "/" and an identity the server vouches for (adminsec.go), and both are rate limited.
+// snapshot captures the tree on the core (references only, as for a learner's SNAP),
+// writes snapshot.<zxid> into the data directory off the core, and streams it with 3.9's
+// lastProcessedZxid section appended. restore (off unless admin.restore.enabled=true)
+// reads a snapshot stream off the core, at most RestoreMaxBytes of it and never stalling
+// longer than RestoreReadTimeout, and then, in one core step, drops every client
+// connection and the writes in flight and installs the tree and sessions the stream
+// holds; the new tree is snapshotted at once, so a restart keeps it.
 
-// AdminSnapConfig is the admin.* settings of the snapshot and restore commands. The zero
-// value is ZooKeeper's defaults.
+// AdminSnapConfig is the settings of the snapshot and restore commands. The zero value is
+// zkd's defaults: snapshot on, restore off, one call per 5 minutes, a 1 GiB restore body
+// that may stall for 30 s at most.
 type AdminSnapConfig struct {
 	SnapshotDisabled bool  // admin.snapshot.enabled=false
-	RestoreDisabled  bool  // admin.restore.enabled=false
+	RestoreEnabled   bool  // admin.restore.enabled=true (ZooKeeper's default; not zkd's)
 	RateLimitMs      int64 // admin.rateLimiterIntervalInMS: 0 = 300000, negative = none
 	// NeedClientAuth is admin.needClientAuth, kept for the record: AdminTLS applies it.
 	NeedClientAuth bool
+	// RestoreMaxBytes caps a restore's body (zkd.admin.restoreMaxBytes); 0 = 1 GiB.
+	RestoreMaxBytes int64
+	// RestoreReadTimeout is the longest a restore's body may go without sending a byte
+	// (zkd.admin.restoreReadTimeoutMs); 0 = 30 s, Jetty's idle timeout.
+	RestoreReadTimeout time.Duration
+}
+
+// Defaults of AdminSnapConfig's zkd-only settings.
+const (
+	DefaultRestoreMaxBytes    = 1 << 30
+	DefaultRestoreReadTimeout = 30 * time.Second
+)
+
+func (c AdminSnapConfig) restoreMaxBytes() int64 {
+	if c.RestoreMaxBytes > 0 {
+		return c.RestoreMaxBytes
+	}
+	return DefaultRestoreMaxBytes
+}
+
+func (c AdminSnapConfig) restoreReadTimeout() time.Duration {
+	if c.RestoreReadTimeout > 0 {
+		return c.RestoreReadTimeout
+	}
+	return DefaultRestoreReadTimeout
 }
 
 func (c AdminSnapConfig) rateInterval() time.Duration {
@@ -136,20 +164,25 @@ func (s *Server) serveAuthCommand(w http.ResponseWriter, r *http.Request, cmd ad
 		writeAdminJSON(w, http.StatusUnauthorized, admin.ErrorResponse(name, admin.NotAuthenticated))
 		return
 	}
-	allowed, ok := s.adminAuthorized(ids)
+	verdict, ok := s.adminAuthorize(ids)
 	switch {
 	case !ok:
 		writeAdminJSON(w, http.StatusOK, admin.ErrorResponse(name, admin.NotServingMsg))
 		return
-	case !allowed:
+	case verdict == adminNoPerms:
+		s.log.Warn("admin command not authorized", "command", name, "remote", r.RemoteAddr, "ids", ids)
 		writeAdminJSON(w, http.StatusForbidden, admin.ErrorResponse(name, admin.NotAuthorized))
+		return
+	case verdict == adminNoIdentity:
+		s.log.Warn("admin command refused: no identity the server vouches for", "command", name, "remote", r.RemoteAddr, "ids", ids)
+		writeAdminJSON(w, http.StatusForbidden, admin.ErrorResponse(name, adminNeedsIdentityMsg))
 		return
 	}
 	// A snapshot or restore of a large tree takes longer than the other commands' write
-	// timeout allows; the client's own patience bounds it instead.
+	// timeout allows; the client's own patience bounds the snapshot's stream instead, and
+	// the restore's body has a deadline of its own (adminRestore).
 	rc := http.NewResponseController(w)
 	rc.SetWriteDeadline(time.Time{})
-	rc.SetReadDeadline(time.Time{})
 	if name == "snapshot" {
 		s.adminSnapshot(w, r, st, kwargs)
 		return
@@ -224,29 +257,6 @@ func (s *Server) adminX509(r *http.Request) ([]jute.ID, error) {
 	ids = append(ids, jute.ID{Scheme: auth.SchemeX509, ID: id})
 	s.log.Info("admin x509 authentication", "remote", r.RemoteAddr, "id", id)
 	return ids, nil
-}
-
-// adminAuthorized is Commands.handleAuthorization: ids must hold each permission bit of
-// ALL on "/" (checked bit by bit, as ZooKeeper does). ok is false when the server stopped.
-func (s *Server) adminAuthorized(ids []jute.ID) (allowed, ok bool) {
-	var acls []jute.ACL
-	ok = s.coreQuery(func() {
-		if root := s.tree.Get("/"); root != nil {
-			acls = s.tree.ACL(root.ACL)
-		}
-	})
-	if !ok {
-		return false, false
-	}
-	if s.cfg.SkipACL {
-		return true, true
-	}
-	for bit := int32(1); bit <= jute.PermAll; bit <<= 1 {
-		if jute.PermAll&bit != 0 && !s.cfg.AuthProviders.Check(acls, bit, ids) {
-			return false, true
-		}
-	}
-	return true, true
 }
 
 // adminSnapshot is SnapshotCommand.runGet.
@@ -385,8 +395,8 @@ func streamWithLastZxid(w io.Writer, f io.Reader, zxid int64) error {
 // adminRestore is RestoreCommand.runPost.
 func (s *Server) adminRestore(w http.ResponseWriter, r *http.Request, st *adminSnapState) {
 	resp := admin.Response("restore", nil, nil)
-	if s.cfg.AdminSnap.RestoreDisabled {
-		s.log.Warn("restore command is disabled")
+	if !s.cfg.AdminSnap.RestoreEnabled {
+		s.log.Warn("restore command is disabled (admin.restore.enabled=true enables it)")
 		writeAdminJSON(w, http.StatusServiceUnavailable, resp)
 		return
 	}
@@ -406,8 +416,40 @@ func (s *Server) adminRestore(w http.ResponseWriter, r *http.Request, st *adminS
 		fail(errors.New("restore is only supported on a standalone server"))
 		return
 	}
-	ld, err := s.readRestore(r.Body)
-	if err != nil {
+	limit := s.cfg.AdminSnap.restoreMaxBytes()
+	if r.ContentLength > limit {
+		s.restoreTooLarge(w, r, limit)
+		return
+	}
+	body := &deadlineReader{
+		r:       http.MaxBytesReader(w, r.Body, limit),
+		rc:      http.NewResponseController(w),
+		timeout: s.cfg.AdminSnap.restoreReadTimeout(),
+	}
+	ld, err := s.readRestore(body)
+	if err == nil {
+		// The snapshot ends at its seal; whatever follows still counts against the cap
+		// (and is read off, so that the connection can serve another request).
+		var extra int64
+		if extra, err = io.Copy(io.Discard, body); err == nil && extra > 0 {
+			s.log.Warn("restore body has bytes after the snapshot; ignored", "remote", r.RemoteAddr, "bytes", extra)
+		}
+	}
+	var tooLarge *http.MaxBytesError
+	switch {
+	case errors.As(err, &tooLarge):
+		s.restoreTooLarge(w, r, limit)
+		return
+	case errors.Is(err, os.ErrDeadlineExceeded):
+		s.log.Warn("restore body stalled; closing the connection", "remote", r.RemoteAddr,
+			"timeout", body.timeout, "read", body.n)
+		// The answer is for the log of a client that is still there; the connection is
+		// closed after it either way (net/http cannot reuse a half-read body).
+		body.rc.SetWriteDeadline(time.Now().Add(body.timeout))
+		msg := fmt.Sprintf("restore body stalled for %v (zkd.admin.restoreReadTimeoutMs)", body.timeout)
+		writeAdminJSON(w, http.StatusRequestTimeout, admin.Response("restore", &msg, nil))
+		return
+	case err != nil:
 		fail(err)
 		return
 	}
@@ -419,6 +461,36 @@ func (s *Server) adminRestore(w http.ResponseWriter, r *http.Request, st *adminS
 		return
 	}
 	writeAdminJSON(w, http.StatusOK, admin.Response("restore", nil, admin.Object{{Key: "last_zxid", Value: zxid}}))
+}
+
+// restoreTooLarge refuses a restore whose body is over the cap (413), naming the key.
+func (s *Server) restoreTooLarge(w http.ResponseWriter, r *http.Request, limit int64) {
+	s.log.Warn("restore body too large", "remote", r.RemoteAddr, "contentLength", r.ContentLength, "limit", limit)
+	msg := fmt.Sprintf("restore body is larger than %d bytes (zkd.admin.restoreMaxBytes)", limit)
+	// The rest of the body is never read: the connection ends with this answer, and the
+	// header tells the client so rather than leaving it to find out on its next request.
+	w.Header().Set("Connection", "close")
+	writeAdminJSON(w, http.StatusRequestEntityTooLarge, admin.Response("restore", &msg, nil))
+}
+
+// deadlineReader reads a request body with an idle deadline: each Read must get a byte
+// within timeout, so a stalled client frees its connection while a slow one that keeps
+// sending may take as long as it needs (a whole-body deadline would cut off a large
+// restore over a slow link).
+type deadlineReader struct {
+	r       io.Reader
+	rc      *http.ResponseController
+	timeout time.Duration
+	n       int64
+}
+
+func (d *deadlineReader) Read(p []byte) (int, error) {
+	if err := d.rc.SetReadDeadline(time.Now().Add(d.timeout)); err != nil {
+		return 0, fmt.Errorf("server: restore: setting the read deadline: %w", err)
+	}
+	n, err := d.r.Read(p)
+	d.n += int64(n)
+	return n, err
 }
 
 // readRestore builds a tree from a snapshot stream (ZKDatabase.deserializeSnapshot): its

@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/storage"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zk"
@@ -75,10 +76,15 @@ func treeOf(t *testing.T, c *zk.Conn, path string, out map[string]string) {
 	}
 }
 
+// adminSuperPw is the super user's password of adminSnapServer's servers: snapshot and
+// restore need an identity the server vouches for, and / 's default ACL names none.
+const adminSuperPw = "admin-super-secret"
+
 func adminSnapServer(t *testing.T, snap server.AdminSnapConfig) (*zktest.Server, string) {
 	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
 		c.AdminAddr = "127.0.0.1:0"
 		c.AdminSnap = snap
+		c.SuperDigest = auth.DigestID("super", adminSuperPw)
 	}))
 	return srv, "http://" + srv.AdminAddr() + "/commands"
 }
@@ -87,7 +93,7 @@ func adminSnapServer(t *testing.T, snap server.AdminSnapConfig) (*zktest.Server,
 // snapshot carrying 3.9's lastProcessedZxid, restores it into another server with other
 // data, and compares the trees, also after a restart.
 func TestAdminSnapshotAndRestore(t *testing.T) {
-	const authz = "digest admin:secret"
+	const authz = "digest super:" + adminSuperPw
 	a, baseA := adminSnapServer(t, server.AdminSnapConfig{})
 	ca := connectZK(t, a.Addr())
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
@@ -149,7 +155,7 @@ func TestAdminSnapshotAndRestore(t *testing.T) {
 	wantAdminError(t, "second snapshot", resp, body, http.StatusTooManyRequests, "snapshot", nil)
 
 	// Restore into a server holding other data.
-	b, baseB := adminSnapServer(t, server.AdminSnapConfig{})
+	b, baseB := adminSnapServer(t, server.AdminSnapConfig{RestoreEnabled: true})
 	cb := connectZK(t, b.Addr())
 	for _, p := range []string{"/other", "/app0"} {
 		if _, err := cb.Create(ctx, p, []byte("b"), zk.OpenACL(), zk.ModePersistent); err != nil {
@@ -223,7 +229,7 @@ func TestAdminSnapshotAndRestore(t *testing.T) {
 // TestAdminSnapshotAuthorization: the caller needs every permission on "/"; a disabled
 // command answers 503 after authentication.
 func TestAdminSnapshotAuthorization(t *testing.T) {
-	srv, base := adminSnapServer(t, server.AdminSnapConfig{SnapshotDisabled: true, RateLimitMs: -1})
+	srv, base := adminSnapServer(t, server.AdminSnapConfig{SnapshotDisabled: true, RestoreEnabled: true, RateLimitMs: -1})
 	c := connectZK(t, srv.Addr())
 	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
 	defer cancel()

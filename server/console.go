@@ -43,12 +43,18 @@ func (b consoleBackend) Authenticate(header string, r *http.Request) ([]jute.ID,
 	return b.s.adminAuthenticate(header, r)
 }
 
+// Authorized holds console writes to what snapshot and restore need (adminAuthorize): a
+// write through the console is made as the header's ids, so ids that prove nothing (a
+// made-up digest user let in by world:anyone) must not reach it.
 func (b consoleBackend) Authorized(ids []jute.ID) (bool, error) {
-	allowed, ok := b.s.adminAuthorized(ids)
-	if !ok {
+	v, ok := b.s.adminAuthorize(ids)
+	switch {
+	case !ok:
 		return false, console.ErrNotServing
+	case v == adminNoIdentity:
+		return false, fmt.Errorf("%w: %s", console.ErrNoAuth, adminNeedsIdentityHint)
 	}
-	return allowed, nil
+	return v == adminAllowed, nil
 }
 
 func (b consoleBackend) AnonymousIDs(r *http.Request) []jute.ID {

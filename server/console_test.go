@@ -100,6 +100,11 @@ func TestConsoleEnsemble(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	lc := connectZK(t, e.members[leader].srv.Addr())
+	// Console writes need an identity / 's ACL names with ADMIN; /x is created after it,
+	// so a follower that has /x has the ACL too.
+	if _, err := lc.SetACL(ctx, "/", append(zk.WorldACL(zk.PermAll), zk.DigestACL(zk.PermAll, "alice", "wonder")...), -1); err != nil {
+		t.Fatal(err)
+	}
 	if _, err := lc.Create(ctx, "/x", []byte("before"), zk.OpenACL(), 0); err != nil {
 		t.Fatal(err)
 	}

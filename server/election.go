@@ -2,6 +2,7 @@ package server
 
 import (
 	"bytes"
+	"errors"
 	"fmt"
 	"maps"
 	"net"
@@ -18,6 +19,7 @@ import (
 	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/quorum"
 	"github.com/zkd-io/zkd/internal/session"
+	"github.com/zkd-io/zkd/internal/storage"
 	"github.com/zkd-io/zkd/internal/zab"
 	"github.com/zkd-io/zkd/jute"
 )
@@ -247,16 +249,25 @@ func (s *Server) writeEpoch(name string, v int64) error {
 	return fs.SyncDir(s.snapDir())
 }
 
-// initEnsemble reads the epochs, before the core runs.
+// initEnsemble reads the epochs, before the core runs. An epoch file that does not parse,
+// or says less than the log does (ZooKeeper refuses "the current epoch is older than the
+// last zxid"), is damage: the member takes the log's epoch and stays out of elections until
+// a leader has synced it, which writes both files again.
 func (s *Server) initEnsemble() error {
 	last := s.tree.LastZxid()
-	cur, err := s.readEpoch("currentEpoch", zab.Epoch(last))
-	if err != nil {
-		return err
-	}
-	acc, err := s.readEpoch("acceptedEpoch", cur)
-	if err != nil {
-		return err
+	cur, cerr := s.readEpoch("currentEpoch", zab.Epoch(last))
+	acc, aerr := s.readEpoch("acceptedEpoch", cur)
+	if err := errors.Join(cerr, aerr); err != nil || cur < zab.Epoch(last) || acc < cur {
+		if err == nil {
+			err = fmt.Errorf("server: acceptedEpoch %d, currentEpoch %d, last zxid %s", acc, cur, hex(last))
+		}
+		s.log.Warn("damaged epoch files: this member will not vote until it has synced with a leader", "err", err)
+		if err := storage.WriteDamageMark(s.cfg.FS, s.logDir(), last); err != nil {
+			return err
+		}
+		s.damaged = true
+		cur = zab.Epoch(last)
+		acc = max(acc, cur)
 	}
 	s.ens.st = zab.PersistentState{AcceptedEpoch: acc, CurrentEpoch: cur, LastLogged: last}
 	s.ens.peerStates.init()
@@ -307,7 +318,7 @@ func (s *Server) startLooking(reason string) {
 				return
 			}
 			s.ens.st.LastLogged = max(s.tree.LastZxid(), s.lastQueued)
-			s.sendElection(s.ens.elect.Start(s.nowMs(), s.ens.st.LastLogged, s.ens.st.CurrentEpoch))
+			s.sendElection(s.ens.elect.Start(s.nowMs(), s.electionZxid(), s.ens.st.CurrentEpoch))
 			s.armElectionTimer()
 		}
 	})
@@ -445,4 +456,41 @@ func sessionErrorTxn(session int64, cxid int32, code jute.Code, zxid, now int64)
 		Header: jute.TxnHeader{ClientID: session, Cxid: cxid, Zxid: zxid, Time: now, Type: jute.OpError},
 		Body:   &jute.ErrorTxn{Err: code},
 	}
+}
+
+// damagedResendMs caps a damaged member's election resend interval (ZooKeeper's grows to 60 s).
+const damagedResendMs = 1000
+
+// electionZxid is the zxid this server votes with: its last logged one, or -1 while it is
+// damaged. Every peer, ZooKeeper's included, ignores a vote with zxid -1, and a server
+// voting so ignores its peers' votes and only joins a leader a quorum already follows
+// (FastLeaderElection's "Ignoring notification as our zxid is -1"): a member that lost
+// txns can neither elect a leader that lacks them nor lead, yet rejoins any leader the
+// healthy members elect.
+func (s *Server) electionZxid() int64 {
+	if s.damaged {
+		return -1
+	}
+	return s.ens.st.LastLogged
+}
+
+// refilled ends a damaged member's exile once a leader has synced it: everything it had
+// logged is either back from the leader or was never committed. The mark goes on the
+// storage goroutine, after the sync's own writes.
+func (s *Server) refilled() {
+	if !s.damaged {
+		return
+	}
+	s.storageOp(func() func() {
+		if err := storage.ClearDamageMark(s.cfg.FS, s.logDir()); err != nil {
+			s.log.Error("cannot clear the damage mark; still not voting", "err", err)
+			return nil
+		}
+		return func() {
+			// Even if a new role began meanwhile: the refill is on disk.
+			s.damaged = false
+			s.ens.elect.SetConfig(s.electionConfig())
+			s.log.Info("damaged member refilled by the leader: voting again", "zxid", hex(s.tree.LastZxid()))
+		}
+	})
 }

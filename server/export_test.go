@@ -61,3 +61,10 @@ func SessionQueue(s *Server, id int64) (ops []jute.OpCode, ok bool) {
 	})
 	return ops, ok
 }
+
+// AdminHostAllowed reports whether the AdminServer's Host check is on for a server bound to
+// bind with names listed (zkd.admin.allowedHosts), and whether it lets host through.
+func AdminHostAllowed(bind string, names []string, host string) (on, ok bool) {
+	c := newAdminHostCheck(bind, names)
+	return c.on, !c.on || c.allows(host)
+}

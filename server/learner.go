@@ -371,6 +371,7 @@ func (r *learnerRole) Notify(n *zab.Ready) {
 		s.ens.elect.UpdateElectionVote(r.zl.NewEpoch())
 		s.lastProposed = s.tree.LastZxid()
 		s.log.Info("synced with the leader", "leader", r.leaderSid, "master", r.masterSid, "zxid", hex(s.tree.LastZxid()))
+		s.refilled()
 		r.startObserverMaster()
 	}
 	own, synced := r.omNotify(n)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"path/filepath"
 	"sort"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -63,6 +64,8 @@ type loaded struct {
 	sessions map[int64]int32 // live sessions and their timeouts
 	snapZxid int64           // the snapshot it started from
 	replayed int             // txns replayed from the log after it
+	// damaged: the log lost txns to damage and has not been refilled since (openLog).
+	damaged bool
 }
 
 // recover loads the data directory at start-up, before anything runs concurrently.
@@ -101,16 +104,25 @@ func (s *Server) load() (*loaded, error) {
 	resumeGC := gctune.Pause(512<<20 + 6*s.newestSnapshotSize())
 	defer resumeGC()
 	tree, snapZxid, sessions, err := s.loadSnapshot()
+	quarantined := false
+	if err != nil && s.ensembleMode() {
+		// No snapshot can be read: a member starts empty, marked damaged, and takes the
+		// leader's (SNAP) once a leader elected without it syncs it.
+		if qerr := s.quarantine(err); qerr != nil {
+			return nil, qerr
+		}
+		quarantined = true
+		tree, snapZxid, sessions, err = s.loadSnapshot()
+	}
 	if err != nil {
 		return nil, err
 	}
-	// Opening the log first cuts a torn or corrupt tail back to the last valid entry.
-	s.txlog, err = storage.OpenLog(fs, s.logDir(), storage.LogOptions{
-		PreAllocSize: s.cfg.PreAllocSize, ForceSync: !s.cfg.NoSync, Logger: s.log,
-	})
+	// Opening the log first cuts a torn tail back to the last valid entry; damage stops here.
+	damaged, err := s.openLog(snapZxid)
 	if err != nil {
-		return nil, fmt.Errorf("server: open log: %w", err)
+		return nil, err
 	}
+	damaged = damaged || quarantined
 	replayed := 0
 	prog := newProgress(s.log, "replaying the txn log", "fromZxid", hex(snapZxid))
 	tree.BeginReplay()
@@ -146,11 +158,129 @@ func (s *Server) load() (*loaded, error) {
 	if last > tree.LastZxid() {
 		tree.SetLastZxid(last)
 	}
+	if newest := s.newestSnapshotZxid(); newest > tree.LastZxid() {
+		// The newest snapshot could not be read and the log does not reach its zxid: the
+		// txns in between are gone. (A torn newest snapshot with the log covering it loses
+		// nothing: ZooKeeper writes snapshots in place, so a crash can leave one.)
+		why := fmt.Sprintf("snapshot %s is unreadable and the log reaches only zxid %s", hex(newest), hex(tree.LastZxid()))
+		if !s.ensembleMode() {
+			s.txlog.Close()
+			return nil, fmt.Errorf("server: %w: %s: refusing to start; nothing was changed: %s", errDamaged, why, repairHint(s.cfg.DataDir))
+		}
+		if err := storage.WriteDamageMark(fs, s.logDir(), newest); err != nil {
+			return nil, err
+		}
+		s.log.Warn("damaged data directory: this member will not vote until it has synced with a leader", "cause", why)
+		damaged = true
+	}
 	s.log.Info("data recovered", "snapshotZxid", hex(snapZxid), "replayed", replayed,
 		"zxid", hex(tree.LastZxid()), "nodes", tree.NodeCount(), "sessions", len(sessions),
 		"took", time.Since(start).Round(time.Millisecond))
 	s.durable.Store(tree.LastZxid())
-	return &loaded{tree: tree, history: history, sessions: sessions, snapZxid: snapZxid, replayed: replayed}, nil
+	return &loaded{tree: tree, history: history, sessions: sessions, snapZxid: snapZxid, replayed: replayed, damaged: damaged}, nil
+}
+
+// errDamaged marks a data directory whose damage costs txns: a standalone server refuses to
+// start on it.
+var errDamaged = errors.New("data directory damaged")
+
+func repairHint(dataDir string) string {
+	return fmt.Sprintf("inspect it with `zkd tool verify %s`; `zkd tool repair %s` cuts the log at the damage (keeping every file it changes as damaged.*), losing the txns named above", dataDir, dataDir)
+}
+
+// openLog opens the txn log for a replay from snapZxid and says whether this server is a
+// damaged member. Damage (storage.DamageError) stops a standalone server with nothing
+// changed: the acknowledged txns after it are an operator's to save. An ensemble member
+// instead marks itself damaged (storage.WriteDamageMark), cuts the log at the damage
+// keeping the files it changes, and goes on with the valid prefix: it votes with no zxid
+// until a leader elected without it has refilled it (see Server.electionZxid), so the
+// txns it lost cannot be lost by the ensemble.
+func (s *Server) openLog(snapZxid int64) (damaged bool, err error) {
+	fs := s.cfg.FS
+	opts := storage.LogOptions{PreAllocSize: s.cfg.PreAllocSize, ForceSync: !s.cfg.NoSync, Logger: s.log, FromZxid: snapZxid}
+	for {
+		s.txlog, err = storage.OpenLog(fs, s.logDir(), opts)
+		var d *storage.DamageError
+		if !errors.As(err, &d) {
+			break
+		}
+		if !s.ensembleMode() {
+			return false, fmt.Errorf("server: %w: %w; refusing to start; nothing was changed: %s", errDamaged, err, repairHint(s.cfg.DataDir))
+		}
+		s.log.Warn("damaged txn log: this member keeps the valid prefix and will not vote until it has synced with a leader",
+			"file", d.File, "offset", d.Offset, "why", d.Why, "last_good_zxid", hex(d.LastGood),
+			"lost_txns", d.After, "highest_zxid", hex(d.Highest))
+		if err := storage.WriteDamageMark(fs, s.logDir(), d.Highest); err != nil {
+			return false, err
+		}
+		kept, err := storage.CutAtDamage(fs, s.logDir(), d, strconv.FormatInt(s.clk.Now().UnixMilli(), 10))
+		if err != nil {
+			return false, fmt.Errorf("server: cut a damaged log: %w", err)
+		}
+		s.log.Warn("damaged log files kept", "files", kept)
+	}
+	if err != nil {
+		return false, fmt.Errorf("server: open log: %w", err)
+	}
+	_, marked, err := storage.ReadDamageMark(fs, s.logDir())
+	if err != nil {
+		s.txlog.Close()
+		return false, err
+	}
+	if marked && !s.ensembleMode() {
+		// A member's directory run standalone: what it lost was the ensemble's to refill.
+		s.txlog.Close()
+		return false, fmt.Errorf("server: %w: %s holds %s: this directory lost txns as an ensemble member and has not been refilled by a leader since; run it in its ensemble, or remove the file to accept the loss",
+			errDamaged, s.logDir(), storage.DamageMark)
+	}
+	return marked, nil
+}
+
+// quarantine moves every snapshot and log file of a member whose snapshots cannot be read
+// aside (renamed damaged.<tag>.<name>, kept for an operator), after marking it damaged: the
+// log alone, without the state it starts from, rebuilds nothing. cause is why.
+func (s *Server) quarantine(cause error) error {
+	fs := s.cfg.FS
+	var highest int64
+	snaps, _ := storage.FindSnapshots(fs, s.snapDir())
+	for _, sf := range snaps {
+		highest = max(highest, sf.Zxid)
+	}
+	s.log.Warn("no snapshot can be read: this member moves its data files aside, starts empty and will not vote until a leader has refilled it",
+		"cause", cause)
+	if err := storage.WriteDamageMark(fs, s.logDir(), highest); err != nil {
+		return err
+	}
+	tag := "damaged." + strconv.FormatInt(s.clk.Now().UnixMilli(), 10) + "."
+	for _, dir := range []string{s.snapDir(), s.logDir()} {
+		names, err := fs.ReadDir(dir)
+		if err != nil {
+			return fmt.Errorf("server: quarantine: %w", err)
+		}
+		for _, n := range names {
+			_, _, isSnap := storage.ParseSnapName(n)
+			_, isLog := storage.ParseLogName(n)
+			if !isSnap && !isLog {
+				continue
+			}
+			if err := fs.Rename(filepath.Join(dir, n), filepath.Join(dir, tag+n)); err != nil {
+				return fmt.Errorf("server: quarantine: %w", err)
+			}
+		}
+		if err := fs.SyncDir(dir); err != nil {
+			return fmt.Errorf("server: quarantine: %w", err)
+		}
+	}
+	return nil
+}
+
+// newestSnapshotZxid is the zxid in the newest snapshot file's name, readable or not.
+func (s *Server) newestSnapshotZxid() int64 {
+	files, err := storage.FindSnapshots(s.cfg.FS, s.snapDir())
+	if err != nil || len(files) == 0 {
+		return 0
+	}
+	return files[0].Zxid
 }
 
 // install makes a loaded state the core's: the tree, its sessions, a fresh overlay.
@@ -163,6 +293,7 @@ func (s *Server) install(ld *loaded) {
 	}
 	s.tree = ld.tree
 	s.history = ld.history
+	s.damaged = ld.damaged
 	s.prep = prep.New(s.tree)
 	s.prep.ExtendedTypes = s.cfg.ExtendedTypes
 	s.prep.SkipACL = s.cfg.SkipACL
@@ -466,7 +597,31 @@ func (s *Server) closePersist() error {
 			errs = append(errs, err)
 		}
 	}
+	s.unlockDirs()
 	return errors.Join(errs...)
+}
+
+// lockDirs makes this process the only user of dataDir and dataLogDir.
+func (s *Server) lockDirs() error {
+	for i, dir := range []string{s.cfg.DataDir, s.cfg.DataLogDir} {
+		if i == 1 && filepath.Clean(dir) == filepath.Clean(s.cfg.DataDir) {
+			break
+		}
+		l, err := storage.LockDir(s.cfg.FS, dir)
+		if err != nil {
+			s.unlockDirs()
+			return fmt.Errorf("server: %w", err)
+		}
+		s.dirLocks = append(s.dirLocks, l)
+	}
+	return nil
+}
+
+func (s *Server) unlockDirs() {
+	for _, l := range s.dirLocks {
+		l.Close()
+	}
+	s.dirLocks = nil
 }
 
 func (s *Server) purgeLoop() {

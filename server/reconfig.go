@@ -199,6 +199,11 @@ func (s *Server) persistConfig(text []byte, version int64, next bool) {
 func (s *Server) electionConfig() election.Config {
 	cfg := election.Config{ID: s.cfg.ServerID, Voters: s.voters(), QV: s.ens.qv,
 		FastDecision: s.cfg.FastElection, FinalizeWaitMs: s.cfg.finalizeWaitMs}
+	if s.damaged {
+		// It learns of a leader only from its peers' answers to its own resends: keep
+		// them frequent, so it rejoins soon after the healthy members elect one.
+		cfg.MaxNotificationIntervalMs = damagedResendMs
+	}
 	if s.cfg.finalizeWaitMs > 0 {
 		// A test's long finalize wait must not stretch the resend interval with it (it
 		// starts at the finalize wait): a notification lost while the peers connect is
@@ -384,7 +389,7 @@ func (s *Server) onElectionConfig(text []byte) bool {
 	}
 	s.log.Info("a newer configuration arrived with an election notification: restarting the election", "version", hex(v))
 	s.ens.elect = election.New(s.electionConfig())
-	s.sendElection(s.ens.elect.Start(s.nowMs(), s.ens.st.LastLogged, s.ens.st.CurrentEpoch))
+	s.sendElection(s.ens.elect.Start(s.nowMs(), s.electionZxid(), s.ens.st.CurrentEpoch))
 	s.armElectionTimer()
 	return true
 }

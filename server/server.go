@@ -12,6 +12,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math/rand/v2"
 	"net"
@@ -149,6 +150,10 @@ type Config struct {
 	AdminCommandURL string
 	// AdminSnap configures the AdminServer's snapshot and restore commands (adminsnap.go).
 	AdminSnap AdminSnapConfig
+	// AdminAllowedHosts are the names (zkd.admin.allowedHosts) a request's Host may carry
+	// besides loopback names and addresses (adminsec.go). The check is on when the
+	// AdminServer is bound to loopback or names are listed.
+	AdminAllowedHosts []string
 	// AdminTLS serves the AdminServer over HTTPS (admin.forceHttps, admin.portUnification,
 	// adminhttps.go); nil = plain HTTP.
 	AdminTLS *AdminTLS
@@ -339,6 +344,11 @@ type Server struct {
 	walk          *snapshotWalk
 	rng           *rand.Rand
 	startSnapshot bool // take a background snapshot once serving
+	// damaged (core): this ensemble member lost txns to damage and votes with no zxid
+	// until a leader has refilled it (persist.go's openLog, Server.electionZxid).
+	damaged bool
+	// dirLocks hold dataDir and dataLogDir for this process (storage.LockDir) until Close.
+	dirLocks []io.Closer
 	// stepDown, when set, ends the leadership once the current event is handled.
 	stepDown error
 
@@ -384,6 +394,15 @@ func New(cfg Config) (*Server, error) {
 	s.responseSizes.reset()
 	s.traceMask.Store(admin.DefaultTraceMask)
 	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())
+	if err := s.lockDirs(); err != nil {
+		return nil, err
+	}
+	started := false
+	defer func() {
+		if !started {
+			s.unlockDirs()
+		}
+	}()
 	if err := s.loadSessionSecret(); err != nil {
 		return nil, err
 	}
@@ -411,6 +430,7 @@ func New(cfg Config) (*Server, error) {
 			return nil, err
 		}
 	}
+	started = true
 	return s, nil
 }
 

@@ -11,9 +11,9 @@ import (
 // is generous and only a missing line costs it.
 const logWait = 2 * time.Minute
 
-// waitLog waits until ok holds for the log, reporting (t.Errorf, with the log's tail) and
+// waitForLog waits until ok holds for the log, reporting (t.Errorf, with the log's tail) and
 // returning false when it has not after logWait.
-func waitLog(t *testing.T, log func() string, what string, ok func(log string) bool) bool {
+func waitForLog(t *testing.T, log func() string, what string, ok func(log string) bool) bool {
 	t.Helper()
 	deadline := time.Now().Add(logWait)
 	for {

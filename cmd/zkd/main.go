@@ -277,11 +277,14 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 	if cfg.AdminEnableServer {
 		sc.AdminAddr, sc.AdminCommandURL = cfg.AdminListenAddr(), cfg.AdminURL()
 		sc.AdminSnap = server.AdminSnapConfig{
-			SnapshotDisabled: cfg.AdminSnapshotDisabled,
-			RestoreDisabled:  cfg.AdminRestoreDisabled,
-			RateLimitMs:      cfg.AdminRateLimiterMs,
-			NeedClientAuth:   cfg.AdminNeedClientAuth,
+			SnapshotDisabled:   cfg.AdminSnapshotDisabled,
+			RestoreEnabled:     cfg.AdminRestoreEnabled,
+			RateLimitMs:        cfg.AdminRateLimiterMs,
+			NeedClientAuth:     cfg.AdminNeedClientAuth,
+			RestoreMaxBytes:    cfg.AdminGuards.RestoreMaxBytes,
+			RestoreReadTimeout: time.Duration(cfg.AdminGuards.RestoreReadTimeoutMs) * time.Millisecond,
 		}
+		sc.AdminAllowedHosts = cfg.AdminGuards.AllowedHosts
 	}
 	sc.ConfText = func(dataSize, logSize int64, quorum []byte) string {
 		info := config.ConfInfo{DataDirSize: dataSize, DataLogSize: logSize, ServerID: sc.ServerID}

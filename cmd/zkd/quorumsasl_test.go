@@ -172,12 +172,12 @@ func TestProcessEnsembleQuorumSASL(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range e.procs {
-		waitLog(t, p.logText, fmt.Sprintf("server %d's quorum SASL setting", i+1), func(log string) bool {
+		waitForLog(t, p.logText, fmt.Sprintf("server %d's quorum SASL setting", i+1), func(log string) bool {
 			return strings.Contains(log, "quorum SASL")
 		})
 	}
 	leader := e.leader()
-	waitLog(t, e.procs[leader].logText, "the leader's two authenticated learners", func(log string) bool {
+	waitForLog(t, e.procs[leader].logText, "the leader's two authenticated learners", func(log string) bool {
 		return strings.Count(log, "quorum learner authenticated with SASL") >= 2
 	})
 }

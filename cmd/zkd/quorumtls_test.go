@@ -23,7 +23,7 @@ func TestProcessEnsembleQuorumTLS(t *testing.T) {
 		"ssl.quorum.trustStore.password=" + tlstest.Password,
 	})
 	for i, p := range e.procs {
-		if !waitLog(t, p.logText, fmt.Sprintf("server %d's quorum TLS", i+1), func(log string) bool {
+		if !waitForLog(t, p.logText, fmt.Sprintf("server %d's quorum TLS", i+1), func(log string) bool {
 			return strings.Contains(log, `msg="quorum TLS" sslQuorum=true`)
 		}) {
 			t.FailNow()

@@ -239,7 +239,7 @@ func TestKazooSASLDigest(t *testing.T) {
 		"bob still served":   "b'bobs'",
 	}
 	checkLines(t, got[len(got)-1], want)
-	waitLog(t, servers[1].log, "the failed logins", func(log string) bool {
+	waitForLog(t, servers[1].log, "the failed logins", func(log string) bool {
 		return strings.Contains(log, "client failed to SASL authenticate")
 	})
 }
@@ -466,7 +466,7 @@ func TestSASLBadTokens(t *testing.T) {
 		}
 	}
 	// The refusal is answered before it is logged: wait for the third line.
-	waitLog(t, servers[1].log, "a failed SASL login for each of the three refusals", func(log string) bool {
+	waitForLog(t, servers[1].log, "a failed SASL login for each of the three refusals", func(log string) bool {
 		return strings.Count(log, "client failed to SASL authenticate") >= 3
 	})
 }

@@ -132,7 +132,7 @@ func TestExpiredServerCertificateWarns(t *testing.T) {
 		"ssl.trustStore.location=%s\nssl.trustStore.password=%s\n",
 		freePort(t), pki.Expired.PKCS12, tlstest.Password, pki.TrustPKCS12, tlstest.Password))
 	notAfter := pki.Expired.Cert.NotAfter.UTC().Format(time.RFC3339)
-	waitLog(t, p.logText, "the expired certificate's warning", func(log string) bool {
+	waitForLog(t, p.logText, "the expired certificate's warning", func(log string) bool {
 		return strings.Contains(log, "TLS server certificate has expired") &&
 			strings.Contains(log, "file="+pki.Expired.PKCS12) && strings.Contains(log, "notAfter="+notAfter)
 	})

@@ -5,6 +5,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
 	"time"
 
@@ -17,6 +19,9 @@ const toolUsage = `usage: zkd tool COMMAND [flags] ARGS
                                          (-d: data in base64; --ncdu: its -json output)
   verify DIR                             check every log's checksums and tail, and every snapshot
   repair FILE [--fix-crc]                cut a log's torn or corrupt tail (FILE.bak keeps the original)
+  repair DIR                             cut a data directory's log at its damage, as a server
+                                         that refused to start names it (the files it changes
+                                         are kept as damaged.*), accepting the loss
   diff SNAP1 SNAP2                       the znodes that differ
   summary SNAP [--depth N] [--top N]     node counts and data bytes by subtree
   save URL FILE [--auth "digest u:p"]    fetch a consistent snapshot from a running server's
@@ -75,6 +80,9 @@ func runTool(args []string, stdout, stderr io.Writer) error {
 	case "repair":
 		if err := need(1); err != nil {
 			return err
+		}
+		if st, err := os.Stat(pos[0]); err == nil && st.IsDir() {
+			return datatool.RepairDir(stdout, pos[0], strconv.FormatInt(time.Now().UnixMilli(), 10))
 		}
 		return datatool.Repair(stdout, pos[0], datatool.RepairOptions{FixCRC: *fixCRC})
 	case "diff":

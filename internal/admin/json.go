@@ -66,7 +66,8 @@ func (d Double) MarshalJSON() ([]byte, error) {
 // HTTPCommand is one AdminServer command: its names (the first is the primary one, which
 // the answer's "command" key carries and the command list shows), whether it needs a
 // serving server (ZooKeeper's isServerRequired) and whether it needs an authenticated
-// caller with every permission on "/" (ZooKeeper's AuthRequest(ALL, "/")).
+// caller with every permission on "/" (ZooKeeper's AuthRequest(ALL, "/"); zkd also wants an
+// identity the server vouches for, server/adminsec.go).
 type HTTPCommand struct {
 	Names          []string
 	ServerRequired bool

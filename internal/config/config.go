@@ -143,13 +143,17 @@ type Config struct {
 	AdminServerPort    int    // admin.serverPort; 0 = 8080
 	AdminCommandURL    string // admin.commandURL; "" = /commands
 	// AdminServer snapshot/restore part: 3.9's admin.* keys for the snapshot and restore
-	// commands. Zero values are ZooKeeper's defaults (both enabled, one call per 5 minutes).
+	// commands. Zero values are zkd's defaults: ZooKeeper's (snapshot enabled, one call
+	// per 5 minutes), except that restore is off unless admin.restore.enabled=true.
 	AdminSnapshotDisabled bool  // admin.snapshot.enabled is not "true"
-	AdminRestoreDisabled  bool  // admin.restore.enabled is not "true"
+	AdminRestoreEnabled   bool  // admin.restore.enabled is "true" (ZooKeeper's default; not zkd's)
 	AdminRateLimiterMs    int64 // admin.rateLimiterIntervalInMS; 0 = 300000, -1 = written as <= 0
 	AdminNeedClientAuth   bool  // admin.needClientAuth: HTTPS clients need a certificate
 	// AdminServer HTTPS part: admin.portUnification and admin.forceHttps (adminhttps.go).
 	AdminTLS AdminTLSKeys
+	// AdminGuards is zkd's zkd.admin.* keys (adminsec.go): the Host check's names and the
+	// restore body's cap and deadline.
+	AdminGuards AdminGuards
 	// Prometheus metrics part: the metricsProvider.* keys (metrics.go).
 	Metrics MetricsConfig
 	// Snapshot compression part: zookeeper.snapshot.compression.method, the format
@@ -430,9 +434,7 @@ func (c *Config) set(key, v string) error {
 		on, err = strictBool(v)
 		c.AdminSnapshotDisabled = !on
 	case "admin.restore.enabled":
-		var on bool
-		on, err = strictBool(v)
-		c.AdminRestoreDisabled = !on
+		c.AdminRestoreEnabled, err = strictBool(v)
 	case "admin.rateLimiterIntervalInMS":
 		var ms int
 		if ms, err = strconv.Atoi(v); err == nil {
@@ -450,6 +452,8 @@ func (c *Config) set(key, v string) error {
 		c.AdminTLS.PortUnification, err = strictBool(v)
 	case "admin.forceHttps":
 		c.AdminTLS.ForceHTTPS, err = strictBool(v)
+	case AdminAllowedHostsKey, AdminRestoreMaxBytesKey, AdminRestoreReadTimeoutKey:
+		err = c.setAdminGuard(key, v)
 	case SessionSecretKey:
 		err = c.setSessionSecretFile(v)
 	case FastElectionKey:
@@ -761,9 +765,10 @@ func (c *Config) String() string {
 	if c.AdminSnapshotDisabled {
 		kv("admin.snapshot.enabled", false)
 	}
-	if c.AdminRestoreDisabled {
-		kv("admin.restore.enabled", false)
+	if c.AdminRestoreEnabled {
+		kv("admin.restore.enabled", true)
 	}
+	c.AdminGuards.render(kv)
 	if c.AdminRateLimiterMs != 0 {
 		kv("admin.rateLimiterIntervalInMS", max(c.AdminRateLimiterMs, 0))
 	}

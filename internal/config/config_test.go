@@ -444,8 +444,9 @@ func TestAdminServerKeys(t *testing.T) {
 // Boolean.parseBoolean reads anything else as false), and their round trip.
 func TestAdminSnapshotKeys(t *testing.T) {
 	c := mustParse(t, "dataDir=/d\nclientPort=2181\n")
-	if c.AdminSnapshotDisabled || c.AdminRestoreDisabled || c.AdminRateLimiterMs != 0 || c.AdminNeedClientAuth {
-		t.Errorf("defaults: %v %v %v %v", c.AdminSnapshotDisabled, c.AdminRestoreDisabled, c.AdminRateLimiterMs, c.AdminNeedClientAuth)
+	// restore is off unless enabled (ZooKeeper's default is on; zkd's is not).
+	if c.AdminSnapshotDisabled || c.AdminRestoreEnabled || c.AdminRateLimiterMs != 0 || c.AdminNeedClientAuth {
+		t.Errorf("defaults: %v %v %v %v", c.AdminSnapshotDisabled, c.AdminRestoreEnabled, c.AdminRateLimiterMs, c.AdminNeedClientAuth)
 	}
 	for _, bad := range []string{"admin.snapshot.enabled=no", "zookeeper.admin.restore.enabled=off", "admin.needClientAuth=1", "admin.snapshot.enabled="} {
 		_, err := Parse(strings.NewReader("dataDir=/d\nclientPort=2181\n" + bad + "\n"))
@@ -456,8 +457,15 @@ func TestAdminSnapshotKeys(t *testing.T) {
 	}
 	c = mustParse(t, "dataDir=/d\nclientPort=2181\nadmin.snapshot.enabled=false\nzookeeper.admin.restore.enabled=FALSE\n"+
 		"admin.rateLimiterIntervalInMS=1000\nadmin.needClientAuth=true\n")
-	if !c.AdminSnapshotDisabled || !c.AdminRestoreDisabled || c.AdminRateLimiterMs != 1000 || !c.AdminNeedClientAuth {
-		t.Errorf("set: %v %v %v %v", c.AdminSnapshotDisabled, c.AdminRestoreDisabled, c.AdminRateLimiterMs, c.AdminNeedClientAuth)
+	if !c.AdminSnapshotDisabled || c.AdminRestoreEnabled || c.AdminRateLimiterMs != 1000 || !c.AdminNeedClientAuth {
+		t.Errorf("set: %v %v %v %v", c.AdminSnapshotDisabled, c.AdminRestoreEnabled, c.AdminRateLimiterMs, c.AdminNeedClientAuth)
+	}
+	if back := mustParse(t, c.String()); !reflect.DeepEqual(back, c) {
+		t.Errorf("String does not round-trip:\n%s", c.String())
+	}
+	c = mustParse(t, "dataDir=/d\nclientPort=2181\nzookeeper.admin.restore.enabled=true\n")
+	if !c.AdminRestoreEnabled {
+		t.Error("admin.restore.enabled=true left restore off")
 	}
 	if back := mustParse(t, c.String()); !reflect.DeepEqual(back, c) {
 		t.Errorf("String does not round-trip:\n%s", c.String())

@@ -67,7 +67,7 @@ func TestSecurityKeysFailClosed(t *testing.T) {
 		{lines: "admin.enableServer=true", honoured: func(c *Config) bool { return c.AdminEnableServer }},
 		{lines: "zookeeper.admin.serverAddress=10.0.0.1", honoured: func(c *Config) bool { return c.AdminServerAddress == "10.0.0.1" }},
 		{lines: "admin.snapshot.enabled=false", honoured: func(c *Config) bool { return c.AdminSnapshotDisabled }},
-		{lines: "admin.restore.enabled=false", honoured: func(c *Config) bool { return c.AdminRestoreDisabled }},
+		{lines: "admin.restore.enabled=true", honoured: func(c *Config) bool { return c.AdminRestoreEnabled }},
 		{lines: "admin.needClientAuth=true", honoured: func(c *Config) bool { return c.AdminNeedClientAuth }},
 		{lines: "admin.enableServer=true\nadmin.needClientAuth=true", refused: ErrInvalid, key: "admin.needClientAuth"},
 		{lines: "zookeeper.admin.forceHttps=true", honoured: func(c *Config) bool { return c.AdminTLS.ForceHTTPS }},

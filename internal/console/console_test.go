@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"net/http"
 	"net/url"
 	"slices"
@@ -46,6 +47,12 @@ func newFixture(t *testing.T) *fixture {
 		if _, err := c.Create(ctx, p, data, acl, 0); err != nil {
 			t.Fatalf("create %s: %v", p, err)
 		}
+	}
+	// Console writes need an identity / 's ACL names with ADMIN: alice and bob are named
+	// (the tests' writers); anyone else keeps every permission through world:anyone.
+	root := append(zk.WorldACL(zk.PermAll), zk.DigestACL(zk.PermAll, "alice", "wonder")...)
+	if _, err := c.SetACL(ctx, "/", append(root, zk.DigestACL(zk.PermAll, "bob", "builder")...), -1); err != nil {
+		t.Fatalf("setAcl /: %v", err)
 	}
 	mk("/app", nil, zk.OpenACL())
 	mk("/app/json", []byte(`{"a":1,"b":[true,null]}`), zk.OpenACL())
@@ -88,6 +95,10 @@ func (f *fixture) do(t *testing.T, method, path string, hdr map[string]string, b
 		t.Fatal(err)
 	}
 	for k, v := range hdr {
+		if k == "Host" { // net/http sends req.Host, not a Host header
+			req.Host = v
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := (&http.Client{Timeout: 60 * time.Second}).Do(req)
@@ -245,6 +256,14 @@ func TestConsoleWrites(t *testing.T) {
 	csrf := map[string]string{console.CSRFHeader: "1"}
 	withAuth := map[string]string{console.CSRFHeader: "1", "Authorization": "digest alice:wonder"}
 	set := console.SetRequest{Path: "/app/json", Data: "changed", Encoding: "text", Version: 0}
+	// A DNS-rebinding page: its own name, resolved to the loopback-bound AdminServer, in
+	// both Host and Origin, so that they match each other.
+	_, port, err := net.SplitHostPort(f.srv.AdminAddr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	rebound := map[string]string{console.CSRFHeader: "1", "Authorization": "digest alice:wonder",
+		"Host": "evil.example:" + port, "Origin": "http://evil.example:" + port}
 	for _, tc := range []struct {
 		name string
 		hdr  map[string]string
@@ -255,6 +274,10 @@ func TestConsoleWrites(t *testing.T) {
 		{"no credentials", csrf, http.StatusUnauthorized},
 		{"bad credentials", map[string]string{console.CSRFHeader: "1", "Authorization": "digest"}, http.StatusUnauthorized},
 		{"unknown scheme", map[string]string{console.CSRFHeader: "1", "Authorization": "kerberos x"}, http.StatusUnauthorized},
+		// carol is let in by / 's world:anyone entry only: anybody can name a digest user.
+		{"made-up digest credentials", map[string]string{console.CSRFHeader: "1", "Authorization": "digest carol:anything"}, http.StatusForbidden},
+		{"ip", map[string]string{console.CSRFHeader: "1", "Authorization": "ip"}, http.StatusForbidden},
+		{"rebinding Host and Origin", rebound, http.StatusForbidden},
 	} {
 		if code, body := f.do(t, http.MethodPost, "/api/set", tc.hdr, set); code != tc.want {
 			t.Errorf("%s: %d %s, want %d", tc.name, code, body, tc.want)

@@ -7,9 +7,11 @@ import (
 	"fmt"
 	"hash/adler32"
 	"io"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 
 	"github.com/zkd-io/zkd/internal/storage"
 )
@@ -81,7 +83,7 @@ func Verify(w io.Writer, dir string) error {
 			line += fmt.Sprintf(", torn tail at offset %d (%s): recovery cuts it", scan.StopAt, scan.StopCause)
 			bad = true
 		case storage.LogCorrupt:
-			line += fmt.Sprintf(", corrupt at offset %d (%s): recovery cuts it and removes every later log", scan.StopAt, scan.StopCause)
+			line += fmt.Sprintf(", corrupt at offset %d (%s): with valid txns after it, a standalone server refuses to start (`zkd tool repair DIR` cuts it there) and an ensemble member refills from its leader", scan.StopAt, scan.StopCause)
 			bad = true
 		}
 		if corruptBefore != "" {
@@ -215,4 +217,49 @@ func copyFile(src, dst string) error {
 		err = cerr
 	}
 	return err
+}
+
+// RepairDir repairs the txn log of a data directory (dir or its version-2) as a server's
+// recovery would if told to accept the loss: a torn tail is cut, and at damage (what makes a
+// server refuse to start) the log is cut back to the last valid entry before it, every file
+// changed being kept first as damaged.<tag>.<name>. It prints what it cut and the txns lost.
+// The files replay needs are those after the newest snapshot that passes the quick check,
+// as for the server.
+func RepairDir(w io.Writer, dir string, tag string) error {
+	fsys := storage.OSFS{}
+	vdir := versionDir(dir)
+	var from int64
+	snaps, err := storage.FindSnapshots(fsys, vdir)
+	if err != nil {
+		return err
+	}
+	for _, sf := range snaps {
+		if ok, err := storage.ValidSnapshot(fsys, vdir, sf); err == nil && ok {
+			from = sf.Zxid
+			break
+		}
+	}
+	for {
+		l, err := storage.OpenLog(fsys, vdir, storage.LogOptions{PreAllocSize: -1, FromZxid: from,
+			Logger: slog.New(slog.NewTextHandler(w, nil))})
+		var d *storage.DamageError
+		if errors.As(err, &d) {
+			fmt.Fprintf(w, "%v\n", d)
+			kept, err := storage.CutAtDamage(fsys, vdir, d, tag)
+			if err != nil {
+				return err
+			}
+			fmt.Fprintf(w, "cut %s at offset %d; lost %d txns; originals kept as %s\n", d.File, d.Offset, d.After, strings.Join(kept, ", "))
+			continue
+		}
+		if err != nil {
+			return err
+		}
+		last := l.LastZxid()
+		if err := l.Close(); err != nil && !errors.Is(err, storage.ErrLogClosed) {
+			return err
+		}
+		fmt.Fprintf(w, "%s: the log is clean up to zxid %s\n", vdir, hexZxid(last))
+		return nil
+	}
 }

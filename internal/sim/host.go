@@ -16,6 +16,8 @@ type durableState struct {
 	// writes them).
 	cur      simConfig
 	lastSeen *simConfig
+	// damaged is the damage mark (Options.Damage).
+	damaged bool
 }
 
 // diskStep is a disk write the storage goroutine is running. Its effect on the server's
@@ -206,6 +208,13 @@ func (h *host) Notify(r *zab.Ready) {
 			sv.serving = true
 			sv.elect.UpdateElectionVote(sv.learner.NewEpoch())
 			s.checkPrefix(sv)
+			if sv.damaged && len(sv.running) == 0 {
+				// Refilled: the sync's writes are durable, and the mark goes (at once here;
+				// the server clears it on its storage goroutine after them).
+				sv.damaged, sv.disk.damaged = false, false
+				s.refilled++
+				s.trace("sid %d refilled: voting again", sv.sid)
+			}
 		}
 	}
 	for _, a := range r.LoadHistory {

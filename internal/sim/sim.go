@@ -53,6 +53,14 @@ type Options struct {
 	// BrokenElectionQuorum makes elections take any set of votes for a quorum: a
 	// deliberately wrong election (deciding on a non-quorum), which the checks must catch.
 	BrokenElectionQuorum bool
+	// Damage turns on disk damage (with Faults): a server goes down and its durable log
+	// loses everything from a random entry on, as recovery keeps a log damaged there, and it
+	// comes back as a damaged member, which votes with zxid -1 until a leader has synced
+	// it (server's electionZxid). At most one server is damaged at a time.
+	Damage bool
+	// BrokenDamagedVote makes a damaged member vote with its cut log: the bug the damage
+	// rule prevents, which the checks must catch.
+	BrokenDamagedVote bool
 	// Trace, when set, receives a line per step.
 	Trace func(string)
 }
@@ -105,6 +113,8 @@ type server struct {
 	after    *afterReconfig
 	// track follows a leader's quorums for the checks.
 	track *leaderTrack
+	// damaged: the disk's damage mark, as read at boot and cleared once synced.
+	damaged bool
 }
 
 type packet struct {
@@ -164,6 +174,8 @@ type Sim struct {
 	txns map[int64][]byte
 
 	fast int // decisions made before a finalize wait ran out
+	// damaged counts logs damaged; refilled, damaged members a leader synced.
+	damaged, refilled int
 	// votes are the proposals each server sent in each round, for the election check.
 	votes map[voteKey]map[voteVal]bool
 }
@@ -216,6 +228,7 @@ func (s *Sim) trace(format string, a ...any) {
 func (s *Sim) boot(sv *server) {
 	sv.acceptedEpoch, sv.currentEpoch = sv.disk.acceptedEpoch, sv.disk.currentEpoch
 	sv.log = slices.Clone(sv.disk.log)
+	sv.damaged = sv.disk.damaged
 	sv.cur, sv.lastSeen, sv.after = sv.disk.cur, sv.disk.lastSeen, nil
 	sv.observer = sv.cur.isObserver(sv.sid)
 	sv.elect = election.New(s.electionConfig(sv))
@@ -239,7 +252,11 @@ func (s *Sim) startLooking(sv *server, why string) {
 	if s.takeAfterReconfig(sv) {
 		return
 	}
-	s.sendElection(sv, sv.elect.Start(s.now, sv.lastLogged(), sv.currentEpoch))
+	zxid := sv.lastLogged()
+	if sv.damaged && !s.opt.BrokenDamagedVote {
+		zxid = -1
+	}
+	s.sendElection(sv, sv.elect.Start(s.now, zxid, sv.currentEpoch))
 }
 
 // endRole forgets the role's Readys not yet carried out. Disk steps it started keep running
@@ -541,6 +558,9 @@ func (s *Sim) doStep() {
 	// new configuration, which the full rate rarely leaves standing.
 	if s.opt.Faults && (!s.opt.Reconfig || s.rng.IntN(2) == 0) {
 		acts = append(acts, action{1, s.crash}, action{2, s.restart}, action{1, s.partition}, action{2, s.heal})
+		if s.opt.Damage {
+			acts = append(acts, action{1, s.damage})
+		}
 		if len(s.conns) > 0 {
 			acts = append(acts, action{1, s.breakRandomConn})
 		}
@@ -685,7 +705,31 @@ func (s *Sim) tick() {
 }
 
 func (s *Sim) crash() {
+	s.crashServer(s.servers[s.sids[s.rng.IntN(len(s.sids))]])
+}
+
+// damage damages a random server's log, if no other server is damaged: it goes down (the
+// damage is found at its next start) and its log keeps only the entries before a random
+// one, with the damage mark.
+func (s *Sim) damage() {
 	sv := s.servers[s.sids[s.rng.IntN(len(s.sids))]]
+	for _, o := range s.servers {
+		if o.disk.damaged && o != sv {
+			return
+		}
+	}
+	s.crashServer(sv)
+	if len(sv.disk.log) == 0 {
+		return
+	}
+	k := s.rng.IntN(len(sv.disk.log))
+	s.trace("sid %d's log damaged at %s: keeps %d of %d txns", sv.sid, zab.Hex(sv.disk.log[k].Zxid), k, len(sv.disk.log))
+	sv.disk.log = sv.disk.log[:k:k]
+	sv.disk.damaged = true
+	s.damaged++
+}
+
+func (s *Sim) crashServer(sv *server) {
 	if sv.role == down {
 		return
 	}
@@ -764,6 +808,47 @@ func (s *Sim) partition() {
 	}
 }
 
+// Settle ends the faults: partitions heal, every server down restarts, and the run goes on
+// until every server serves undamaged (a damaged member refilled) or maxSteps pass. It
+// reports whether the ensemble got there, and a Violation if a check broke meanwhile.
+// Without reconfigs every server is a voter, so with the faults over a quorum of healthy
+// members exists and the ensemble must get there.
+func (s *Sim) Settle(maxSteps int) (ok bool, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			if v, isV := r.(Violation); isV {
+				err = v
+				return
+			}
+			panic(r)
+		}
+	}()
+	s.opt.Faults, s.opt.DownReports = false, false
+	s.heal()
+	for _, sid := range s.sids {
+		if sv := s.servers[sid]; sv.role == down {
+			s.boot(sv)
+		}
+	}
+	settled := func() bool {
+		for _, sid := range s.sids {
+			sv := s.servers[sid]
+			if sv.role == down || !sv.serving || sv.damaged {
+				return false
+			}
+		}
+		return true
+	}
+	for i := 0; i < maxSteps; i++ {
+		if settled() {
+			return true, nil
+		}
+		s.step++
+		s.doStep()
+	}
+	return settled(), nil
+}
+
 func (s *Sim) heal() {
 	for _, sid := range s.sids {
 		s.servers[sid].partition = 0
@@ -786,6 +871,9 @@ type Stats struct {
 	Disk                          DiskStats
 	// FastDecisions counts elections decided before their finalize wait ran out.
 	FastDecisions int
+	// Damaged counts logs damaged (Options.Damage); Refilled, damaged members a leader
+	// synced, after which they vote again.
+	Damaged, Refilled int
 }
 
 // DiskStats counts what the asynchronous disk steps did, to show a run exercised them.
@@ -799,5 +887,5 @@ type DiskStats struct {
 }
 
 func (s *Sim) Stats() Stats {
-	return Stats{Epochs: len(s.leaders), Committed: len(s.global), Proposed: s.proposed, Disk: s.disk, Reconfigs: s.reconfigs, ReconfigsCommitted: s.reconfigsCommitted, Handovers: s.handovers, FastDecisions: s.fast}
+	return Stats{Epochs: len(s.leaders), Committed: len(s.global), Proposed: s.proposed, Disk: s.disk, Reconfigs: s.reconfigs, ReconfigsCommitted: s.reconfigsCommitted, Handovers: s.handovers, FastDecisions: s.fast, Damaged: s.damaged, Refilled: s.refilled}
 }

@@ -42,12 +42,24 @@
 // at the new end, so a fresh log is 16 bytes + 64 MiB long and
 // mostly zeros. A reader therefore ends a file at EOF or at an entry whose length is 0.
 //
-// Recovery (OpenLog) reads every file in zxid order. A short header, a short entry or a
-// missing 0x42 is a torn write: the file is cut there and reading goes on with the next
-// file. A bad magic, a negative length or a checksum mismatch is corruption: the file is cut
-// to its last valid entry and every later file removed. Appends are buffered and written
-// at Sync, which fsyncs the file (and, for a new file, its directory): one fsync per group
-// of entries.
+// Recovery (OpenLog) reads, in zxid order, the files replay needs (from the newest whose
+// first zxid is at most the snapshot's). A crash tears only the last write, so a short
+// header, a short entry, a missing 0x42, a bad checksum or an impossible length with
+// nothing valid after it is a torn write: the file is cut there and reading goes on with
+// the next file. The same problems with a valid entry anywhere after them (found by a
+// byte-by-byte search: a checksum long with zero upper half, a length that fits, the 0x42,
+// a matching Adler-32 and a higher zxid), zeros in the middle of a file with entries after
+// them, or a later file that starts past the next zxid of the same epoch, are damage:
+// OpenLog returns a DamageError naming the file, offset and zxids at stake and changes
+// nothing. So is a whole entry (its length fits, its 0x42 is there) whose checksum fails,
+// even last: a crash that loses a sector of a write leaves zeros there, so unless the
+// entry's bytes in some sector before its marker's are all zeros, it was written whole and
+// changed since (ZooKeeper refuses it too). CutAtDamage cuts there when told to, first renaming every file it changes to
+// damaged.<tag>.<name>. Appends are buffered and written at Sync, which fsyncs the file
+// (and, for a new file, its directory): one fsync per group of entries.
+//
+// A log directory may hold zkd.damaged ("highestZxid=0x<hex>\n"): the server lost txns up
+// to that zxid to damage and must not vote on its log until it has synced with a leader.
 //
 // # Snapshot file
 //

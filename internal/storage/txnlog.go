@@ -54,6 +54,9 @@ type LogOptions struct {
 	ForceSync bool
 	// Logger receives recovery warnings; nil means slog.Default().
 	Logger *slog.Logger
+	// FromZxid is the zxid of the snapshot replay starts from: recovery reads the files
+	// from the one holding FromZxid+1 on, and leaves older ones alone.
+	FromZxid int64
 }
 
 // Log appends to ZooKeeper's version-2/log.<zxid> files. It is safe for concurrent use;
@@ -83,12 +86,13 @@ type Log struct {
 }
 
 // OpenLog opens the txn log in dir (a version-2 directory, created if missing), recovering
-// it first: every log file is scanned and the log is cut back to its valid prefix.
+// it first: the log files replay needs are scanned.
 //
-//   - A torn entry (short, or missing its 0x42 marker) ends its file: the file is truncated
-//     there and reading goes on with the next file, as ZooKeeper does.
-//   - A checksum mismatch, bad file header or impossible length is corruption: that file is
-//     truncated to its last valid entry and every later log file is removed.
+//   - A torn tail (a bad or short entry with nothing valid after it) ends its file: the file
+//     is truncated there and reading goes on with the next file, as ZooKeeper does.
+//   - Damage (a bad entry, a bad header or zeros with valid entries after them, or a hole in
+//     the zxids between files) is returned as a *DamageError and nothing is changed: what
+//     to cut is for an operator (CutAtDamage) or the ensemble to decide.
 //   - Files left without any valid entry are removed.
 //
 // The next Append always starts a new file, named by its zxid, as ZooKeeper does after a
@@ -105,7 +109,7 @@ func OpenLog(fsys FS, dir string, opts LogOptions) (*Log, error) {
 	if err := fsys.MkdirAll(dir, 0o755); err != nil {
 		return nil, fmt.Errorf("storage: create log dir: %w", err)
 	}
-	last, err := recoverLog(fsys, dir, logger)
+	last, err := recoverLog(fsys, dir, opts.FromZxid, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -282,6 +286,46 @@ func (l *Log) TruncateAfter(zxid int64) error {
 }
 
 var errStopScan = errors.New("stop scan")
+
+// whyChecksum is why a scan stops at a whole entry whose checksum does not match.
+const whyChecksum = "checksum mismatch"
+
+// sectorSize is the unit a disk writes whole: a crash may lose some sectors of a write and
+// keep later ones, but never half a sector.
+const sectorSize = 512
+
+// tornEvidence says whether the whole entry at off (its length fits and its 0x42 is there)
+// whose checksum fails may be a torn write: only if a sector before the one holding its
+// marker holds none of the entry's bytes but zeros (the preallocated zeros a lost sector
+// leaves). Otherwise the bytes were all written and then changed: damage. zxid is what the
+// entry's header says, for the message.
+func tornEvidence(fsys FS, path string, off int64) (torn bool, zxid int64, err error) {
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return false, 0, fmt.Errorf("storage: read log: %w", err)
+	}
+	defer f.Close()
+	var h [12]byte
+	if _, err := f.ReadAt(h[:], off); err != nil {
+		return false, 0, fmt.Errorf("storage: read log: %w", err)
+	}
+	n := int64(binary.BigEndian.Uint32(h[8:]))
+	e := make([]byte, 12+n+1)
+	if _, err := f.ReadAt(e, off); err != nil {
+		return false, 0, fmt.Errorf("storage: read log: %w", err)
+	}
+	if n >= jute.TxnHeaderSize {
+		zxid = int64(binary.BigEndian.Uint64(e[12+12:]))
+	}
+	marker := off + 12 + n
+	for sec := off - off%sectorSize; sec < marker-marker%sectorSize; sec += sectorSize {
+		lo, hi := max(sec, off)-off, min(sec+sectorSize, marker)-off
+		if isZero(e[lo:hi]) {
+			return true, zxid, nil
+		}
+	}
+	return false, zxid, nil
+}
 
 func (l *Log) usable() error {
 	if l.closed {
@@ -468,13 +512,14 @@ const (
 )
 
 type scanResult struct {
-	validEnd int64 // offset just past the last valid entry, or 0 if the header is bad
-	count    int
-	lastZxid int64
-	size     int64
-	stop     stopReason
-	stopOff  int64
-	why      string
+	validEnd  int64 // offset just past the last valid entry, or 0 if the header is bad
+	count     int
+	firstZxid int64
+	lastZxid  int64
+	size      int64
+	stop      stopReason
+	stopOff   int64
+	why       string
 	// tolerateCRC makes a checksum mismatch no reason to stop (ScanLogFile's repair mode);
 	// crcOK says whether the entry being passed to fn had a good checksum.
 	tolerateCRC bool
@@ -572,7 +617,7 @@ func scanEntries(br *bufio.Reader, size int64, res *scanResult, fn func(zxid int
 		}
 		res.crcOK = sum>>32 == 0 && uint32(sum) == adler32.Checksum(txn)
 		if !res.crcOK && !res.tolerateCRC {
-			return stop(stopCorrupt, off, "checksum mismatch")
+			return stop(stopCorrupt, off, whyChecksum)
 		}
 		if n < jute.TxnHeaderSize {
 			return stop(stopCorrupt, off, fmt.Sprintf("txn of %d bytes is shorter than a TxnHeader", n))
@@ -587,6 +632,9 @@ func scanEntries(br *bufio.Reader, size int64, res *scanResult, fn func(zxid int
 				return err
 			}
 		}
+		if res.count == 0 {
+			res.firstZxid = zxid
+		}
 		res.count++
 		res.lastZxid = zxid
 		off += 12 + n + 1
@@ -594,54 +642,113 @@ func scanEntries(br *bufio.Reader, size int64, res *scanResult, fn func(zxid int
 	}
 }
 
-// recoverLog cuts the log back to its valid prefix (see OpenLog) and returns its last zxid.
+// recoverLog cuts a torn tail back to the last valid entry (see OpenLog) and returns the
+// last zxid, or returns a *DamageError, changing nothing, when the log is damaged: a bad
+// entry, a zeroed stretch or a bad file header with valid entries after it in that file or
+// later ones, or files whose zxids leave a hole within an epoch. Only the files replay needs
+// (from the newest whose first zxid is at most from) are read: older ones hold what the
+// snapshot already has.
 //
-// Files are removed (and the removals made durable) before any file is truncated: if the
-// files after a corrupt entry survived a crash that happened after the truncation, the next
-// recovery would find a clean end there and splice the later files on after a hole.
-func recoverLog(fsys FS, dir string, logger *slog.Logger) (int64, error) {
+// A crash tears only the last write, so a bad entry with nothing valid after it (and the
+// next file, if any, carrying on from the entry before it) is a torn write, never a txn
+// that was acknowledged: it is cut. A file left without a valid entry is removed.
+func recoverLog(fsys FS, dir string, from int64, logger *slog.Logger) (int64, error) {
 	files, err := listLogs(fsys, dir)
 	if err != nil {
 		return 0, err
 	}
+	start := 0
+	for i, lf := range files {
+		if lf.zxid <= from {
+			start = i
+		}
+	}
 	type cut struct {
-		path string
-		size int64
+		path  string
+		size  int64
+		attrs []any
 	}
 	var removes []string
 	var cuts []cut
 	var last int64
-	for i, lf := range files {
+	// torn is the last torn tail seen, until a file with entries follows it.
+	type tornTail struct {
+		i   int
+		res scanResult
+	}
+	var torn *tornTail
+	damage := func(i int, res scanResult, off int64, why string, resume int64) error {
+		d := &DamageError{File: join(dir, files[i].name), Offset: off, Why: why, LastGood: max(last, from),
+			validEnd: res.validEnd, cutRemovesAllFile: res.count == 0}
+		if err := damageAfter(fsys, dir, files, i, resume, d); err != nil {
+			return err
+		}
+		return d
+	}
+	for i := start; i < len(files); i++ {
+		lf := files[i]
 		path := join(dir, lf.name)
 		res, err := scanLog(fsys, path, nil)
 		if err != nil {
 			return 0, err
 		}
+		// With no snapshot (from 0) the first file may start anywhere: ZooKeeper's data
+		// directories begin at an epoch's first zxid.
+		if res.count > 0 && (i > start || from > 0) && sameEpochHole(max(last, from), res.firstZxid) {
+			why := fmt.Sprintf("the next file, %s, starts at zxid %#x: the txns between are missing", lf.name, res.firstZxid)
+			if torn != nil {
+				// The torn tail before is where the missing txns were.
+				return 0, damage(torn.i, torn.res, torn.res.validEnd, torn.res.why+"; "+why, torn.res.stopOff+1)
+			}
+			return 0, damage(i, scanResult{validEnd: fileHeaderSize}, fileHeaderSize,
+				fmt.Sprintf("the file starts at zxid %#x, but the log before it ends at %#x: the txns between are missing",
+					res.firstZxid, max(last, from)), 0)
+		}
+		if res.count > 0 {
+			torn, last = nil, res.lastZxid
+		}
 		attrs := []any{"file", path, "offset", res.stopOff, "error", res.why}
+		if res.stop != stopEnd || res.stopOff < res.size {
+			// A torn write ends the log; anything valid after the stop says otherwise.
+			resume := res.stopOff + 1
+			if res.stop == stopEnd {
+				resume = res.stopOff // a zero length: the zeros may hide entries after them
+			}
+			after, err := salvageScan(fsys, path, resume, last)
+			if err != nil {
+				return 0, err
+			}
+			if after.count > 0 {
+				why := res.why
+				if res.stop == stopEnd {
+					why = "zeros in the middle of the log"
+				}
+				return 0, damage(i, res, res.validEnd, why, resume)
+			}
+			if res.stop == stopCorrupt && res.why == whyChecksum {
+				torn, zxid, err := tornEvidence(fsys, path, res.stopOff)
+				if err != nil {
+					return 0, err
+				}
+				if !torn {
+					// Whole, with its end marker, yet wrong: not a write cut short. Cutting
+					// it would lose what may be an acknowledged txn (ZooKeeper refuses it too).
+					return 0, damage(i, res, res.validEnd,
+						fmt.Sprintf("%s in a whole entry (its header says zxid %#x): damage, not a torn write", res.why, zxid), resume)
+				}
+			}
+		}
 		switch {
 		case res.count == 0:
 			if res.stop != stopEnd {
 				logger.Warn("txn log file has no valid entry; removing it", attrs...)
 			}
 			removes = append(removes, lf.name)
-		case res.stop == stopTorn:
-			logger.Warn("torn txn log entry; truncating", append(attrs, "last_zxid", fmt.Sprintf("%#x", res.lastZxid))...)
-			cuts = append(cuts, cut{path, res.validEnd})
-		case res.stop == stopCorrupt:
-			logger.Warn("corrupt txn log; truncating to the last valid entry",
-				append(attrs, "last_zxid", fmt.Sprintf("%#x", res.lastZxid))...)
-			cuts = append(cuts, cut{path, res.validEnd})
+		case res.stop != stopEnd:
+			cuts = append(cuts, cut{path, res.validEnd, append(attrs, "last_zxid", fmt.Sprintf("%#x", res.lastZxid))})
 		}
-		if res.count > 0 {
-			last = res.lastZxid
-		}
-		if res.stop == stopCorrupt {
-			// Later files continue a history with a hole in it.
-			for _, later := range files[i+1:] {
-				logger.Warn("removing txn log file after a corrupt one", "file", join(dir, later.name))
-				removes = append(removes, later.name)
-			}
-			break
+		if res.stop != stopEnd {
+			torn = &tornTail{i, res}
 		}
 	}
 	for _, name := range removes {
@@ -655,6 +762,7 @@ func recoverLog(fsys FS, dir string, logger *slog.Logger) (int64, error) {
 		}
 	}
 	for _, c := range cuts {
+		logger.Warn("torn txn log entry; truncating", c.attrs...)
 		if err := truncateFile(fsys, c.path, c.size); err != nil {
 			return 0, err
 		}

@@ -489,22 +489,62 @@ func TestTornTailEveryOffset(t *testing.T) {
 	}
 }
 
-// A flipped byte anywhere in an entry cuts the log back to the entry before it; later files
-// go too, and new appends continue after the cut.
-func TestFlippedByteTruncates(t *testing.T) {
-	build := func() (*MemFS, []entry) {
-		m := NewMemFS()
-		l := openLog(t, m, 128)
-		es := mkEntries(1, 30, 0)
-		appendAll(t, l, es[:10])
-		l.Roll()
-		appendAll(t, l, es[10:20])
-		l.Roll()
-		appendAll(t, l, es[20:])
-		l.Close()
-		return m, es
+// snapshotFiles returns every file under vdir and its bytes.
+func snapshotFiles(t *testing.T, m *MemFS) map[string]string {
+	t.Helper()
+	names, err := m.ReadDir(vdir)
+	if err != nil {
+		t.Fatal(err)
 	}
-	_, es := build()
+	out := map[string]string{}
+	for _, n := range names {
+		b, err := m.ReadFile(vdir + "/" + n)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out[n] = string(b)
+	}
+	return out
+}
+
+// openDamaged opens the log expecting damage, and checks that nothing changed on disk.
+func openDamaged(t *testing.T, m *MemFS, pre int64) *DamageError {
+	t.Helper()
+	before := snapshotFiles(t, m)
+	l, err := OpenLog(m, vdir, LogOptions{PreAllocSize: pre, ForceSync: true, Logger: quiet})
+	if err == nil {
+		l.Close()
+		t.Fatal("OpenLog found no damage")
+	}
+	var d *DamageError
+	if !errors.As(err, &d) || !errors.Is(err, ErrCorruptLog) {
+		t.Fatalf("OpenLog: %v, want a DamageError", err)
+	}
+	if after := snapshotFiles(t, m); fmt.Sprint(after) != fmt.Sprint(before) {
+		t.Fatalf("OpenLog changed the files of a damaged log")
+	}
+	return d
+}
+
+func buildThreeFiles(t *testing.T) (*MemFS, []entry) {
+	m := NewMemFS()
+	l := openLog(t, m, 128)
+	es := mkEntries(1, 30, 0)
+	appendAll(t, l, es[:10])
+	l.Roll()
+	appendAll(t, l, es[10:20])
+	l.Roll()
+	appendAll(t, l, es[20:])
+	l.Close()
+	return m, es
+}
+
+// A flipped byte anywhere in an entry with valid entries after it is damage: OpenLog names
+// the file, the offset and the zxids at stake, and changes nothing. CutAtDamage then cuts
+// the log back to the entry before it, keeping every file it changes, and appends continue
+// after the cut.
+func TestFlippedByteIsDamage(t *testing.T) {
+	_, es := buildThreeFiles(t)
 	// Offsets of entries 11..20 in log.b.
 	off := int64(fileHeaderSize)
 	var offs []int64
@@ -515,33 +555,40 @@ func TestFlippedByteTruncates(t *testing.T) {
 	for k := 3; k < 10; k += 3 { // entry zxid 11+k is damaged
 		e := es[10+k]
 		for pos := int64(0); pos < int64(entryOverhead+len(e.txn)); pos++ {
-			m, es := build()
+			m, es := buildThreeFiles(t)
 			if err := m.Corrupt(vdir+"/log.b", offs[k]+pos); err != nil {
 				t.Fatal(err)
 			}
-			inBody := pos >= 12 && pos < 12+int64(len(e.txn))
-			if inBody {
-				_, _, err := readAll(t, m, vdir, 0)
-				if !errors.Is(err, ErrCorruptLog) {
-					t.Fatalf("k %d pos %d: ReadLog before recovery: %v", k, pos, err)
+			d := openDamaged(t, m, 128)
+			if d.File != vdir+"/log.b" || d.Offset != offs[k] || d.LastGood != e.zxid-1 || d.Highest != 30 {
+				t.Fatalf("k %d pos %d: %v", k, pos, d)
+			}
+			// The damaged entry's own zxid may survive in the search (a flipped checksum
+			// byte leaves the rest of it for a later match): at least every later one does.
+			if d.After < int(30-e.zxid) || d.FirstAfter > e.zxid+1 || d.FirstAfter < e.zxid {
+				t.Fatalf("k %d pos %d: after %d from %#x", k, pos, d.After, d.FirstAfter)
+			}
+			if got := fmt.Sprint(d.Files); got != fmt.Sprint([]string{vdir + "/log.b", vdir + "/log.15"}) {
+				t.Fatalf("files at stake %s", got)
+			}
+			orig := snapshotFiles(t, m)
+			kept, err := CutAtDamage(m, vdir, d, "t1")
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, k := range kept {
+				name := k[len(vdir)+1+len("damaged.t1."):]
+				if b, _ := m.ReadFile(k); string(b) != orig[name] {
+					t.Fatalf("%s does not keep %s", k, name)
 				}
 			}
 			l := openLog(t, m, 128)
 			wantLast := e.zxid - 1
-			if !inBody {
-				// Damage to the framing can read as a torn entry, which ends only its
-				// file; later files stay.
-				if l.LastZxid() != wantLast && l.LastZxid() != 30 {
-					t.Fatalf("k %d pos %d: LastZxid %d", k, pos, l.LastZxid())
-				}
-				l.Close()
-				continue
-			}
 			if l.LastZxid() != wantLast {
 				t.Fatalf("k %d pos %d: LastZxid %d, want %d", k, pos, l.LastZxid(), wantLast)
 			}
 			if names := fmt.Sprint(logNames(t, m)); names != "[log.1 log.b]" {
-				t.Fatalf("files after recovery: %s", names)
+				t.Fatalf("files after the cut: %s", names)
 			}
 			next := mkEntries(wantLast+1, wantLast+3, 0x77)
 			appendAll(t, l, next)
@@ -555,42 +602,45 @@ func TestFlippedByteTruncates(t *testing.T) {
 	}
 }
 
-// Recovery that is interrupted between removing the files after a corrupt entry and
-// truncating the damaged file must not leave the later files spliced onto a cut log.
-func TestRecoveryInterrupted(t *testing.T) {
-	m := NewMemFS()
-	l := openLog(t, m, 128)
-	es := mkEntries(1, 30, 0)
-	appendAll(t, l, es[:10])
-	l.Roll()
-	appendAll(t, l, es[10:20])
-	l.Roll()
-	appendAll(t, l, es[20:])
-	l.Close()
+// A cut interrupted between keeping the later files and cutting the damaged one never
+// leaves the later files spliced onto a shorter log: what a crash leaves is a prefix.
+func TestCutAtDamageInterrupted(t *testing.T) {
+	m, es := buildThreeFiles(t)
 	// Damage the body of zxid 15 in log.b.
 	off := int64(fileHeaderSize)
 	for _, e := range es[10:14] {
 		off += int64(entryOverhead + len(e.txn))
 	}
 	m.Corrupt(vdir+"/log.b", off+12+5)
+	d := openDamaged(t, m, 128)
 	m.FailNextSyncDir(errors.New("power is failing"))
-	if _, err := OpenLog(m, vdir, LogOptions{PreAllocSize: 128, Logger: quiet}); err == nil {
-		t.Fatal("OpenLog succeeded despite the failed directory sync")
+	if _, err := CutAtDamage(m, vdir, d, "t1"); err == nil {
+		t.Fatal("CutAtDamage succeeded despite the failed directory sync")
 	}
 	m.Crash()
-	l = openLog(t, m, 128)
-	if l.LastZxid() != 14 {
-		t.Fatalf("LastZxid %d, want 14", l.LastZxid())
+	l, err := OpenLog(m, vdir, LogOptions{PreAllocSize: 128, Logger: quiet})
+	if err != nil {
+		// The crash undid the renames: still the same damage, still nothing lost.
+		var d2 *DamageError
+		if !errors.As(err, &d2) || d2.Offset != d.Offset || d2.Highest != 30 {
+			t.Fatalf("after the crash: %v", err)
+		}
+		return
 	}
+	defer l.Close()
 	got, _, err := readAll(t, m, vdir, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	sameEntries(t, got, es[:14])
-	l.Close()
+	sameEntries(t, got, es[:len(got)])
+	if len(got) > 14 {
+		t.Fatalf("%d entries read past the damage", len(got))
+	}
 }
 
-// Framing damage in the only file always cuts back to the entry before it.
+// Damage to an entry in the only file, with entries after it, is damage at every byte. The
+// same entry last in the file is damage if it is whole (a flipped checksum or body byte)
+// and a torn tail if its framing (length, marker) is what broke.
 func TestFlippedFramingSingleFile(t *testing.T) {
 	m0 := NewMemFS()
 	l := openLog(t, m0, -1)
@@ -604,25 +654,105 @@ func TestFlippedFramingSingleFile(t *testing.T) {
 	}
 	n := int64(entryOverhead + len(es[3].txn))
 	for pos := start; pos < start+n; pos++ {
-		m := NewMemFS()
-		m.MkdirAll(vdir, 0o755)
-		m.WriteFile(vdir+"/log.1", full)
-		m.Corrupt(vdir+"/log.1", pos)
-		l := openLog(t, m, -1)
-		if l.LastZxid() != 3 {
-			t.Fatalf("flip at %d: LastZxid %d", pos, l.LastZxid())
+		for _, tail := range []bool{false, true} {
+			m := NewMemFS()
+			m.MkdirAll(vdir, 0o755)
+			content := full
+			if tail {
+				content = full[:start+n]
+			}
+			m.WriteFile(vdir+"/log.1", content)
+			m.Corrupt(vdir+"/log.1", pos)
+			if !tail {
+				if d := openDamaged(t, m, -1); d.LastGood != 3 || d.Highest != 6 || d.Offset != start {
+					t.Fatalf("flip at %d: %v", pos, d)
+				}
+				continue
+			}
+			if rel := pos - start; rel < 8 || (rel >= 12 && rel < n-1) {
+				// The checksum or the body of a whole entry: written whole, then changed.
+				if d := openDamaged(t, m, -1); d.LastGood != 3 || d.After != 0 || d.Offset != start {
+					t.Fatalf("flip at %d of the last entry: %v", pos, d)
+				}
+				continue
+			}
+			l := openLog(t, m, -1)
+			if l.LastZxid() != 3 {
+				t.Fatalf("flip at %d of the last entry's framing: LastZxid %d", pos, l.LastZxid())
+			}
+			l.Close()
 		}
-		l.Close()
 	}
-	// A damaged header removes the file and everything after it.
+	// A damaged header with valid entries after it is damage too.
 	m := NewMemFS()
 	m.MkdirAll(vdir, 0o755)
 	m.WriteFile(vdir+"/log.1", full)
 	m.Corrupt(vdir+"/log.1", 1)
-	l = openLog(t, m, -1)
-	if l.LastZxid() != 0 || len(logNames(t, m)) != 0 {
-		t.Fatalf("bad header: LastZxid %d, files %v", l.LastZxid(), logNames(t, m))
+	if d := openDamaged(t, m, -1); d.Offset != 0 || d.After != 6 || d.LastGood != 0 {
+		t.Fatalf("bad header: %v", d)
 	}
+}
+
+// A length field set to 0x7fffffff in the middle of a preallocated file (the case)
+// reads as an entry running past the end, and zeros in the middle of a file read as its
+// end; with entries after them both are damage.
+func TestImpossibleLengthAndZerosAreDamage(t *testing.T) {
+	build := func() (*MemFS, int64, int64) {
+		m := NewMemFS()
+		l := openLog(t, m, 4096)
+		es := mkEntries(1, 40, 0)
+		appendAll(t, l, es)
+		l.Close()
+		off := int64(fileHeaderSize)
+		for _, e := range es[:20] {
+			off += int64(entryOverhead + len(e.txn))
+		}
+		return m, off, int64(entryOverhead + len(es[20].txn))
+	}
+	m, off, _ := build()
+	f, _ := m.OpenFile(vdir+"/log.1", os.O_RDWR, 0)
+	f.WriteAt([]byte{0x7f, 0xff, 0xff, 0xff}, off+8)
+	f.Close()
+	if d := openDamaged(t, m, 4096); d.LastGood != 20 || d.After != 19 || d.FirstAfter != 22 || d.Highest != 40 {
+		t.Fatalf("length 0x7fffffff: %v (after %d from %#x)", d, d.After, d.FirstAfter)
+	}
+	m, off, n := build()
+	f, _ = m.OpenFile(vdir+"/log.1", os.O_RDWR, 0)
+	f.WriteAt(make([]byte, n), off)
+	f.Close()
+	if d := openDamaged(t, m, 4096); d.LastGood != 20 || d.FirstAfter != 22 || d.Highest != 40 || d.Why != "zeros in the middle of the log" {
+		t.Fatalf("zeroed entry: %v", d)
+	}
+}
+
+// A log file that starts past the next zxid of the epoch leaves a hole: damage. One that
+// starts in a later epoch, or carries on after a torn tail, does not.
+func TestHoleBetweenFiles(t *testing.T) {
+	m, _ := buildThreeFiles(t)
+	m.Remove(vdir + "/log.b")
+	d := openDamaged(t, m, 128)
+	if d.File != vdir+"/log.15" || d.LastGood != 10 || d.FirstAfter != 21 || d.Highest != 30 {
+		t.Fatalf("missing log.b: %v", d)
+	}
+	// Covered by the snapshot: replay starts at log.15.
+	l, err := OpenLog(m, vdir, LogOptions{PreAllocSize: 128, Logger: quiet, FromZxid: 20})
+	if err != nil {
+		t.Fatalf("hole behind the snapshot: %v", err)
+	}
+	l.Close()
+
+	m = NewMemFS()
+	l = openLog(t, m, 128)
+	appendAll(t, l, mkEntries(1, 10, 0))
+	l.Close()
+	l = openLog(t, m, 128)
+	appendAll(t, l, mkEntries(1<<32+1, 1<<32+5, 0))
+	l.Close()
+	l = openLog(t, m, 128)
+	if l.LastZxid() != 1<<32+5 {
+		t.Fatalf("a new epoch: LastZxid %#x", l.LastZxid())
+	}
+	l.Close()
 }
 
 func TestTruncateAfter(t *testing.T) {
@@ -857,5 +987,32 @@ func TestReadLogAhead(t *testing.T) {
 	}, func(e entry) error { n++; return nil })
 	if !errors.Is(err, bad) || n != 554 {
 		t.Fatalf("decode error: %v after %d applied", err, n)
+	}
+}
+
+// A whole last entry with a bad checksum is a torn write only when a sector of it before
+// its marker's holds nothing but zeros (a lost sector); a small entry within one sector
+// never is.
+func TestTornEvidence(t *testing.T) {
+	m := NewMemFS()
+	l := openLog(t, m, -1)
+	big := entry{1, mkTxn(1, 1500, 0)}
+	appendAll(t, l, []entry{big})
+	l.Close()
+	full, _ := m.ReadFile(vdir + "/log.1")
+	// Zero the entry's second sector, between its header's and its marker's (a lost sector).
+	lost := append([]byte(nil), full...)
+	for i := sectorSize; i < 2*sectorSize; i++ {
+		lost[i] = 0
+	}
+	m.WriteFile(vdir+"/log.1", lost)
+	if torn, _, err := tornEvidence(m, vdir+"/log.1", fileHeaderSize); err != nil || !torn {
+		t.Fatalf("a lost first sector: torn %v, %v", torn, err)
+	}
+	flipped := append([]byte(nil), full...)
+	flipped[900] ^= 1
+	m.WriteFile(vdir+"/log.1", flipped)
+	if torn, zxid, err := tornEvidence(m, vdir+"/log.1", fileHeaderSize); err != nil || torn || zxid != 1 {
+		t.Fatalf("a flipped bit: torn %v zxid %d, %v", torn, zxid, err)
 	}
 }
