@@ -475,7 +475,7 @@ func (s *Server) observeWrites(events []datatree.Event) {
 			}
 			s.cfg.Metrics.NamespaceWrite(ev.Path, size)
 		case jute.EventNodeDeleted:
-			s.cfg.Metrics.NamespaceWrite(ev.Path, 0)
+			s.cfg.Metrics.NamespaceDelete(ev.Path)
 		}
 	}
 }

@@ -191,9 +191,9 @@ func TestQuorumSASLEnsemble(t *testing.T) {
 			leader = i
 		}
 	}
-	if n := e.logs[leader].count("quorum learner authenticated with SASL"); n < 2 {
-		t.Errorf("the leader logged %d authenticated learners, want at least 2 (quorum port)", n)
-	}
+	waitFor(t, "the leader to log two authenticated learners (quorum port)", func() bool {
+		return e.logs[leader].count("quorum learner authenticated with SASL") >= 2
+	})
 }
 
 // TestQuorumSASLWrongPasswordCannotJoin: a member whose QuorumLearner password is wrong is

@@ -172,12 +172,12 @@ func TestProcessEnsembleQuorumSASL(t *testing.T) {
 		t.Fatal(err)
 	}
 	for i, p := range e.procs {
-		if !strings.Contains(p.logText(), "quorum SASL") {
-			t.Errorf("server %d did not log its quorum SASL setting:\n%s", i+1, tail(p.logText(), 20))
-		}
+		waitForLog(t, p.logText, fmt.Sprintf("server %d's quorum SASL setting", i+1), func(log string) bool {
+			return strings.Contains(log, "quorum SASL")
+		})
 	}
 	leader := e.leader()
-	if got := strings.Count(e.procs[leader].logText(), "quorum learner authenticated with SASL"); got < 2 {
-		t.Errorf("the leader logged %d authenticated learners, want at least 2", got)
-	}
+	waitForLog(t, e.procs[leader].logText, "the leader's two authenticated learners", func(log string) bool {
+		return strings.Count(log, "quorum learner authenticated with SASL") >= 2
+	})
 }

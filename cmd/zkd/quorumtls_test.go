@@ -23,8 +23,10 @@ func TestProcessEnsembleQuorumTLS(t *testing.T) {
 		"ssl.quorum.trustStore.password=" + tlstest.Password,
 	})
 	for i, p := range e.procs {
-		if !strings.Contains(p.logText(), `msg="quorum TLS" sslQuorum=true`) {
-			t.Fatalf("server %d did not log its quorum TLS:\n%s", i+1, tail(p.logText(), 20))
+		if !waitForLog(t, p.logText, fmt.Sprintf("server %d's quorum TLS", i+1), func(log string) bool {
+			return strings.Contains(log, `msg="quorum TLS" sslQuorum=true`)
+		}) {
+			t.FailNow()
 		}
 	}
 	for i, a := range e.addrs {

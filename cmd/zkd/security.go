@@ -55,6 +55,11 @@ func applySecurity(cfg *config.Config, sc *server.Config, logger *slog.Logger) e
 func applyQuorumTLS(sec *config.Security, sc *server.Config, logger *slog.Logger) error {
 	if !sec.QuorumTLS && !sec.QuorumPortUnification {
 		if len(sec.SSLQuorum) > 0 {
+			// Checked all the same (a typo, "hostnameVerification=ture"): the day TLS is
+			// turned on must not be the day a key turns out to have been ignored.
+			if _, err := tlsconf.Parse(sec.SSLQuorum, tlsconf.QuorumPrefix); err != nil {
+				return err
+			}
 			logger.Warn("ssl.quorum.* keys are set but neither sslQuorum nor portUnification: the quorum runs without TLS, as ZooKeeper's does")
 		}
 		return nil
@@ -234,6 +239,10 @@ func (k *kerberosAuthz) AuthorizationID() string { return k.id }
 func applyClientTLS(sec *config.Security, sc *server.Config, logger *slog.Logger) error {
 	if sec.SecureClientPort == 0 && !sec.ClientPortUnification {
 		if len(sec.SSL) > 0 {
+			// Checked all the same, as the ssl.quorum.* keys in applyQuorumTLS.
+			if _, err := tlsconf.Parse(sec.SSL, "ssl."); err != nil {
+				return err
+			}
 			logger.Warn("ssl.* keys are set but neither secureClientPort nor client.portUnification: clients are served without TLS, as ZooKeeper does")
 		}
 		return nil

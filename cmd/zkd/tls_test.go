@@ -81,6 +81,14 @@ func TestSecurityConfigFailsClosed(t *testing.T) {
 		"quorum.auth.enableSasl":       "quorum.auth.enableSasl=true\n",
 		"ssl.quorum.keyStore":          fmt.Sprintf("sslQuorum=true\nssl.quorum.keyStore.location=%s\nssl.quorum.keyStore.password=not-the-pw-123\n", pki.Server.PKCS12),
 		"ssl.quorum.keyStore.location": "portUnification=true\n",
+		// Issue 26: values and keys ZooKeeper would read as "off" without a word.
+		"enforce.auth.enabled":           "enforce.auth.enabled=ture\nenforce.auth.schemes=digest\n",
+		"sessionRequireClientSASLAuth":   "sessionRequireClientSASLAuth=yes\n",
+		"enforce.auth.enable=":           "enforce.auth.enable=true\n",
+		"zkd.sesionSecretFile":           "zkd.sesionSecretFile=/etc/zkd/session.secret\n",
+		"admin.forceHttps":               "admin.enableServer=true\nadmin.forceHttps=ture\n",
+		"ssl.hostnameVerification":       "ssl.hostnameVerification=ture\n",
+		"ssl.quorum.hostnameVerificaton": "ssl.quorum.hostnameVerificaton=false\n",
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := t.TempDir()
@@ -112,4 +120,20 @@ func TestSecurityConfigFailsClosed(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestExpiredServerCertificateWarns: a secure client port whose certificate has expired
+// starts (clients will refuse it, as they refuse ZooKeeper's) with a WARN naming the keystore
+// and the certificate's dates.
+func TestExpiredServerCertificateWarns(t *testing.T) {
+	dir := t.TempDir()
+	pki := tlstest.New(t, filepath.Join(dir, "pki"))
+	p, _ := startFromZooCfg(t, dir, fmt.Sprintf("secureClientPort=%d\nssl.keyStore.location=%s\nssl.keyStore.password=%s\n"+
+		"ssl.trustStore.location=%s\nssl.trustStore.password=%s\n",
+		freePort(t), pki.Expired.PKCS12, tlstest.Password, pki.TrustPKCS12, tlstest.Password))
+	notAfter := pki.Expired.Cert.NotAfter.UTC().Format(time.RFC3339)
+	waitForLog(t, p.logText, "the expired certificate's warning", func(log string) bool {
+		return strings.Contains(log, "TLS server certificate has expired") &&
+			strings.Contains(log, "file="+pki.Expired.PKCS12) && strings.Contains(log, "notAfter="+notAfter)
+	})
 }

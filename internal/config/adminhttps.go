@@ -3,7 +3,8 @@ package config
 // AdminServer HTTPS (issues 12 and 14): ZooKeeper 3.9's JettyAdminServer reads
 // zookeeper.admin.portUnification, zookeeper.admin.forceHttps and
 // zookeeper.admin.needClientAuth with Boolean.getBoolean (only "true", in any case, is
-// true), and takes its key and trust stores from the ssl.quorum.* keys (QuorumX509Util).
+// true; zkd takes "true" or "false" and refuses anything else, see strictBool), and takes its
+// key and trust stores from the ssl.quorum.* keys (QuorumX509Util).
 // zkd fails closed where ZooKeeper would quietly serve less than asked: HTTPS without both
 // stores stops start-up (ZooKeeper logs the failure and serves no AdminServer), and so does
 // admin.needClientAuth on an AdminServer that serves plain HTTP only (ZooKeeper ignores it

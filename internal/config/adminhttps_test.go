@@ -7,9 +7,10 @@ import (
 	"testing"
 )
 
-// AdminServer HTTPS part: admin.portUnification and admin.forceHttps read as
-// Boolean.getBoolean, with or without the zookeeper. prefix, and the start-up errors for
-// HTTPS without the quorum stores and for needClientAuth without HTTPS.
+// AdminServer HTTPS part: admin.portUnification and admin.forceHttps, with or without the
+// zookeeper. prefix, "true" or "false" in any case (ZooKeeper's Boolean.getBoolean reads
+// anything else as false; zkd refuses it), and the start-up errors for HTTPS without the
+// quorum stores and for needClientAuth without HTTPS.
 func TestAdminTLSKeys(t *testing.T) {
 	const base = "dataDir=/d\nclientPort=2181\n"
 	const stores = "ssl.quorum.keyStore.location=/k.p12\nssl.quorum.trustStore.location=/t.p12\n"
@@ -24,9 +25,12 @@ func TestAdminTLSKeys(t *testing.T) {
 	if back := mustParse(t, c.String()); !reflect.DeepEqual(back, c) {
 		t.Errorf("String does not round-trip:\n%s", c.String())
 	}
-	// Boolean.getBoolean: anything but "true" is false.
-	if c = mustParse(t, base+"admin.forceHttps=yes\nadmin.portUnification=1\n"); c.AdminTLS.Enabled() {
-		t.Errorf("yes/1: %+v, want off as in ZooKeeper", c.AdminTLS)
+	for _, bad := range []string{"admin.forceHttps=yes", "zookeeper.admin.portUnification=1"} {
+		_, err := Parse(strings.NewReader(base + bad + "\n"))
+		key, _, _ := strings.Cut(bad, "=")
+		if !errors.Is(err, ErrNotBoolean) || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: err = %v, want ErrNotBoolean naming %s", bad, err, key)
+		}
 	}
 	// Served over HTTPS with both stores.
 	for _, in := range []string{

@@ -282,8 +282,10 @@ func parse(data []byte, file string) (*Config, error) {
 		}
 		err := c.set(p.Key, p.Value)
 		if errors.Is(err, errUnknownKey) {
-			c.Unknown = append(c.Unknown, p.Key)
-			continue
+			if err = checkUnknownKey(p.Key, p.Value); err == nil {
+				c.Unknown = append(c.Unknown, p.Key)
+				continue
+			}
 		}
 		if err != nil {
 			errs = append(errs, &KeyError{File: file, Line: p.Line, Key: p.Key, Value: p.Value, Err: err})
@@ -425,12 +427,14 @@ func (c *Config) set(key, v string) error {
 	// Snapshot compression part: a system property in ZooKeeper, read once by SnapStream.
 	case "snapshot.compression.method":
 		c.SnapshotCompression = v
-	// AdminServer snapshot/restore part: Boolean.parseBoolean (anything but "true" is
-	// false), Integer.parseInt.
+	// AdminServer snapshot/restore part: Boolean.parseBoolean in ZooKeeper, strictBool
+	// here; Integer.parseInt.
 	case "admin.snapshot.enabled":
-		c.AdminSnapshotDisabled = !strings.EqualFold(v, "true")
+		var on bool
+		on, err = strictBool(v)
+		c.AdminSnapshotDisabled = !on
 	case "admin.restore.enabled":
-		c.AdminRestoreEnabled = strings.EqualFold(v, "true")
+		c.AdminRestoreEnabled, err = strictBool(v)
 	case "admin.rateLimiterIntervalInMS":
 		var ms int
 		if ms, err = strconv.Atoi(v); err == nil {
@@ -441,13 +445,13 @@ func (c *Config) set(key, v string) error {
 				c.AdminRateLimiterMs = -1
 			}
 		}
+	// AdminServer HTTPS part: Boolean.getBoolean in ZooKeeper, strictBool here.
 	case "admin.needClientAuth":
-		c.AdminNeedClientAuth = strings.EqualFold(v, "true") // Boolean.getBoolean
-	// AdminServer HTTPS part: Boolean.getBoolean.
+		c.AdminNeedClientAuth, err = strictBool(v)
 	case "admin.portUnification":
-		c.AdminTLS.PortUnification = javaGetBoolean(v)
+		c.AdminTLS.PortUnification, err = strictBool(v)
 	case "admin.forceHttps":
-		c.AdminTLS.ForceHTTPS = javaGetBoolean(v)
+		c.AdminTLS.ForceHTTPS, err = strictBool(v)
 	case AdminAllowedHostsKey, AdminRestoreMaxBytesKey, AdminRestoreReadTimeoutKey:
 		err = c.setAdminGuard(key, v)
 	case SessionSecretKey:
@@ -578,6 +582,10 @@ func numError(err error) error {
 	return errors.New("not an integer")
 }
 
+// ErrNotBoolean matches (with errors.Is) the error for a boolean key whose value is neither
+// "true" nor "false".
+var ErrNotBoolean = errors.New(`must be "true" or "false"`)
+
 func parseBool(v string) (bool, error) {
 	switch strings.ToLower(v) {
 	case "true":
@@ -585,7 +593,7 @@ func parseBool(v string) (bool, error) {
 	case "false":
 		return false, nil
 	}
-	return false, errors.New(`must be "true" or "false"`)
+	return false, ErrNotBoolean
 }
 
 // Validate checks the rules ZooKeeper enforces at start-up, plus the ranges zkd needs. It

@@ -440,14 +440,22 @@ func TestAdminServerKeys(t *testing.T) {
 }
 
 // AdminServer snapshot/restore part: 3.9's keys, read as ZooKeeper reads them
-// (Boolean.parseBoolean, Integer.parseInt), and their round trip.
+// (Integer.parseInt) except that a boolean must be "true" or "false" (ZooKeeper's
+// Boolean.parseBoolean reads anything else as false), and their round trip.
 func TestAdminSnapshotKeys(t *testing.T) {
 	c := mustParse(t, "dataDir=/d\nclientPort=2181\n")
 	// restore is off unless enabled (ZooKeeper's default is on; zkd's is not).
 	if c.AdminSnapshotDisabled || c.AdminRestoreEnabled || c.AdminRateLimiterMs != 0 || c.AdminNeedClientAuth {
 		t.Errorf("defaults: %v %v %v %v", c.AdminSnapshotDisabled, c.AdminRestoreEnabled, c.AdminRateLimiterMs, c.AdminNeedClientAuth)
 	}
-	c = mustParse(t, "dataDir=/d\nclientPort=2181\nadmin.snapshot.enabled=no\nzookeeper.admin.restore.enabled=FALSE\n"+
+	for _, bad := range []string{"admin.snapshot.enabled=no", "zookeeper.admin.restore.enabled=off", "admin.needClientAuth=1", "admin.snapshot.enabled="} {
+		_, err := Parse(strings.NewReader("dataDir=/d\nclientPort=2181\n" + bad + "\n"))
+		key, _, _ := strings.Cut(bad, "=")
+		if !errors.Is(err, ErrNotBoolean) || !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), key) {
+			t.Errorf("%s: err = %v, want ErrNotBoolean naming %s", bad, err, key)
+		}
+	}
+	c = mustParse(t, "dataDir=/d\nclientPort=2181\nadmin.snapshot.enabled=false\nzookeeper.admin.restore.enabled=FALSE\n"+
 		"admin.rateLimiterIntervalInMS=1000\nadmin.needClientAuth=true\n")
 	if !c.AdminSnapshotDisabled || c.AdminRestoreEnabled || c.AdminRateLimiterMs != 1000 || !c.AdminNeedClientAuth {
 		t.Errorf("set: %v %v %v %v", c.AdminSnapshotDisabled, c.AdminRestoreEnabled, c.AdminRateLimiterMs, c.AdminNeedClientAuth)

@@ -139,10 +139,10 @@ func (s *Security) setSecurityKey(key, v string) (handled bool, err error) {
 		s.SecureClientPortAddress = v
 		ask(bare)
 	case "client.portUnification":
-		s.ClientPortUnification = javaGetBoolean(v)
+		s.ClientPortUnification, err = strictBool(v)
 		askIf(bare, s.ClientPortUnification)
 	case "client.certReload":
-		s.ClientCertReload = javaGetBoolean(v)
+		s.ClientCertReload, err = strictBool(v)
 		askIf(bare, s.ClientCertReload)
 	case "sslQuorum":
 		s.QuorumTLS, err = parseBool(v)
@@ -151,14 +151,14 @@ func (s *Security) setSecurityKey(key, v string) (handled bool, err error) {
 		s.QuorumPortUnification, err = parseBool(v)
 		askIf(bare, s.QuorumPortUnification)
 	case "sslQuorumReloadCertFiles":
-		s.QuorumCertReload = javaGetBoolean(v)
+		s.QuorumCertReload, err = strictBool(v)
 		askIf(bare, s.QuorumCertReload)
 	case "serverCnxnFactory":
 		// ZooKeeper's choice between NIO and Netty; zkd has one network layer, which does
 		// what either does.
 		s.ServerCnxnFactoryClass = v
 	case "enforce.auth.enabled":
-		s.EnforceAuth = javaGetBoolean(v)
+		s.EnforceAuth, err = strictBool(v)
 		askIf(bare, s.EnforceAuth)
 	case "enforce.auth.schemes":
 		s.EnforceAuthSchemes = nil
@@ -169,16 +169,16 @@ func (s *Security) setSecurityKey(key, v string) (handled bool, err error) {
 		}
 		askIf(bare, len(s.EnforceAuthSchemes) > 0)
 	case "sessionRequireClientSASLAuth":
-		s.SessionRequireClientSASLAuth = javaGetBoolean(v)
+		s.SessionRequireClientSASLAuth, err = strictBool(v)
 		askIf(bare, s.SessionRequireClientSASLAuth)
 	case "allowSaslFailedClients":
-		s.AllowSASLFailedClients = javaGetBoolean(v)
+		s.AllowSASLFailedClients, err = strictBool(v)
 		askIf(bare, s.AllowSASLFailedClients)
 	case "kerberos.removeHostFromPrincipal":
-		s.KerberosRemoveHost = javaGetBoolean(v)
+		s.KerberosRemoveHost, err = strictBool(v)
 		askIf(bare, s.KerberosRemoveHost)
 	case "kerberos.removeRealmFromPrincipal":
-		s.KerberosRemoveRealm = javaGetBoolean(v)
+		s.KerberosRemoveRealm, err = strictBool(v)
 		askIf(bare, s.KerberosRemoveRealm)
 	case "superUser":
 		s.SASLSuperUser = v
@@ -228,9 +228,17 @@ func setMap(m map[string]string, k, v string) map[string]string {
 	return m
 }
 
-// javaGetBoolean is Boolean.getBoolean / parseBoolean: "true" in any case is true, anything
-// else false.
-func javaGetBoolean(v string) bool { return strings.EqualFold(v, "true") }
+// strictBool reads a switch that ZooKeeper reads with Boolean.getBoolean or parseBoolean,
+// where anything but "true" is false: "ture" there turns enforcement off without a word.
+// zkd takes "true" or "false" (in any case, as QuorumPeerConfig.parseBoolean does for the
+// keys it reads itself) and refuses anything else, so that a typo stops start-up instead.
+func strictBool(v string) (bool, error) {
+	b, err := parseBool(v)
+	if err != nil {
+		return false, fmt.Errorf("%w (ZooKeeper would read it as false; zkd refuses it so that a typo cannot switch security off)", err)
+	}
+	return b, nil
+}
 
 // ErrNotImplemented matches (with errors.Is) the error for a security key zkd cannot honour.
 var ErrNotImplemented = errors.New("not implemented by zkd")
@@ -328,4 +336,55 @@ func redactedKeys(prefix string, m map[string]string) []string {
 		out = append(out, prefix+k)
 	}
 	return out
+}
+
+// ErrUnknownSecurityKey matches (with errors.Is) the error for a key zkd does not know under
+// one of guardedPrefixes.
+var ErrUnknownSecurityKey = errors.New("unknown key where security is configured")
+
+// guardedPrefixes are the key prefixes (after an optional "zookeeper.") under which a key zkd
+// does not know stops start-up, as an unknown ssl.* key does: there a typo
+// ("enforce.auth.enable", "zkd.sesionSecretFile") would otherwise leave the server running
+// without the protection the operator wrote down, with a line in the log at most. Every
+// authProvider.X is known (ZooKeeper takes any X), so that prefix guards the zookeeper.
+// forms only through setSecurityKey.
+var guardedPrefixes = []string{"enforce.auth.", "authProvider.", "sasl", "quorum.auth.", "admin.", "zkd."}
+
+// unusedGuardedKeys are the keys under guardedPrefixes that ZooKeeper 3.8/3.9 reads (as
+// "zookeeper."-prefixed system properties, which a zoo.cfg line sets) and zkd has no use
+// for: the Java client's SASL settings, which people copy into a server's zoo.cfg, and Jetty's
+// tuning. They start as in ZooKeeper and are listed in Config.Unknown; the boolean ones are
+// still held to "true" or "false".
+var unusedGuardedKeys = map[string]bool{ // key -> is a boolean
+	"sasl.client": true, "sasl.client.username": false, "sasl.clientconfig": false,
+	"sasl.client.canonicalize.hostname": true, "sasl.client.allowReverseDnsLookup": true,
+	"admin.idleTimeout": false, "admin.httpVersion": false,
+}
+
+// checkUnknownKey is called for a key Config.set does not know: nil when the key may be
+// ignored (logged as unknown), an error when it stops start-up.
+func checkUnknownKey(key, v string) error {
+	bare := strings.TrimPrefix(key, "zookeeper.")
+	if !slices.ContainsFunc(guardedPrefixes, func(p string) bool { return strings.HasPrefix(bare, p) }) {
+		return nil
+	}
+	if isBool, ok := unusedGuardedKeys[bare]; ok {
+		if isBool {
+			if _, err := strictBool(v); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	if bare != key {
+		// Known without the prefix: ZooKeeper reads it only from zoo.cfg itself (quorum.auth.*)
+		// or zkd's own keys, so the prefixed form would be ignored by both.
+		var scratch Config
+		if err := scratch.set(bare, v); !errors.Is(err, errUnknownKey) {
+			return fmt.Errorf("%w: ZooKeeper and zkd read this key without the zookeeper. prefix "+
+				"(write %s); zkd will not start with a security setting it would ignore", ErrUnknownSecurityKey, bare)
+		}
+	}
+	return fmt.Errorf("%w: no such key in ZooKeeper 3.8/3.9 or zkd (a typo?); zkd will not start with a "+
+		"security setting it cannot read", ErrUnknownSecurityKey)
 }

@@ -2,6 +2,8 @@ package console_test
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
@@ -10,7 +12,9 @@ import (
 
 	"github.com/chromedp/chromedp"
 
+	"github.com/zkd-io/zkd/internal/console"
 	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/zk"
 )
 
 // ScreenshotsEnv names the directory the browser test leaves its screenshots in (CI sets
@@ -83,7 +87,35 @@ func TestConsoleInBrowser(t *testing.T) {
 		}
 	}
 
+	// Names whose invisible code points would make them read as something else.
+	tricky := []string{"\u202egnp.exe", "zero\u200bwidth\u2066"}
+	{
+		zctx, zcancel := context.WithTimeout(ctx, time.Minute)
+		if _, err := f.zk.Create(zctx, "/names", nil, zk.OpenACL(), 0); err != nil {
+			t.Fatal(err)
+		}
+		for _, n := range tricky {
+			if _, err := f.zk.Create(zctx, "/names/"+n, nil, zk.OpenACL(), 0); err != nil {
+				t.Fatal(err)
+			}
+		}
+		zcancel()
+	}
+
 	run("load", chromedp.Navigate(f.base+"/"), chromedp.WaitVisible(chromedp.CSS(`.tree-row[data-path="/app"]`)))
+	run("expand /names", chromedp.Click(chromedp.CSS(`.tree-row[data-path="/names"] .toggle`)))
+	for _, n := range tricky {
+		path, _ := json.Marshal("/names/" + n)
+		want, _ := json.Marshal(console.Display(n))
+		// The row keeps the raw path (what the API is asked for); the name shows escapes,
+		// each in a span of its own.
+		until("escaped "+console.Display(n), fmt.Sprintf(`(() => {
+			const row = [...document.querySelectorAll(".tree-row")].find(r => r.dataset.path === %s);
+			return row !== undefined && row.querySelector(".name").textContent === %s &&
+				row.querySelectorAll(".name .esc").length > 0;
+		})()`, path, want))
+	}
+	shot("names")
 	run("expand /app",
 		chromedp.Click(chromedp.CSS(`.tree-row[data-path="/app"] .toggle`)),
 		chromedp.WaitVisible(chromedp.CSS(`.tree-row[data-path="/app/json"]`)),

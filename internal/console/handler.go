@@ -50,7 +50,8 @@ const (
 const CSRFHeader = "X-Zkd-Console"
 
 // Handler serves the console under prefix (e.g. "/console"): the page at prefix+"/", its
-// assets under prefix+"/static/", the JSON API under prefix+"/api/".
+// assets under prefix+"/static/" and prefix+"/display.js" (display.go), the JSON API under
+// prefix+"/api/".
 func Handler(prefix string, b Backend, log *slog.Logger) http.Handler {
 	prefix = strings.TrimSuffix(prefix, "/")
 	h := &handler{b: b, log: log, prefix: prefix}
@@ -61,6 +62,7 @@ func Handler(prefix string, b Backend, log *slog.Logger) http.Handler {
 	mux := http.NewServeMux()
 	mux.Handle("GET "+prefix+"/static/", http.StripPrefix(prefix+"/static/", http.FileServerFS(static)))
 	mux.HandleFunc("GET "+prefix+"/{$}", h.index)
+	mux.HandleFunc("GET "+prefix+"/display.js", h.displayScript)
 	mux.HandleFunc("GET "+prefix+"/api/children", h.children)
 	mux.HandleFunc("GET "+prefix+"/api/node", h.node)
 	mux.HandleFunc("GET "+prefix+"/api/search", h.search)

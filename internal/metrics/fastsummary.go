@@ -36,6 +36,10 @@ type fastSummary struct {
 	// it); count and sum are then not kept, nothing reading them.
 	mm *avgMinMax
 
+	// goneAt is when the set's key (a namespace) lost its last znode, in UnixNano; 0 while
+	// it has znodes. Only the per-namespace sets set it (fastSummarySet.gone).
+	goneAt atomic.Int64
+
 	mu         sync.Mutex   // scrapes: the window turnover and ring
 	ring       []*sumWindow // ageBuckets windows, cur among them; nil without windows
 	next       int          // the ring's index of the window cur turns over to
@@ -326,6 +330,17 @@ type fastSummarySet struct {
 	mntrOnly   bool
 	mu         sync.RWMutex
 	members    map[string]*fastSummary
+
+	// The per-namespace sets bound their keys, which clients choose (one per top-level
+	// znode): limit keys at most (0 = no bound), those past it observed under
+	// OverflowNamespace; a key marked gone (its namespace lost its last znode) and not
+	// observed since is dropped retain after it was marked, at the next sweep.
+	limit     int
+	retain    time.Duration
+	now       func() time.Time
+	overflow  *fastSummary        // made on the first key past limit
+	marked    map[string]struct{} // keys marked gone and not yet dropped or observed, under mu
+	lastSweep time.Time           // under mu
 }
 
 func newFastSummarySet(name string, objectives map[float64]float64, scale float64, mntrOnly bool) *fastSummarySet {
@@ -338,19 +353,38 @@ func newFastSummarySet(name string, objectives map[float64]float64, scale float6
 	}
 }
 
-// with returns key's summary, making it on first use. key may be a slice of a longer
-// string: a new key is copied before it is kept.
+// bounded makes s a per-namespace set: see the limit, retain and now fields.
+func (s *fastSummarySet) bounded(limit int, retain time.Duration, now func() time.Time) *fastSummarySet {
+	s.limit, s.retain, s.now = limit, retain, now
+	s.marked = map[string]struct{}{}
+	return s
+}
+
+// with returns key's summary, making it on first use (or the overflow summary when the set
+// is full). key may be a slice of a longer string: a new key is copied before it is kept.
 func (s *fastSummarySet) with(key string) *fastSummary {
 	s.mu.RLock()
 	m := s.members[key]
 	s.mu.RUnlock()
 	if m != nil {
+		if m.goneAt.Load() != 0 { // the namespace has a znode again
+			m.goneAt.Store(0)
+		}
 		return m
 	}
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	if m := s.members[key]; m != nil {
 		return m
+	}
+	if s.limit > 0 && len(s.members) >= s.limit {
+		s.maybeSweepLocked(s.now()) // room may be due, with no scrape to make it
+	}
+	if s.limit > 0 && len(s.members) >= s.limit {
+		if s.overflow == nil {
+			s.overflow = newFastSummaryDesc(s.desc, []string{OverflowNamespace}, s.objectives, s.scale, s.mntrOnly)
+		}
+		return s.overflow
 	}
 	key = strings.Clone(key)
 	m = newFastSummaryDesc(s.desc, []string{key}, s.objectives, s.scale, s.mntrOnly)
@@ -361,16 +395,82 @@ func (s *fastSummarySet) with(key string) *fastSummary {
 // Observe records v for key.
 func (s *fastSummarySet) Observe(key string, v float64) { s.with(key).Observe(v) }
 
+// gone marks key's namespace as having lost its last znode: unless it is observed again, its
+// summary is dropped by a sweep retain later.
+func (s *fastSummarySet) gone(key string) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	m := s.members[key]
+	if m == nil {
+		return
+	}
+	now := s.now()
+	m.goneAt.Store(now.UnixNano())
+	s.marked[strings.Clone(key)] = struct{}{}
+	// Without scrapes (mntr only, or no scraper yet) the marks must still be swept, or the
+	// summaries of deleted namespaces pile up in memory.
+	s.maybeSweepLocked(now)
+}
+
+// maybeSweepLocked sweeps when an eighth of retain has passed since the last sweep: a key
+// is dropped at most that late, and a churn of new or deleted namespaces does not sweep on
+// every one of them.
+func (s *fastSummarySet) maybeSweepLocked(now time.Time) {
+	if len(s.marked) > 0 && now.Sub(s.lastSweep) >= s.retain/8 {
+		s.sweepLocked(now)
+	}
+}
+
+// sweep drops the keys marked gone retain ago or more and not observed since. It runs on
+// scrapes and mntr (what shows the keys) and on marks (what adds to them), and costs the
+// marked keys, not the whole set.
+func (s *fastSummarySet) sweep() {
+	if s.marked == nil {
+		return
+	}
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.sweepLocked(s.now())
+}
+
+func (s *fastSummarySet) sweepLocked(now time.Time) {
+	s.lastSweep = now
+	cutoff := now.Add(-s.retain).UnixNano()
+	for key := range s.marked {
+		m := s.members[key]
+		at := int64(0)
+		if m != nil {
+			at = m.goneAt.Load()
+		}
+		switch {
+		case at == 0: // observed again, or already gone from the set
+			delete(s.marked, key)
+		case at <= cutoff:
+			delete(s.members, key)
+			delete(s.marked, key)
+		}
+	}
+}
+
+// all returns the set's summaries, the overflow one included, after a sweep.
+func (s *fastSummarySet) all() []*fastSummary {
+	s.sweep()
+	s.mu.RLock()
+	defer s.mu.RUnlock()
+	out := make([]*fastSummary, 0, len(s.members)+1)
+	for _, m := range s.members {
+		out = append(out, m)
+	}
+	if s.overflow != nil {
+		out = append(out, s.overflow)
+	}
+	return out
+}
+
 func (s *fastSummarySet) Describe(ch chan<- *prometheus.Desc) { ch <- s.desc }
 
 func (s *fastSummarySet) Collect(ch chan<- prometheus.Metric) {
-	s.mu.RLock()
-	members := make([]*fastSummary, 0, len(s.members))
-	for _, m := range s.members {
-		members = append(members, m)
-	}
-	s.mu.RUnlock()
-	for _, m := range members {
+	for _, m := range s.all() {
 		m.Collect(ch)
 	}
 }

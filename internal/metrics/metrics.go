@@ -55,6 +55,14 @@ type Options struct {
 	// StatsWait bounds how long a scrape waits for the server's core to answer before it
 	// serves the previous numbers; 0 means DefaultStatsWait.
 	StatsWait time.Duration
+	// NamespaceLimit bounds the namespaces read_per_namespace and write_per_namespace keep
+	// a series for; 0 means DefaultNamespaceLimit, < 0 no bound.
+	NamespaceLimit int
+	// NamespaceRetention is how long the series of a namespace whose last znode was deleted
+	// are kept; 0 means DefaultNamespaceRetention.
+	NamespaceRetention time.Duration
+	// Now is the clock that ages those series (nil = time.Now); tests replace it.
+	Now func() time.Time
 }
 
 const (
@@ -62,6 +70,22 @@ const (
 	// many scrapers there are.
 	DefaultStatsMaxAge = 250 * time.Millisecond
 	DefaultStatsWait   = 2 * time.Second
+)
+
+// Per-namespace series (read_per_namespace, write_per_namespace: one summary, three series,
+// per top-level znode) are bounded, where ZooKeeper keeps one for every namespace ever
+// touched: clients choose the names, so a client creating and deleting many top-level
+// znodes would otherwise grow a scraper's series, and the server's memory, without end.
+const (
+	// DefaultNamespaceLimit is more top-level znodes than a deployment normally has; past
+	// it, new namespaces share the OverflowNamespace series.
+	DefaultNamespaceLimit = 1000
+	// DefaultNamespaceRetention is the summaries' own window (fastSummaryWindow x
+	// ageBuckets): by then a deleted namespace's quantiles are empty anyway.
+	DefaultNamespaceRetention = ageBuckets * fastSummaryWindow
+	// OverflowNamespace is the key of the namespaces past the limit. No top-level znode has
+	// this name: a name cannot hold "/".
+	OverflowNamespace = "/overflow"
 )
 
 // opSlots covers every opcode (-11 .. 107) after opBias is added.
@@ -153,8 +177,18 @@ func New(opts Options) *Registry {
 	// per-request summaries); the others are registered as ZooKeeper registers them.
 	r.learnerQPSize = newFastSummarySet("learner_handler_qp_size", basicObjectives, 1, r.mntrOnly)
 	r.learnerQPTime = newFastSummarySet("learner_handler_qp_time_ms", advancedObjectives, 1, r.mntrOnly)
-	r.readPerNS = newFastSummarySet("read_per_namespace", basicObjectives, 1, r.mntrOnly)
-	r.writePerNS = newFastSummarySet("write_per_namespace", basicObjectives, 1, r.mntrOnly)
+	nsLimit, nsRetain, now := opts.NamespaceLimit, opts.NamespaceRetention, opts.Now
+	if nsLimit == 0 {
+		nsLimit = DefaultNamespaceLimit
+	}
+	if nsRetain <= 0 {
+		nsRetain = DefaultNamespaceRetention
+	}
+	if now == nil {
+		now = time.Now
+	}
+	r.readPerNS = newFastSummarySet("read_per_namespace", basicObjectives, 1, r.mntrOnly).bounded(nsLimit, nsRetain, now)
+	r.writePerNS = newFastSummarySet("write_per_namespace", basicObjectives, 1, r.mntrOnly).bounded(nsLimit, nsRetain, now)
 	r.ackLatency = newFastSummarySet("ack_latency", advancedObjectives, 1, r.mntrOnly)
 	r.reg.MustRegister(r.learnerQPSize, r.learnerQPTime, r.readPerNS, r.writePerNS, r.ackLatency)
 	for _, n := range zkBasicSummarySets {
@@ -382,14 +416,32 @@ func (r *Registry) NamespaceRead(path string, bytes int) {
 	}
 }
 
-// NamespaceWrite records a create, delete or setData of path applied to the tree, with the
-// bytes of data it wrote (0 for a delete), as ZooKeeper's DataTree does in
-// write_per_namespace: the path's length plus the bytes.
+// NamespaceWrite records a create or setData of path applied to the tree, with the bytes
+// of data it wrote, as ZooKeeper's DataTree does in write_per_namespace: the path's length
+// plus the bytes.
 func (r *Registry) NamespaceWrite(path string, bytes int) {
 	if r == nil {
 		return
 	}
 	if ns, n := namespace(path); ns != "" {
 		r.writePerNS.Observe(ns, float64(n+bytes))
+	}
+}
+
+// NamespaceDelete records a delete of path applied to the tree in write_per_namespace, as
+// ZooKeeper's DataTree does (the path's length). A top-level path is its namespace's last
+// znode: the namespace's series are dropped NamespaceRetention later unless it is used again.
+func (r *Registry) NamespaceDelete(path string) {
+	if r == nil {
+		return
+	}
+	ns, n := namespace(path)
+	if ns == "" {
+		return
+	}
+	r.writePerNS.Observe(ns, float64(n))
+	if len(ns) == len(path)-1 {
+		r.readPerNS.gone(ns)
+		r.writePerNS.gone(ns)
 	}
 }

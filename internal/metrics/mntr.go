@@ -134,24 +134,17 @@ func (s *fastSummary) resetMntr() {
 
 // mntr returns the set's members by key, sorted (ZooKeeper prints them in hash order).
 func (s *fastSummarySet) mntr(percentiles bool) []admin.NamedSummary {
-	s.mu.RLock()
-	keys := make([]string, 0, len(s.members))
-	for k := range s.members {
-		keys = append(keys, k)
+	members := s.all()
+	out := make([]admin.NamedSummary, 0, len(members))
+	for _, m := range members {
+		out = append(out, admin.NamedSummary{Name: m.labels[0], Summary: m.mntr(percentiles)})
 	}
-	s.mu.RUnlock()
-	slices.Sort(keys)
-	out := make([]admin.NamedSummary, 0, len(keys))
-	for _, k := range keys {
-		out = append(out, admin.NamedSummary{Name: k, Summary: s.with(k).mntr(percentiles)})
-	}
+	slices.SortFunc(out, func(a, b admin.NamedSummary) int { return strings.Compare(a.Name, b.Name) })
 	return out
 }
 
 func (s *fastSummarySet) resetMntr() {
-	s.mu.RLock()
-	defer s.mu.RUnlock()
-	for _, m := range s.members {
+	for _, m := range s.all() {
 		m.resetMntr()
 	}
 }

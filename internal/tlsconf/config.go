@@ -34,6 +34,7 @@ type source struct {
 	s      Settings
 	logger *slog.Logger
 	now    func() time.Time
+	server bool // the certificate is a server's: its validity is checked when loaded
 
 	mu      sync.Mutex
 	cur     *material
@@ -41,11 +42,11 @@ type source struct {
 	stamps  []fileStamp // of files(), as last loaded (or last failed to load)
 }
 
-func newSource(s Settings, logger *slog.Logger) (*source, error) {
+func newSource(s Settings, server bool, logger *slog.Logger) (*source, error) {
 	if logger == nil {
 		logger = slog.Default()
 	}
-	src := &source{s: s, logger: logger, now: s.Now}
+	src := &source{s: s, logger: logger, now: s.Now, server: server}
 	if src.now == nil {
 		src.now = time.Now
 	}
@@ -56,7 +57,30 @@ func newSource(s Settings, logger *slog.Logger) (*source, error) {
 	}
 	src.cur = m
 	src.checked = src.now()
+	src.checkValidity(m)
 	return src, nil
+}
+
+// checkValidity warns when a server certificate just loaded is outside its validity period:
+// clients refuse it, so the server is as good as down to them, yet it starts (or keeps
+// serving after a reload) as ZooKeeper's does, and the log is where an operator looks.
+func (src *source) checkValidity(m *material) {
+	if !src.server || m.cert == nil || m.cert.Leaf == nil {
+		return
+	}
+	leaf, now := m.cert.Leaf, src.now()
+	var msg string
+	switch {
+	case now.After(leaf.NotAfter):
+		msg = "TLS server certificate has expired"
+	case now.Before(leaf.NotBefore):
+		msg = "TLS server certificate is not valid yet"
+	default:
+		return
+	}
+	src.logger.Warn(msg, "file", src.s.KeyStore.Location, "key", src.s.Prefix+"keyStore.location",
+		"subject", leaf.Subject.String(), "notBefore", leaf.NotBefore.UTC().Format(time.RFC3339),
+		"notAfter", leaf.NotAfter.UTC().Format(time.RFC3339))
 }
 
 // files are the files the material comes from, in a fixed order.
@@ -114,6 +138,7 @@ func (src *source) get() *material {
 		return src.cur
 	}
 	src.logger.Info("TLS certificates reloaded", "keys", src.s.Prefix+"*")
+	src.checkValidity(m)
 	src.cur = m
 	return m
 }
@@ -160,7 +185,7 @@ func (s Settings) ServerConfig(logger *slog.Logger) (*tls.Config, error) {
 	if s.KeyStore.Location == "" {
 		return nil, fmt.Errorf("%skeyStore.location: a TLS server needs a certificate", s.Prefix)
 	}
-	src, err := newSource(s, logger)
+	src, err := newSource(s, true, logger)
 	if err != nil {
 		return nil, err
 	}
@@ -205,7 +230,7 @@ func (s Settings) ServerConfig(logger *slog.Logger) (*tls.Config, error) {
 // which works for host names only: to reach an IP address, pass it as serverName. The files
 // are reread on a handshake when they changed.
 func (s Settings) ClientConfig(serverName string, logger *slog.Logger) (*tls.Config, error) {
-	src, err := newSource(s, logger)
+	src, err := newSource(s, false, logger)
 	if err != nil {
 		return nil, err
 	}

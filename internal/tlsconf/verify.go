@@ -21,7 +21,7 @@ func (s Settings) ChainVerifier(logger *slog.Logger) (func(chain []*x509.Certifi
 	}
 	// Only the truststore matters here: a keystore that fails to load must not stop it.
 	s.KeyStore = Store{}
-	src, err := newSource(s, logger)
+	src, err := newSource(s, false, logger)
 	if err != nil {
 		return nil, err
 	}

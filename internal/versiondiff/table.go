@@ -166,6 +166,14 @@ var Table = []Row{
 		Why:   "issue 12: kazoo's SASL login against a server without SASL spun at thousands of packets a second instead of failing",
 	},
 	{
+		ID:    "zkd-security-config",
+		What:  "a zoo.cfg security boolean that is neither true nor false (enforce.auth.enabled=ture, sessionRequireClientSASLAuth=yes, admin.forceHttps=1), or an unknown key under enforce.auth., authProvider., sasl, quorum.auth., admin. or zkd.",
+		ZK380: "the boolean read as false by Boolean.parseBoolean/getBoolean (QuorumPeerConfig's own keys, sslQuorum, quorum.auth.*, refuse it); the unknown key set as an unused zookeeper.* system property; the server runs without the protection asked for",
+		ZK39:  "the same (3.9.5 AuthenticationHelper, ZooKeeperServer, JettyAdminServer, QuorumPeerConfig)",
+		Zkd:   "start-up refused with an error naming the key; true and false are taken in any case; the keys ZooKeeper reads under those prefixes (authProvider.X for any X, the client's zookeeper.sasl.*, admin.idleTimeout, admin.httpVersion) start as in ZooKeeper",
+		Why:   "issue 26: a typo must not switch security off without a word (README: Securing zkd)",
+	},
+	{
 		ID:    "zkd-setacl-outstanding",
 		What:  "a request prepared while a setACL of its node (or, for creates and deletes, its parent) is still outstanding, e.g. pipelined behind it",
 		ZK380: "checked against the old ACL: the ChangeRecord setACL adds to the outstanding changes keeps the node's previous ACL, so a pipelined write passes or fails by timing",

@@ -17,6 +17,26 @@ function el(tag, attrs, ...kids) {
   return e;
 }
 
+// shown renders a name, path or id with its invisible code points (invisibleChars, from
+// display.js) escaped as \u202e, each in a span of its own: a right-to-left override or a
+// zero-width space must not change what a name appears to be. The escapes are Display's in
+// internal/console/display.go.
+function shown(text) {
+  text = String(text);
+  const f = document.createDocumentFragment();
+  let last = 0;
+  for (const m of String(text).matchAll(invisibleChars)) {
+    if (m.index > last) f.append(text.slice(last, m.index));
+    const cp = m[0].codePointAt(0);
+    const hex = cp.toString(16);
+    const esc = cp > 0xffff ? "\\u{" + hex + "}" : "\\u" + hex.padStart(4, "0");
+    f.append(el("span", { class: "esc", title: "U+" + hex.toUpperCase().padStart(4, "0") }, esc));
+    last = m.index + m[0].length;
+  }
+  if (last < text.length) f.append(text.slice(last));
+  return f;
+}
+
 function cred() { return sessionStorage.getItem("zkd-cred") || ""; }
 
 function headers(extra) {
@@ -90,7 +110,7 @@ async function loadChildren(ul, path, after) {
 function treeItem(path, c) {
   const name = path === "/" ? "/" : path.slice(path.lastIndexOf("/") + 1);
   const toggle = el("span", { class: "toggle" }, c.numChildren > 0 ? "▸" : "·");
-  const row = el("div", { class: "tree-row", "data-path": path }, toggle, el("span", { class: "name" }, name));
+  const row = el("div", { class: "tree-row", "data-path": path }, toggle, el("span", { class: "name" }, shown(name)));
   // The root is drawn before its count is known.
   if (c.numChildren > 0 && path !== "/") row.append(el("span", { class: "count" }, c.numChildren));
   if (c.ephemeral) row.append(el("span", { class: "eph" }, "ephemeral"));
@@ -150,10 +170,10 @@ async function showNode(path) {
   try {
     n = await get("node", { path: path });
   } catch (e) {
-    box.append(el("p", { class: "err" }, path + ": " + e.message));
+    box.append(el("p", { class: "err" }, shown(path), ": " + e.message));
     return;
   }
-  box.append(el("h2", { id: "node-path" }, n.path));
+  box.append(el("h2", { id: "node-path" }, shown(n.path)));
   if (n.dataHidden) {
     box.append(el("p", { class: "err", id: "data-hidden" }, "no READ permission for these credentials: data and ACL are hidden"));
   } else {
@@ -181,7 +201,7 @@ async function showNode(path) {
   box.append(el("h3", {}, "Stat"), statTable(n.stat));
   if (!n.dataHidden) {
     const acl = el("table", { id: "acl-table" }, el("tr", {}, el("th", {}, "scheme"), el("th", {}, "id"), el("th", {}, "perms")));
-    for (const a of n.acl) acl.append(el("tr", {}, el("td", {}, a.scheme), el("td", {}, a.id), el("td", {}, a.perms)));
+    for (const a of n.acl) acl.append(el("tr", {}, el("td", {}, a.scheme), el("td", {}, shown(a.id)), el("td", {}, a.perms)));
     box.append(el("h3", {}, "ACL"), acl, aclForm(n));
   }
 }
@@ -256,7 +276,7 @@ async function search(ev) {
     const r = await get("search", { q: document.getElementById("search-input").value, mode: document.getElementById("search-mode").value });
     st.textContent = r.matches.length + " matches, " + r.visited + " nodes visited" + (r.stopped ? " — stopped: " + r.stopped : "");
     for (const p of r.matches) {
-      const li = el("li", { "data-path": p }, p);
+      const li = el("li", { "data-path": p }, shown(p));
       li.addEventListener("click", () => {
         for (const s of document.querySelectorAll(".tree-row.selected")) s.classList.remove("selected");
         location.hash = "#tree";
@@ -295,7 +315,7 @@ async function showEphemerals(id) {
   box.textContent = "";
   try {
     const ps = await get("ephemerals", { session: id });
-    box.append(el("h3", {}, "ephemerals of " + id), el("ul", { class: "plain" }, ...ps.map((p) => el("li", {}, p))));
+    box.append(el("h3", {}, "ephemerals of " + id), el("ul", { class: "plain" }, ...ps.map((p) => el("li", {}, shown(p)))));
   } catch (e) {
     box.append(el("p", { class: "err" }, e.message));
   }
@@ -304,7 +324,7 @@ async function showEphemerals(id) {
 loaders.watches = async () => {
   try {
     const ws = await get("watches");
-    fillTable("watches-table", ws.map((w) => el("tr", {}, el("td", {}, w.path), el("td", {}, w.sessions.join(" ")))));
+    fillTable("watches-table", ws.map((w) => el("tr", {}, el("td", {}, shown(w.path)), el("td", {}, w.sessions.join(" ")))));
   } catch (e) {
     fillTable("watches-table", [el("tr", {}, el("td", { class: "err", colspan: 2 }, e.message))]);
   }
