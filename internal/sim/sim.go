@@ -56,8 +56,10 @@ type Options struct {
 	// Damage turns on disk damage (with Faults): a server goes down and its durable log
 	// loses everything from a random entry on, as recovery keeps a log damaged there, and it
 	// comes back as a damaged member, which votes with zxid -1 until a leader has synced
-	// it (server's electionZxid). At most one server is damaged at a time.
-	Damage bool
+	// it (server's electionZxid). At most MaxDamaged servers (1 when 0) are damaged at a
+	// time.
+	Damage     bool
+	MaxDamaged int
 	// BrokenDamagedVote makes a damaged member vote with its cut log: the bug the damage
 	// rule prevents, which the checks must catch.
 	BrokenDamagedVote bool
@@ -708,15 +710,19 @@ func (s *Sim) crash() {
 	s.crashServer(s.servers[s.sids[s.rng.IntN(len(s.sids))]])
 }
 
-// damage damages a random server's log, if no other server is damaged: it goes down (the
+// damage damages a random server's log, unless MaxDamaged others are: it goes down (the
 // damage is found at its next start) and its log keeps only the entries before a random
 // one, with the damage mark.
 func (s *Sim) damage() {
 	sv := s.servers[s.sids[s.rng.IntN(len(s.sids))]]
+	others := 0
 	for _, o := range s.servers {
 		if o.disk.damaged && o != sv {
-			return
+			others++
 		}
+	}
+	if others >= max(s.opt.MaxDamaged, 1) {
+		return
 	}
 	s.crashServer(sv)
 	if len(sv.disk.log) == 0 {
