@@ -60,6 +60,7 @@ type Stats struct {
 	Replies    int // replies received (pings included, notifications not)
 	Ops        int // operations for the linearizability check (sync+reads, writes, CASes)
 	Unknown    int // writes whose outcome the client never learned
+	Acked      int // writes acknowledged OK
 	Sessions   int
 	Expired    int // sessions found expired at reconnect
 	Conns      int
@@ -86,6 +87,9 @@ func (r *Recorder) addOp(client int, call, ret time.Duration, in linearize.Input
 	r.ops = append(r.ops, porcupine.Operation{ClientId: client, Call: int64(call), Return: rv, Input: in, Output: out})
 	r.stats.Ops++
 	if in.Kind != linearize.Get {
+		if out.Result == linearize.OK {
+			r.stats.Acked++
+		}
 		r.writes = append(r.writes, WriteRecord{Key: in.Key, Value: in.Value, Acked: out.Result == linearize.OK, Version: out.Version})
 	}
 }
