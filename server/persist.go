@@ -245,7 +245,10 @@ func (s *Server) install(ld *loaded) {
 	s.tree = ld.tree
 	s.history = ld.history
 	s.damaged = ld.damaged
+	// A tree loaded from disk is exact once the log is replayed over its (fuzzy) snapshot.
+	s.digest.armed = true
 	s.prep = prep.New(s.tree)
+	s.prep.NoDigest = s.cfg.NoDigest
 	s.prep.ExtendedTypes = s.cfg.ExtendedTypes
 	s.prep.SkipACL = s.cfg.SkipACL
 	s.prep.Providers = s.cfg.AuthProviders

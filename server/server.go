@@ -50,7 +50,10 @@ type Config struct {
 	PreAllocSize      int64
 	// NoSync skips fsync (zoo.cfg forceSync=no): faster, and acknowledged writes can be
 	// lost in a power failure. The zero value is the safe one.
-	NoSync        bool
+	NoSync bool
+	// NoDigest turns the per-txn tree digest off (zookeeper.digest.enabled=false): txns
+	// carry none and none is compared (digest.go). The zero value is ZooKeeper's default.
+	NoDigest      bool
 	JuteMaxBuffer int
 	ExtendedTypes bool
 	SuperDigest   string
@@ -342,6 +345,8 @@ type Server struct {
 	// damaged (core): this ensemble member lost txns to damage and votes with no zxid
 	// until a leader has refilled it (persist.go's openLog, Server.electionZxid).
 	damaged bool
+	// digest is the per-txn digest check's state (digest.go).
+	digest digestState
 	// stepDown, when set, ends the leadership once the current event is handled.
 	stepDown error
 
