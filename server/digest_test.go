@@ -35,8 +35,8 @@ func (l *lockedBuffer) String() string {
 func mntrCount(t *testing.T, addr, name string) int64 {
 	t.Helper()
 	out, err := fourLetterErr(addr, "mntr")
-	if err != nil {
-		return -1 // not answering (leaving its role): the caller polls again
+	if err != nil || strings.Contains(out, "not currently serving") {
+		return -1 // not serving (resyncing): the caller polls again
 	}
 	m := map[string]string{}
 	for _, l := range strings.Split(out, "\n") {
