@@ -4,14 +4,20 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/go-zookeeper/zk"
 
+	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/storage"
+	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
+	"github.com/zkd-io/zkd/zktest"
 )
 
 // lockedBuffer collects a server's log across goroutines.
@@ -183,5 +189,88 @@ func TestDigestDivergenceResyncs(t *testing.T) {
 		if n := mntrCount(t, e.members[i].cfg.ListenAddr, "digest_mismatches_count"); n != 0 {
 			t.Fatalf("server %d counted %d digest mismatches", i, n)
 		}
+	}
+}
+
+// TestStandaloneLogsDigests: a standalone server logs every txn but error txns with the
+// digest of the tree after it (checked by replaying the log onto a fresh tree), and
+// checks them when it replays its log at start-up: a log whose digest was altered is
+// counted once.
+func TestStandaloneLogsDigests(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.FourLetterWhitelist = []string{"*"} }))
+	c, _ := connect(t, srv.Addr(), 10*time.Second)
+	digestWorkload(t, c, "/s")
+	c.Close() // a closeSession deleting ephemerals
+	dataDir := srv.DataDir()
+	srv.Stop()
+
+	logDir := filepath.Join(dataDir, "version-2")
+	tree := datatree.New()
+	var entries []jute.LoggedTxn
+	withDigest, errorTxns := 0, 0
+	if _, err := storage.ReadLog(storage.OSFS{}, logDir, 0, func(zxid int64, b []byte) error {
+		lt, err := jute.DecodeTxn(bytes.Clone(b)) // b is only valid during the call
+		if err != nil {
+			return fmt.Errorf("txn %x: %w", zxid, err)
+		}
+		tree.Apply(&lt.Header, lt.Body)
+		switch {
+		case lt.Header.Type == jute.OpError:
+			errorTxns++
+			if lt.Digest != nil {
+				t.Errorf("error txn %x carries a digest", zxid)
+			}
+		case lt.Digest == nil:
+			t.Errorf("%v txn %x carries no digest", lt.Header.Type, zxid)
+		case lt.Digest.Version != jute.DigestVersion || lt.Digest.TreeDigest != tree.Digest():
+			t.Errorf("%v txn %x: digest %+v, the tree's after it %d", lt.Header.Type, zxid, *lt.Digest, tree.Digest())
+		default:
+			withDigest++
+		}
+		entries = append(entries, lt)
+		return nil
+	}); err != nil {
+		t.Fatal(err)
+	}
+	if withDigest < 100 || errorTxns == 0 {
+		t.Fatalf("%d txns with a digest and %d error txns logged", withDigest, errorTxns)
+	}
+
+	// The same txns in a fresh directory, one digest altered: the replay counts it.
+	altered := t.TempDir()
+	lg, err := storage.OpenLog(storage.OSFS{}, filepath.Join(altered, "version-2"), storage.LogOptions{PreAllocSize: 1 << 20, ForceSync: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, lt := range entries {
+		if i == len(entries)/2 {
+			if lt.Digest == nil {
+				t.Fatal("the middle txn carries no digest")
+			}
+			d := *lt.Digest
+			d.TreeDigest++
+			lt.Digest = &d
+		}
+		if err := lg.Append(lt.Header.Zxid, jute.EncodeTxn(nil, &lt)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := lg.Sync(); err != nil {
+		t.Fatal(err)
+	}
+	lg.Close()
+	for _, dir := range []string{dataDir, altered} {
+		s2 := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+			c.FourLetterWhitelist = []string{"*"}
+			c.DataDir = dir
+		}))
+		want := int64(0)
+		if dir == altered {
+			want = 1
+		}
+		if n := mntrCount(t, s2.Addr(), "digest_mismatches_count"); n != want {
+			t.Errorf("replaying %s: %d digest mismatches, want %d", dir, n, want)
+		}
+		s2.Stop()
 	}
 }
