@@ -122,7 +122,10 @@
 //
 // A txn, as logged and as carried by a PROPOSAL, is a TxnHeader (TxnHeaderSize, 32 bytes:
 // long clientId, int cxid, long zxid, long time, int type), the txn record of its type
-// (OpInfo.Txn) and, since ZooKeeper 3.6, an optional TxnDigest (int version, long
-// treeDigest). internal/storage draws the log and snapshot files around them;
-// internal/zab draws the QuorumPacket stream.
+// (OpInfo.Txn) and, since ZooKeeper 3.6, a TxnDigest (int version, long treeDigest: the tree
+// digest once the txn is applied, version DigestVersion). ZooKeeper and zkd write it after
+// every txn but error txns (unless zookeeper.digest.enabled=false); DecodeTxn reads a txn
+// with or without it, and the records whose end is ambiguous (CreateTxnV0, a bodiless
+// CloseSessionTxn) tell it by the 12 bytes it takes. internal/storage draws the log and
+// snapshot files around them; internal/zab draws the QuorumPacket stream.
 package jute

@@ -30,11 +30,17 @@ func (r *TxnHeader) Decode(d *Decoder) {
 	r.Type = OpCode(d.Int())
 }
 
-// TxnDigest is the optional trailer of a logged txn (3.6+).
+// TxnDigest is the optional trailer of a logged txn (3.6+): the tree digest after the txn
+// is applied. ZooKeeper (and zkd) append it to every txn but error txns.
 type TxnDigest struct {
 	Version    int32
 	TreeDigest int64
 }
+
+// DigestVersion is ZooKeeper's DigestCalculator.DIGEST_VERSION: the version of the node
+// digest formula (datatree.NodeDigest) that TxnDigest and a snapshot's digest section carry.
+// A digest of another version is not compared.
+const DigestVersion = 2
 
 func (r *TxnDigest) Encode(e *Encoder) { e.Int(r.Version); e.Long(r.TreeDigest) }
 func (r *TxnDigest) Decode(d *Decoder) { r.Version = d.Int(); r.TreeDigest = d.Long() }

@@ -532,7 +532,7 @@ func (s *Server) readRestore(body io.Reader) (*loaded, error) {
 		// restored tree has no log behind it.
 		return nil, fmt.Errorf("server: restore: %d nodes reference ACLs the snapshot lacks", loader.MissingACLs)
 	}
-	if digest != nil && digest.Zxid == zxid && digest.Version == 2 && digest.Digest != tree.Digest() {
+	if digest != nil && digest.Zxid == zxid && digest.Version == jute.DigestVersion && digest.Digest != tree.Digest() {
 		// ZooKeeper only logs this (compareSnapshotDigests): a fuzzy snapshot's digest
 		// may be of a state the tree never exactly had.
 		s.log.Warn("restored snapshot's digest does not match its tree", "zxid", hex(zxid))

@@ -486,6 +486,7 @@ func (s *Server) applyDurable() { s.role.durable(s.durable.Load()) }
 func (s *Server) applyTxn(p *pendingTxn) {
 	txn := p.txn
 	res := s.tree.ApplyTo(&txn.Header, txn.Body, s.applyEvents)
+	s.checkDigest(txn)
 	// The events are done with before the next txn applies (notify and observeWrites use
 	// them now): the slice is kept for it, emptied so that it holds no paths meanwhile.
 	defer func() {

@@ -32,6 +32,8 @@ const (
 	cntRequestCommitQueued                          // CommitProcessor.commit: a txn committed (ensemble)
 	cntUnsuccessfulHandshake                        // NettyServerCnxnFactory.CertificateVerifier: a failed TLS handshake
 	cntInsecureAdmin                                // UnifiedConnectionFactory: a plain-HTTP AdminServer connection on a unified port
+	cntDigestMismatch                               // DataTree.reportDigestMismatch: a txn's digest is not the tree's after it
+	cntDigestResync                                 // zkd's own: a learner left its role to resync after a digest mismatch
 	numCounters
 )
 
@@ -55,6 +57,8 @@ var counterNames = [numCounters]string{
 	cntRequestCommitQueued:           "request_commit_queued",
 	cntUnsuccessfulHandshake:         "unsuccessful_handshake",
 	cntInsecureAdmin:                 "insecure_admin_count",
+	cntDigestMismatch:                "digest_mismatches_count",
+	cntDigestResync:                  "digest_resync_count",
 }
 
 // counters are atomics: most are counted on the core, some by the connections' reader

@@ -310,6 +310,12 @@ func (s *Server) startLooking(reason string) {
 				return // a later role change starts its own election
 			}
 			s.ens.electing = true
+			if d, ok := s.takeResync(); ok {
+				s.log.Info("rejoining the leader to resync", "leader", d.Leader)
+				s.ens.elect.Decided(d)
+				s.decided(d)
+				return
+			}
 			if d, ok := s.takeAfterReconfig(); ok {
 				// QuorumPeer.updateServerState: a reconfig named the leader.
 				s.log.Info("taking the role a reconfig named", "leader", d.Leader, "state", d.State)

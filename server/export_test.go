@@ -68,3 +68,25 @@ func AdminHostAllowed(bind string, names []string, host string) (on, ok bool) {
 	c := newAdminHostCheck(bind, names)
 	return c.on, !c.on || c.allows(host)
 }
+
+// PlantDivergence changes the data of the node at path in s's tree alone, as a txn applied
+// differently on this member would: s's tree, and so its digest, now differs from the other
+// members'. It reports whether the node was there.
+func PlantDivergence(s *Server, path string, data []byte) (ok bool) {
+	s.Query(func() {
+		n := s.tree.Get(path)
+		if n == nil {
+			return
+		}
+		ok = true
+		s.tree.Apply(&jute.TxnHeader{Zxid: s.tree.LastZxid(), Time: n.Stat.Mtime, Type: jute.OpSetData},
+			&jute.SetDataTxn{Path: path, Data: data, Version: n.Stat.Version})
+	})
+	return ok
+}
+
+// TreeDigest is s's tree digest and last applied zxid.
+func TreeDigest(s *Server) (digest, zxid int64) {
+	s.Query(func() { digest, zxid = s.tree.Digest(), s.tree.LastZxid() })
+	return digest, zxid
+}

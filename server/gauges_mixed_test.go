@@ -37,8 +37,9 @@ func learnerSetsBySid(m map[string]string) map[string]string {
 	return out
 }
 
-// mntrOnlyZkd are zkd's own mntr lines: ZooKeeper counts DIFF and SNAP syncs, not TRUNC.
-var mntrOnlyZkd = []string{"trunc_count"}
+// mntrOnlyZkd are zkd's own mntr lines: ZooKeeper counts DIFF and SNAP syncs, not TRUNC,
+// and counts a digest mismatch but does not resync.
+var mntrOnlyZkd = []string{"trunc_count", "digest_resync_count"}
 
 // TestMixedMntrRoleGauges: a ZooKeeper 3.8 leader with two zkd followers counts them as
 // synced followers, and, once it dies, the zkd leader elected in its place prints the same

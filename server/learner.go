@@ -248,7 +248,7 @@ func (r *learnerRole) quorumDialed(nc net.Conn, sid int64, err error) {
 		InitLimit: int64(s.cfg.InitLimit), SyncLimit: int64(s.cfg.SyncLimit),
 	}
 	st := s.ens.st
-	st.LastLogged = max(s.tree.LastZxid(), s.lastQueued)
+	st.LastLogged = s.syncZxid()
 	var rd zab.Ready
 	r.zl, rd = zab.NewLearner(cfg, st, s.nowMs())
 	s.wg.Add(2)
@@ -415,6 +415,8 @@ func (r *learnerRole) finishReconnect(id int64, valid bool) {
 // after it (ZooKeeper persists it before acknowledging NEWLEADER).
 func (s *Server) installSnap(st *snapState) {
 	s.install(&loaded{tree: st.tree, sessions: st.sessions, snapZxid: st.zxid})
+	// The leader's tree now (see digestState.armed).
+	s.digest.resync, s.digest.armed = false, false
 	s.queueSnapshot()
 }
 

@@ -103,7 +103,7 @@ func (s *Server) load() (*loaded, error) {
 	// collector runs when the heap has grown that much.
 	resumeGC := gctune.Pause(512<<20 + 6*s.newestSnapshotSize())
 	defer resumeGC()
-	tree, snapZxid, sessions, err := s.loadSnapshot()
+	tree, snapZxid, sessions, snapDigest, err := s.loadSnapshot()
 	quarantined := false
 	if err != nil && s.ensembleMode() {
 		// No snapshot can be read: a member starts empty, marked damaged, and takes the
@@ -112,7 +112,7 @@ func (s *Server) load() (*loaded, error) {
 			return nil, qerr
 		}
 		quarantined = true
-		tree, snapZxid, sessions, err = s.loadSnapshot()
+		tree, snapZxid, sessions, snapDigest, err = s.loadSnapshot()
 	}
 	if err != nil {
 		return nil, err
@@ -138,8 +138,10 @@ func (s *Server) load() (*loaded, error) {
 		}
 		return t, nil
 	}
+	replayDigest := s.newReplayDigest(snapZxid, snapDigest)
 	last, err := storage.ReadLogAhead(fs, s.logDir(), snapZxid, decode, func(t jute.LoggedTxn) error {
 		tree.Apply(&t.Header, t.Body)
+		replayDigest.check(tree, &t)
 		switch t.Header.Type {
 		case jute.OpCreateSession:
 			sessions[t.Header.ClientID] = t.Body.(*jute.CreateSessionTxn).TimeOut
@@ -294,7 +296,10 @@ func (s *Server) install(ld *loaded) {
 	s.tree = ld.tree
 	s.history = ld.history
 	s.damaged = ld.damaged
+	// A tree loaded from disk is exact once the log is replayed over its (fuzzy) snapshot.
+	s.digest.armed = true
 	s.prep = prep.New(s.tree)
+	s.prep.NoDigest = s.cfg.NoDigest
 	s.prep.ExtendedTypes = s.cfg.ExtendedTypes
 	s.prep.SkipACL = s.cfg.SkipACL
 	s.prep.Providers = s.cfg.AuthProviders
@@ -341,21 +346,24 @@ func (s *Server) addRecoveredSession(id int64, timeout int32, now int64) {
 	s.ids.Observe(id)
 }
 
-func (s *Server) loadSnapshot() (*datatree.Tree, int64, map[int64]int32, error) {
+func (s *Server) loadSnapshot() (*datatree.Tree, int64, map[int64]int32, *storage.SnapDigest, error) {
 	if err := storage.CleanTemp(s.cfg.FS, s.snapDir()); err != nil {
-		return nil, 0, nil, fmt.Errorf("server: %w", err)
+		return nil, 0, nil, nil, fmt.Errorf("server: %w", err)
 	}
 	var loader *datatree.Loader
 	var sessions map[int64]int32
+	var digest *storage.SnapDigest
 	var prog *progress
 	nodes := 0
 	sf, err := storage.LoadNewest(s.cfg.FS, s.snapDir(), s.log, func(f storage.SnapshotFile) storage.SnapshotHandler {
 		loader = datatree.NewLoader()
 		sessions = map[int64]int32{}
+		digest = nil
 		prog = newProgress(s.log, "loading snapshot", "file", f.Name)
 		nodes = 0
 		return storage.SnapshotHandler{
 			Session: func(ss storage.SnapSession) error { sessions[ss.ID] = ss.Timeout; return nil },
+			Digest:  func(d storage.SnapDigest) error { digest = &d; return nil },
 			ACL:     func(key int64, acls []jute.ACL) error { loader.ACL(key, acls); return nil },
 			Node: func(n storage.SnapNode) error {
 				nodes++
@@ -368,19 +376,19 @@ func (s *Server) loadSnapshot() (*datatree.Tree, int64, map[int64]int32, error) 
 	case errors.Is(err, storage.ErrNoSnapshot):
 		t := datatree.New()
 		t.ExtendedTypes = s.cfg.ExtendedTypes
-		return t, 0, map[int64]int32{}, nil
+		return t, 0, map[int64]int32{}, nil, nil
 	case err != nil:
 		// Starting empty would silently drop the data the snapshots held.
-		return nil, 0, nil, fmt.Errorf("server: load snapshot: %w", err)
+		return nil, 0, nil, nil, fmt.Errorf("server: load snapshot: %w", err)
 	}
 	tree, err := loader.Finish(s.cfg.ExtendedTypes, sf.Zxid)
 	if err != nil {
-		return nil, 0, nil, fmt.Errorf("server: load snapshot %s: %w", sf.Name, err)
+		return nil, 0, nil, nil, fmt.Errorf("server: load snapshot %s: %w", sf.Name, err)
 	}
 	if loader.MissingACLs > 0 {
 		s.log.Warn("snapshot nodes reference unknown ACLs; the log replay restores them", "file", sf.Name, "nodes", loader.MissingACLs)
 	}
-	return tree, sf.Zxid, sessions, nil
+	return tree, sf.Zxid, sessions, digest, nil
 }
 
 func (s *Server) startPersist() {

@@ -51,7 +51,10 @@ type Config struct {
 	PreAllocSize      int64
 	// NoSync skips fsync (zoo.cfg forceSync=no): faster, and acknowledged writes can be
 	// lost in a power failure. The zero value is the safe one.
-	NoSync        bool
+	NoSync bool
+	// NoDigest turns the per-txn tree digest off (zookeeper.digest.enabled=false): txns
+	// carry none and none is compared (digest.go). The zero value is ZooKeeper's default.
+	NoDigest      bool
 	JuteMaxBuffer int
 	ExtendedTypes bool
 	SuperDigest   string
@@ -349,6 +352,8 @@ type Server struct {
 	damaged bool
 	// dirLocks hold dataDir and dataLogDir for this process (storage.LockDir) until Close.
 	dirLocks []io.Closer
+	// digest is the per-txn digest check's state (digest.go).
+	digest digestState
 	// stepDown, when set, ends the leadership once the current event is handled.
 	stepDown error
 

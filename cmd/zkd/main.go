@@ -262,6 +262,7 @@ func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
 		SnapCount:              cfg.SnapCount,
 		PreAllocSize:           cfg.PreAllocSize,
 		NoSync:                 !cfg.ForceSync,
+		NoDigest:               !cfg.DigestEnabled,
 		JuteMaxBuffer:          cfg.JuteMaxBuffer,
 		ExtendedTypes:          cfg.ExtendedTypesEnabled,
 		EnforceQuota:           cfg.EnforceQuota,

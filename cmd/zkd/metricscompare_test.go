@@ -51,6 +51,7 @@ var promOnlyInZkd = map[string]string{
 	"snapshot_error_count":                 "ZooKeeper 3.9 (the admin snapshot command)",
 	"snapshot_rate_limited_count":          "ZooKeeper 3.9",
 	"trunc_count":                          "zkd's: TRUNC syncs, beside ZooKeeper's diff_count and snap_count",
+	"digest_resync_count":                  "zkd's: a learner's resyncs after a digest mismatch",
 	"process_network_receive_bytes_total":  "client_golang's process collector; the Java client has no such export",
 	"process_network_transmit_bytes_total": "client_golang's process collector",
 	"process_virtual_memory_max_bytes":     "client_golang's process collector",

@@ -14,7 +14,8 @@ import (
 // mntrOnlyInZkd are the mntr keys zkd prints and ZooKeeper 3.8 does not, without the
 // Prometheus provider (with it, promOnlyInZkd lists them).
 var mntrOnlyInZkd = map[string]string{
-	"trunc_count": "zkd's: TRUNC syncs, beside ZooKeeper's diff_count and snap_count",
+	"trunc_count":         "zkd's: TRUNC syncs, beside ZooKeeper's diff_count and snap_count",
+	"digest_resync_count": "zkd's: a learner's resyncs after a digest mismatch (ZooKeeper only counts the mismatch)",
 }
 
 // mntrMeasured are the summaries zkd measures as ZooKeeper does; the others (commit

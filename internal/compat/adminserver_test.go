@@ -35,8 +35,8 @@ type adminDiff struct {
 
 // monitorDiff is the difference of monitor (mntr), which its four-letter word has too.
 var monitorDiff = adminDiff{
-	onlyZkd: []string{"/trunc_count:number"},
-	why:     "trunc_count is zkd's own (ZooKeeper counts DIFF and SNAP syncs, not TRUNC ones)",
+	onlyZkd: []string{"/trunc_count:number", "/digest_resync_count:number"},
+	why:     "trunc_count (ZooKeeper counts DIFF and SNAP syncs, not TRUNC ones) and digest_resync_count (ZooKeeper only counts a digest mismatch) are zkd's own",
 }
 
 // adminDiffs lists every deliberate difference by command. A command with anyKeys true has

@@ -117,6 +117,9 @@ type Config struct {
 	PreAllocSize    int64 // bytes; zoo.cfg gives KiB
 	ForceSync       bool  // fsync the log; zoo.cfg "no" turns it off
 	JuteMaxBuffer   int   // largest accepted frame length
+	// DigestEnabled is zookeeper.digest.enabled (default true): each txn carries the tree
+	// digest it leaves, and members check it after applying.
+	DigestEnabled bool
 
 	// FourLetterWhitelist is the enabled four-letter words. It always contains "srvr"; ["*"]
 	// means all of them. Use FourLetterAllowed rather than reading it.
@@ -224,6 +227,7 @@ func fileDefaults() *Config {
 		SnapCount:                100000,
 		PreAllocSize:             65536 * 1024,
 		ForceSync:                true,
+		DigestEnabled:            true,
 		JuteMaxBuffer:            0xfffff,
 		FourLetterWhitelist:      []string{"srvr"},
 		GlobalOutstandingLimit:   1000,
@@ -405,6 +409,8 @@ func (c *Config) set(key, v string) error {
 		c.FourLetterWhitelist = parseWhitelist(v)
 	case "extendedTypesEnabled":
 		c.ExtendedTypesEnabled, err = parseBool(v)
+	case "digest.enabled":
+		c.DigestEnabled, err = parseBool(v)
 	case "DigestAuthenticationProvider.superDigest":
 		c.SuperDigest = v
 	case "globalOutstandingLimit":
@@ -482,7 +488,7 @@ func (c *Config) set(key, v string) error {
 // also write the prefixed name; zkd takes both.
 var sysPropKeys = map[string]bool{
 	"snapCount": true, "preAllocSize": true, "forceSync": true, "jute.maxbuffer": true,
-	"4lw.commands.whitelist": true, "extendedTypesEnabled": true,
+	"4lw.commands.whitelist": true, "extendedTypesEnabled": true, "digest.enabled": true,
 	"DigestAuthenticationProvider.superDigest": true, "globalOutstandingLimit": true,
 	"znode.container.checkIntervalMs": true,
 	// Quotas part.
@@ -743,6 +749,10 @@ func (c *Config) String() string {
 	kv("jute.maxbuffer", c.JuteMaxBuffer)
 	kv("4lw.commands.whitelist", strings.Join(c.FourLetterWhitelist, ","))
 	kv("extendedTypesEnabled", c.ExtendedTypesEnabled)
+	if !c.DigestEnabled {
+		// As a system property in ZooKeeper: zoo.cfg keys it does not know become one.
+		kv("digest.enabled", c.DigestEnabled)
+	}
 	if c.SuperDigest != "" {
 		kv("DigestAuthenticationProvider.superDigest", c.SuperDigest)
 	}

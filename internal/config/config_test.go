@@ -36,6 +36,7 @@ func TestParseMinimalUsesZooKeeperDefaults(t *testing.T) {
 		SnapCount:                100000,
 		PreAllocSize:             64 << 20,
 		ForceSync:                true,
+		DigestEnabled:            true,
 		JuteMaxBuffer:            1048575,
 		FourLetterWhitelist:      []string{"srvr"},
 		GlobalOutstandingLimit:   1000,
@@ -67,6 +68,7 @@ forceSync=no
 jute.maxbuffer=0x400000
 4lw.commands.whitelist=ruok, stat ,mntr
 extendedTypesEnabled=true
+digest.enabled=false
 DigestAuthenticationProvider.superDigest=super:D/InIHSb7yEEbrWz8b9l71RjZJU=
 globalOutstandingLimit=500
 znode.container.checkIntervalMs=1000
@@ -129,6 +131,9 @@ func TestParseValues(t *testing.T) {
 		{"jute.maxbuffer #hex", "jute.maxbuffer=#100", func(c *Config) any { return c.JuteMaxBuffer }, 256},
 		{"jute.maxbuffer octal", "jute.maxbuffer=010", func(c *Config) any { return c.JuteMaxBuffer }, 8},
 		{"prefixed extendedTypesEnabled", "zookeeper.extendedTypesEnabled=TRUE", func(c *Config) any { return c.ExtendedTypesEnabled }, true},
+		{"digest on by default", "", func(c *Config) any { return c.DigestEnabled }, true},
+		{"digest.enabled", "digest.enabled=false", func(c *Config) any { return c.DigestEnabled }, false},
+		{"prefixed digest.enabled", "zookeeper.digest.enabled=false", func(c *Config) any { return c.DigestEnabled }, false},
 		{"enforceQuota", "enforceQuota=true", func(c *Config) any { return c.EnforceQuota }, true},
 		{"prefixed enforceQuota", "zookeeper.enforceQuota=True", func(c *Config) any { return c.EnforceQuota }, true},
 		{"snapshot compression", "snapshot.compression.method=snappy", func(c *Config) any { return c.SnapshotCompression }, "snappy"},

@@ -383,26 +383,36 @@ func nodeSize(path string, data []byte) int64 {
 	return n
 }
 
-// nodeDigest is ZooKeeper's DigestCalculator: CRC32 over path, data and the stat block;
-// nodes under /zookeeper/ do not count. The pieces go through crc32 in one call, from a
-// scratch buffer the tree keeps (a stack buffer would escape: crc32 dispatches through a
-// function value), unless the data is large.
+// nodeDigest is the node's share of the tree digest (NodeDigest), hashed in the buffer
+// the tree keeps.
 func (t *Tree) nodeDigest(path string, n *Node) uint64 {
+	d, b := NodeDigest(t.scratch, path, n.Data, &n.Stat)
+	t.scratch = b[:0]
+	return uint64(d)
+}
+
+// NodeDigest is ZooKeeper's DigestCalculator.calculateDigest (jute.DigestVersion): CRC32
+// over the path ("" for the root), the data and the 60-byte stat block; nodes under
+// /zookeeper/ count 0. The tree digest is the sum of its nodes' (mod 2^64). It is the one
+// formula for the tree and for prep, which predicts the digest a txn leaves before the
+// txn is applied. The pieces go through crc32 in one call from buf, scratch space that is
+// returned for reuse (a stack buffer would escape: crc32 dispatches through a function
+// value), unless the data is large.
+func NodeDigest(buf []byte, path string, data []byte, s *jute.StatPersisted) (uint32, []byte) {
 	if strings.HasPrefix(path, "/zookeeper/") {
-		return 0
+		return 0, buf
 	}
 	if path == "/" {
 		path = ""
 	}
-	b := append(t.scratch[:0], path...)
+	b := append(buf[:0], path...)
 	var c uint32
-	if len(n.Data) <= 1024 {
-		b = append(b, n.Data...)
+	if len(data) <= 1024 {
+		b = append(b, data...)
 	} else {
-		c = crc32.Update(crc32.Update(0, crc32.IEEETable, b), crc32.IEEETable, n.Data)
+		c = crc32.Update(crc32.Update(0, crc32.IEEETable, b), crc32.IEEETable, data)
 		b = b[:0]
 	}
-	s := &n.Stat
 	b = binary.BigEndian.AppendUint64(b, uint64(s.Czxid))
 	b = binary.BigEndian.AppendUint64(b, uint64(s.Mzxid))
 	b = binary.BigEndian.AppendUint64(b, uint64(s.Pzxid))
@@ -412,9 +422,11 @@ func (t *Tree) nodeDigest(path string, n *Node) uint64 {
 	b = binary.BigEndian.AppendUint32(b, uint32(s.Cversion))
 	b = binary.BigEndian.AppendUint32(b, uint32(s.Aversion))
 	b = binary.BigEndian.AppendUint64(b, uint64(s.EphemeralOwner))
-	t.scratch = b[:0]
-	return uint64(crc32.Update(c, crc32.IEEETable, b))
+	return crc32.Update(c, crc32.IEEETable, b), b
 }
+
+// Digest is the node's share of the tree digest (NodeDigest), as the tree last computed it.
+func (n *Node) Digest() uint32 { return n.digest }
 
 // beginChange and endChange bracket a mutation of a node so the digest follows it.
 func (t *Tree) beginChange(path string, n *Node) {

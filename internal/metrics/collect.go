@@ -209,7 +209,8 @@ func collectStats(ch chan<- prometheus.Metric, st admin.ServerStats) {
 	for _, name := range zkCounters {
 		ch <- prometheus.MustNewConstMetric(desc(name, false), prometheus.CounterValue, float64(st.Counters[name]))
 	}
-	// Counters zkd adds to mntr (trunc_count) are exported under the same names.
+	// Counters zkd adds to mntr (trunc_count, digest_resync_count) are exported under the
+	// same names.
 	for name, v := range st.Counters {
 		if !isZooKeeperName(name) {
 			ch <- prometheus.MustNewConstMetric(desc(name, false), prometheus.CounterValue, float64(v))

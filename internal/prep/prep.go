@@ -24,11 +24,26 @@ type record struct {
 	childCount int
 	acl        []jute.ACL
 	dataLen    int // ChangeRecord.data's length: what a setData's quota check subtracts
+	// data is the node's data once the txn is applied (shared, never changed in place),
+	// and treeOwner its ephemeralOwner as the tree will hold it: the pending stat's can
+	// differ for a create whose opcode and flags disagree (see create). Both go into the
+	// node's digest.
+	data      []byte
+	treeOwner int64
+	// digest is the node's share of the tree digest once the txn is applied: set when the
+	// txn commits into the overlay (for a record read from the tree, the node's own).
+	digest uint32
 }
 
 type pending struct {
 	zxid int64
 	path string
+}
+
+// txnDelta is what one prepared txn adds to the tree digest (mod 2^64).
+type txnDelta struct {
+	zxid  int64
+	delta uint64
 }
 
 // Preparer holds the overlay of outstanding changes.
@@ -52,10 +67,21 @@ type Preparer struct {
 	// error code. zxid is the reconfig's, the new configuration's version. nil means
 	// reconfig is disabled (RECONFIGDISABLED, after taking a zxid).
 	Reconfig func(req *jute.ReconfigRequest, zxid int64) ([]byte, jute.Code)
+	// NoDigest leaves the TxnDigest off every txn (zookeeper.digest.enabled=false). By
+	// default each txn but an error txn carries the tree digest it leaves, computed as
+	// ZooKeeper's PrepRequestProcessor does before the txn is applied (precalculateDigest):
+	// the tree's digest plus what each outstanding txn changes, node by node.
+	NoDigest bool
 
 	overlay map[string]*record
 	order   []pending // from head on: prepared txns' changes, oldest first
 	head    int
+	// deltas (from deltaHead on) are the digest changes of the prepared txns not yet
+	// applied, and pendingDelta their sum: the digest after them all is the tree's plus it.
+	deltas       []txnDelta
+	deltaHead    int
+	pendingDelta uint64
+	scratch      []byte // NodeDigest's buffer
 	// st is the state of the txn being prepared, reused from one to the next: nothing
 	// keeps it past the call that prepares the txn (commit copies its changes out).
 	st txnState
@@ -102,6 +128,17 @@ func (p *Preparer) Applied(zxid int64) {
 		p.order[i] = pending{}
 	}
 	p.head = i
+	j := p.deltaHead
+	for ; j < len(p.deltas) && p.deltas[j].zxid <= zxid; j++ {
+		p.pendingDelta -= p.deltas[j].delta
+	}
+	p.deltaHead = j
+	if j == len(p.deltas) {
+		p.deltas, p.deltaHead = p.deltas[:0], 0
+	} else if j >= 1024 && 2*j >= len(p.deltas) {
+		n := copy(p.deltas, p.deltas[j:])
+		p.deltas, p.deltaHead = p.deltas[:n], 0
+	}
 	// A queue, not a shift per call: applied entries are dropped in bulk once they are
 	// most of the slice.
 	switch {
@@ -118,6 +155,45 @@ func (p *Preparer) Reset() {
 	p.overlay = make(map[string]*record)
 	clear(p.order)
 	p.order, p.head = p.order[:0], 0
+	p.deltas, p.deltaHead, p.pendingDelta = p.deltas[:0], 0, 0
+}
+
+// Digest is the tree digest once every prepared txn is applied.
+func (p *Preparer) Digest() int64 { return p.Tree.Digest() + int64(p.pendingDelta) }
+
+// seal gives a prepared txn its TxnDigest: every txn but an error txn carries one
+// (ZooKeeper's setTxnDigest; a failed multi too, with the digest unchanged).
+func (p *Preparer) seal(t *jute.LoggedTxn) *jute.LoggedTxn {
+	if !p.NoDigest && t.Header.Type != jute.OpError {
+		t.Digest = &jute.TxnDigest{Version: jute.DigestVersion, TreeDigest: p.Digest()}
+	}
+	return t
+}
+
+// oldDigest is path's share of the tree digest before the txn being committed: the
+// outstanding record's, else the tree node's.
+func (p *Preparer) oldDigest(path string) uint32 {
+	if r, ok := p.overlay[path]; ok {
+		if !r.exists {
+			return 0
+		}
+		return r.digest
+	}
+	if n := p.Tree.Get(path); n != nil {
+		return n.Digest()
+	}
+	return 0
+}
+
+// newDigest computes and keeps r's share of the tree digest once its txn is applied.
+func (p *Preparer) newDigest(path string, r *record) uint32 {
+	if !r.exists {
+		return 0
+	}
+	st := r.stat
+	st.EphemeralOwner = r.treeOwner
+	r.digest, p.scratch = datatree.NodeDigest(p.scratch, path, r.data, &st)
+	return r.digest
 }
 
 func (p *Preparer) get(path string) (*record, error) {
@@ -131,7 +207,8 @@ func (p *Preparer) get(path string) (*record, error) {
 	if n == nil {
 		return nil, jute.ErrNoNode
 	}
-	return &record{zxid: -1, exists: true, stat: n.Stat, childCount: n.NumChildren(), acl: p.Tree.ACL(n.ACL), dataLen: len(n.Data)}, nil
+	return &record{zxid: -1, exists: true, stat: n.Stat, childCount: n.NumChildren(), acl: p.Tree.ACL(n.ACL), dataLen: len(n.Data),
+		data: n.Data, treeOwner: n.Stat.EphemeralOwner, digest: n.Digest()}, nil
 }
 
 // txnState collects the changes of one txn so a failing multi can drop them. Most txns
@@ -195,9 +272,19 @@ func (p *Preparer) lookup(s *txnState, path string) (*record, error) {
 }
 
 func (p *Preparer) commit(s *txnState) {
+	var delta uint64
 	for _, c := range s.changes {
+		if !p.NoDigest {
+			// The overlay still holds the state before this txn: the change of each
+			// node is its new share less its old (mod 2^64, as the tree sums them).
+			delta += uint64(p.newDigest(c.path, c.r)) - uint64(p.oldDigest(c.path))
+		}
 		p.overlay[c.path] = c.r
 		p.order = append(p.order, pending{s.zxid, c.path})
+	}
+	if delta != 0 {
+		p.deltas = append(p.deltas, txnDelta{s.zxid, delta})
+		p.pendingDelta += delta
 	}
 }
 
@@ -223,7 +310,7 @@ func (p *Preparer) Prepare(r *Request, zxid, timeMs int64) *jute.LoggedTxn {
 			return errorTxn(t, jute.ErrMarshallingError)
 		}
 		t.Body = p.prepareMulti(r, s)
-		return t
+		return p.seal(t)
 	}
 	body, err := p.prepareOp(r, r.Type, r.Body, s)
 	if err != nil {
@@ -231,7 +318,7 @@ func (p *Preparer) Prepare(r *Request, zxid, timeMs int64) *jute.LoggedTxn {
 	}
 	t.Body = body
 	p.commit(s)
-	return t
+	return p.seal(t)
 }
 
 func errorTxn(t *jute.LoggedTxn, c jute.Code) *jute.LoggedTxn {
@@ -584,12 +671,24 @@ func (p *Preparer) create(r *Request, typ jute.OpCode, path string, data []byte,
 	case mode.ephemeral:
 		owner = r.SessionID
 	}
+	// The tree makes the owner of the txn's type, which the digest follows.
+	treeOwner := int64(0)
+	switch t := txn.(type) {
+	case *jute.CreateContainerTxn:
+		treeOwner = datatree.ContainerOwner
+	case *jute.CreateTTLTxn:
+		treeOwner = datatree.TTLOwner(t.TTL)
+	case *jute.CreateTxn:
+		if t.Ephemeral {
+			treeOwner = r.SessionID
+		}
+	}
 	np := *parent
 	np.childCount++
 	np.stat.Cversion = newCversion
 	np.stat.Pzxid = s.zxid
 	s.put(parentPath, &np)
-	s.put(path, &record{exists: true, acl: fixed, dataLen: len(data), stat: jute.StatPersisted{
+	s.put(path, &record{exists: true, acl: fixed, dataLen: len(data), data: data, treeOwner: treeOwner, stat: jute.StatPersisted{
 		Czxid: s.zxid, Mzxid: s.zxid, Pzxid: s.zxid, Ctime: s.time, Mtime: s.time, EphemeralOwner: owner,
 	}})
 	return txn, nil
@@ -658,6 +757,7 @@ func (p *Preparer) setData(r *Request, b *jute.SetDataRequest, s *txnState) (jut
 		nn = &c
 	}
 	nn.dataLen = len(b.Data)
+	nn.data = b.Data
 	nn.stat.Version = v
 	nn.stat.Mzxid = s.zxid
 	nn.stat.Mtime = s.time
@@ -686,6 +786,7 @@ func (p *Preparer) reconfig(r *Request, b *jute.ReconfigRequest, s *txnState) (j
 	}
 	nn := *n
 	nn.dataLen = len(text)
+	nn.data = text
 	nn.stat.Version = -1
 	nn.stat.Mzxid = s.zxid
 	nn.stat.Mtime = s.time
@@ -721,10 +822,10 @@ func (p *Preparer) setACL(r *Request, b *jute.SetACLRequest, s *txnState) (jute.
 
 // CreateSession returns the txn that opens a session.
 func (p *Preparer) CreateSession(session int64, timeout int32, zxid, timeMs int64) *jute.LoggedTxn {
-	return &jute.LoggedTxn{
+	return p.seal(&jute.LoggedTxn{
 		Header: jute.TxnHeader{ClientID: session, Zxid: zxid, Time: timeMs, Type: jute.OpCreateSession},
 		Body:   &jute.CreateSessionTxn{TimeOut: timeout},
-	}
+	})
 }
 
 // CloseSession returns the txn that closes a session and deletes its ephemerals, counting
@@ -768,10 +869,10 @@ func (p *Preparer) CloseSession(session int64, cxid int32, zxid, timeMs int64) *
 		}
 	}
 	p.commit(s)
-	return &jute.LoggedTxn{
+	return p.seal(&jute.LoggedTxn{
 		Header: jute.TxnHeader{ClientID: session, Cxid: cxid, Zxid: zxid, Time: timeMs, Type: jute.OpCloseSession},
 		Body:   &jute.CloseSessionTxn{Paths2Delete: paths},
-	}
+	})
 }
 
 // ContainerDeletable reports whether DeleteContainer would produce a txn for path.
@@ -799,8 +900,8 @@ func (p *Preparer) DeleteContainer(path string, zxid, timeMs int64) *jute.Logged
 	}
 	p.markDeleted(s, parentPath, parent, path)
 	p.commit(s)
-	return &jute.LoggedTxn{
+	return p.seal(&jute.LoggedTxn{
 		Header: jute.TxnHeader{Zxid: zxid, Time: timeMs, Type: jute.OpDeleteContainer},
 		Body:   &jute.DeleteTxn{Path: path},
-	}
+	})
 }

@@ -29,8 +29,11 @@
 //	txn = TxnHeader, 32 bytes:   long clientId, int cxid, long zxid, long time, int type
 //	    + the record of type:    jute.NewTxnBody (a MultiTxn holds int count, then
 //	                             count x {int type, buffer record})
-//	    + [TxnDigest, 12 bytes]: int version, long treeDigest (ZooKeeper 3.6+ appends it
-//	                             to all but error txns; zkd reads it and writes none)
+//	    + [TxnDigest, 12 bytes]: int version (2), long treeDigest: the tree digest once
+//	                             the txn is applied. ZooKeeper 3.6+ and zkd append it to
+//	                             every txn but error txns (none with
+//	                             zookeeper.digest.enabled=false); zkd reads logs with or
+//	                             without it
 //
 // checksum is the Adler32 of the txn bytes alone (not of length or the marker), held in a
 // long whose upper 32 bits are zero. 0x42 ('B') ends every entry. An entry is 8+4+1 bytes

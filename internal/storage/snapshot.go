@@ -31,9 +31,6 @@ var (
 	ErrUnsupportedSnapshot = errors.New("storage: unsupported snapshot compression")
 )
 
-// snapDigestVersion is DigestCalculator.DIGEST_VERSION.
-const snapDigestVersion = 2
-
 // snapStreamSignature ends a leader's SNAP stream.
 const snapStreamSignature = "BenWasHere"
 
@@ -263,7 +260,7 @@ func (w *SnapshotWriter) writeAll(cw *checkedWriter, sessions []SnapSession, acl
 	}
 	e.Buf = e.Buf[:0]
 	e.Long(digestZxid)
-	e.Int(snapDigestVersion)
+	e.Int(jute.DigestVersion)
 	e.Long(digest)
 	if _, err := cw.Write(e.Buf); err != nil {
 		return err

@@ -32,6 +32,9 @@ func PlanSync(peerLastZxid, lastProcessed int64, history []Committed, older func
 	}
 	q := &queuer{needOp: true, queued: peerLastZxid}
 	switch {
+	case peerLastZxid < 0:
+		// A learner that asks for the whole tree (zkd's learner after a digest mismatch;
+		// ZooKeeper's syncFollower also ends at SNAP for it, having found no history).
 	case lastProcessed == peerLastZxid:
 		// Already in sync: an empty DIFF.
 		q.op(PktDiff, peerLastZxid)
@@ -69,7 +72,7 @@ func NeedsOlder(peerLastZxid, lastProcessed int64, history []Committed) bool {
 		minCommitted, maxCommitted = history[0].Zxid, history[len(history)-1].Zxid
 	}
 	switch {
-	case lastProcessed == peerLastZxid:
+	case peerLastZxid < 0, lastProcessed == peerLastZxid:
 		return false
 	case peerLastZxid > maxCommitted && Counter(peerLastZxid) != 0:
 		return false

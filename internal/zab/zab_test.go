@@ -220,3 +220,26 @@ func TestSyncNeedsQuorumProof(t *testing.T) {
 		t.Fatal("sync answered by a leader whose followers are gone")
 	}
 }
+
+// TestPlanSyncWholeTreeForMinusOne: a learner that claims zxid -1 (zkd's learner resyncing
+// after a digest mismatch) gets a SNAP whatever history the leader holds, and the leader
+// reads no log for it.
+func TestPlanSyncWholeTreeForMinusOne(t *testing.T) {
+	h := hist(1, 1, 8)
+	disk := func(from int64) []Committed {
+		t.Fatalf("log read from %s for a learner at -1", Hex(from))
+		return nil
+	}
+	for _, last := range []int64{MakeZxid(1, 8), 0} {
+		history := h
+		if last == 0 {
+			history = nil
+		}
+		if got := describe(PlanSync(-1, last, history, disk)); got != "SNAP learner="+Hex(last) {
+			t.Errorf("leader at %s: got %s, want a SNAP", Hex(last), got)
+		}
+		if NeedsOlder(-1, last, history) {
+			t.Errorf("leader at %s: NeedsOlder(-1) asks for the log", Hex(last))
+		}
+	}
+}
