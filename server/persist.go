@@ -182,6 +182,9 @@ func (s *Server) load() (*loaded, error) {
 	return &loaded{tree: tree, history: history, sessions: sessions, snapZxid: snapZxid, replayed: replayed, damaged: damaged}, nil
 }
 
+// maxDamageCuts bounds the cuts an ensemble member makes to a damaged log at one start.
+const maxDamageCuts = 16
+
 // errDamaged marks a data directory whose damage costs txns: a standalone server refuses to
 // start on it.
 var errDamaged = errors.New("data directory damaged")
@@ -200,11 +203,16 @@ func repairHint(dataDir string) string {
 func (s *Server) openLog(snapZxid int64) (damaged bool, err error) {
 	fs := s.cfg.FS
 	opts := storage.LogOptions{PreAllocSize: s.cfg.PreAllocSize, ForceSync: !s.cfg.NoSync, Logger: s.log, FromZxid: snapZxid}
-	for {
+	// Each cut leaves only what comes before the damage, so the next open finds none there;
+	// the bound is a guard against a cut that changed nothing.
+	for cuts := 0; ; cuts++ {
 		s.txlog, err = storage.OpenLog(fs, s.logDir(), opts)
 		var d *storage.DamageError
 		if !errors.As(err, &d) {
 			break
+		}
+		if cuts == maxDamageCuts {
+			return false, fmt.Errorf("server: %w: still damaged after %d cuts: %w", errDamaged, cuts, err)
 		}
 		if !s.ensembleMode() {
 			return false, fmt.Errorf("server: %w: %w; refusing to start; nothing was changed: %s", errDamaged, err, repairHint(s.cfg.DataDir))
