@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
+	"hash/adler32"
 	"log/slog"
 	"math/rand/v2"
 	"os"
@@ -1015,4 +1016,46 @@ func TestTornEvidence(t *testing.T) {
 	if torn, zxid, err := tornEvidence(m, vdir+"/log.1", fileHeaderSize); err != nil || torn || zxid != 1 {
 		t.Fatalf("a flipped bit: torn %v zxid %d, %v", torn, zxid, err)
 	}
+}
+
+// The search for valid entries after damage skips a preallocated hole without reading it,
+// and still finds an entry written after the hole.
+func TestSalvageAcrossHole(t *testing.T) {
+	dir := t.TempDir()
+	l, err := OpenLog(OSFS{}, dir, LogOptions{PreAllocSize: -1, ForceSync: true, Logger: quiet})
+	if err != nil {
+		t.Fatal(err)
+	}
+	appendAll(t, l, mkEntries(1, 3, 0))
+	l.Close()
+	path := dir + "/log.1"
+	b, _ := os.ReadFile(path)
+	// An entry for zxid 9, 4 MiB on, after a hole, then a hole to the end.
+	var e []byte
+	txn := mkTxn(9, 20, 0)
+	e = binaryEntry(e, txn)
+	f, err := os.OpenFile(path, os.O_RDWR, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.WriteAt(e, 4<<20)
+	f.Truncate(64 << 20)
+	f.Close()
+	s, err := salvageScan(OSFS{}, path, int64(len(b)), 3)
+	if err != nil || s.count != 1 || s.first != 9 {
+		t.Fatalf("salvage across a hole: %+v %v", s, err)
+	}
+	if _, err := OpenLog(OSFS{}, dir, LogOptions{Logger: quiet}); !errors.As(err, new(*DamageError)) {
+		t.Fatalf("zeros then an entry: %v, want damage", err)
+	}
+}
+
+func binaryEntry(b, txn []byte) []byte {
+	b = append(b, 0, 0, 0, 0)
+	sum := adler32.Checksum(txn)
+	b = append(b, byte(sum>>24), byte(sum>>16), byte(sum>>8), byte(sum))
+	n := len(txn)
+	b = append(b, byte(n>>24), byte(n>>16), byte(n>>8), byte(n))
+	b = append(b, txn...)
+	return append(b, 'B')
 }
