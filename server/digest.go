@@ -65,6 +65,9 @@ func (s *Server) checkDigest(txn *jute.LoggedTxn) {
 	s.counters.add(cntDigestResync, 1)
 	s.digest.resync = true
 	s.digest.leader = lr.leaderSid
+	// Until refilled it is a damaged member: should the leader go before the SNAP comes,
+	// or this server restart, it votes with no zxid rather than with its diverged tree.
+	s.markDamaged(zxid)
 	if s.stepDown == nil {
 		s.stepDown = errDigestMismatch
 	}

@@ -303,7 +303,11 @@ func (s *Server) install(ld *loaded) {
 	}
 	s.tree = ld.tree
 	s.history = ld.history
-	s.damaged = ld.damaged
+	if ld.damaged {
+		// Only a refill (Server.refilled) ends it: a SNAP's tree installed here is not one
+		// until the sync is through.
+		s.damaged = true
+	}
 	// A tree loaded from disk is exact once the log is replayed over its (fuzzy) snapshot.
 	s.digest.armed = true
 	s.prep = prep.New(s.tree)
