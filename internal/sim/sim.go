@@ -504,17 +504,21 @@ func hexes(zs []int64) string {
 	return b.String()
 }
 
+// catchViolation, deferred, turns a check's panic into the returned error; any other panic
+// goes on.
+func catchViolation(err *error) {
+	if r := recover(); r != nil {
+		if v, ok := r.(Violation); ok {
+			*err = v
+			return
+		}
+		panic(r)
+	}
+}
+
 // Run executes the simulation; it returns a Violation if an invariant broke.
 func (s *Sim) Run() (err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if v, ok := r.(Violation); ok {
-				err = v
-				return
-			}
-			panic(r)
-		}
-	}()
+	defer catchViolation(&err)
 	for s.step = 0; s.step < s.opt.Steps; s.step++ {
 		s.doStep()
 	}
@@ -820,15 +824,7 @@ func (s *Sim) partition() {
 // Without reconfigs every server is a voter, so with the faults over a quorum of healthy
 // members exists and the ensemble must get there.
 func (s *Sim) Settle(maxSteps int) (ok bool, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			if v, isV := r.(Violation); isV {
-				err = v
-				return
-			}
-			panic(r)
-		}
-	}()
+	defer catchViolation(&err)
 	s.opt.Faults, s.opt.DownReports = false, false
 	s.heal()
 	for _, sid := range s.sids {
