@@ -90,3 +90,6 @@ func TreeDigest(s *Server) (digest, zxid int64) {
 	s.Query(func() { digest, zxid = s.tree.Digest(), s.tree.LastZxid() })
 	return digest, zxid
 }
+
+// Outstanding is how many requests s has in flight (its outstanding slots taken).
+func Outstanding(s *Server) int { return len(s.tokens) }

@@ -579,18 +579,10 @@ func (s *Server) failStop(err error) {
 	case s.fatal <- err:
 	default:
 	}
-	s.stopOnce.Do(func() {
-		close(s.stopping)
-		if ln := s.listener(); ln != nil {
-			ln.Close()
-		}
-		if s.secureLn != nil {
-			s.secureLn.Close()
-		}
-	})
+	s.beginStop()
 }
 
-func (s *Server) closePersist() error {
+func (s *Server) closePersist(deadline time.Time) error {
 	var errs []error
 	if s.logCh != nil {
 		close(s.logCh)
@@ -600,7 +592,7 @@ func (s *Server) closePersist() error {
 	// (ZooKeeper does not): restarts after a clean stop then load it and replay nothing.
 	// Only a serving server does, whose tree is a committed state; the core has stopped, so
 	// the tree is ours to read.
-	if s.txlog != nil && s.tree != nil && s.serving() && s.worthSnapshot(s.snappedZxid.Load()) {
+	if s.txlog != nil && s.tree != nil && s.serving() && s.worthSnapshot(s.snappedZxid.Load()) && s.snapshotFits(deadline) {
 		start := time.Now()
 		if err := s.snapshotNow(); err != nil {
 			s.log.Warn("snapshot at shutdown failed", "err", err)
@@ -619,6 +611,24 @@ func (s *Server) closePersist() error {
 	}
 	s.unlockDirs()
 	return errors.Join(errs...)
+}
+
+// snapshotFits says whether a snapshot is likely to end well before deadline (none set:
+// always): the last one's time, or at first a microsecond a node, twice over.
+func (s *Server) snapshotFits(deadline time.Time) bool {
+	if deadline.IsZero() {
+		return true
+	}
+	est := time.Duration(s.lastSnapNanos.Load())
+	if est == 0 {
+		est = time.Duration(s.tree.NodeCount()) * time.Microsecond
+	}
+	if left := time.Until(deadline); left < 2*est {
+		s.log.Warn("skipping the snapshot at shutdown: the deadline is too near (the next start replays the log)",
+			"left", left.Round(time.Millisecond), "estimate", est.Round(time.Millisecond))
+		return false
+	}
+	return true
 }
 
 // lockDirs makes this process the only user of dataDir and dataLogDir.
@@ -679,6 +689,7 @@ func (s *Server) sessionList() []storage.SnapSession {
 
 // snapshotNow writes a complete snapshot synchronously (at start-up, before serving).
 func (s *Server) snapshotNow() error {
+	start := time.Now()
 	zxid := s.tree.LastZxid()
 	w, err := storage.NewCompressedSnapshotWriter(s.cfg.FS, s.snapDir(), zxid, s.cfg.SnapshotCompression)
 	if err != nil {
@@ -699,6 +710,7 @@ func (s *Server) snapshotNow() error {
 		return fmt.Errorf("server: snapshot: %w", err)
 	}
 	s.snappedZxid.Store(zxid)
+	s.lastSnapNanos.Store(int64(time.Since(start)))
 	return s.txlog.Roll()
 }
 
@@ -818,6 +830,7 @@ func (s *Server) writeSnapshot(w *snapshotWalk) {
 		return
 	}
 	s.snappedZxid.Store(w.zxid)
+	s.lastSnapNanos.Store(int64(time.Since(start)))
 	s.cfg.Metrics.Snapshot(time.Since(start))
 	s.log.Info("snapshot written", "zxid", hex(w.zxid), "nodes", nodes, "took", time.Since(start).Round(time.Millisecond))
 }

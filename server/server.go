@@ -9,6 +9,7 @@
 package server
 
 import (
+	"context"
 	"crypto/tls"
 	"errors"
 	"fmt"
@@ -290,7 +291,12 @@ type Server struct {
 	ln        net.Listener
 	lnMu      sync.Mutex
 	closeOnce sync.Once
-	closeErr  error
+	adminOnce sync.Once
+	// draining: Shutdown closed the listeners on purpose (the accept loops end quietly).
+	draining atomic.Bool
+	// lastSnapNanos is how long the last snapshot took to write, for Shutdown's deadline.
+	lastSnapNanos atomic.Int64
+	closeErr      error
 	// secureLn is the secure client port's listener (TLS), nil when there is none.
 	secureLn net.Listener
 	start    time.Time
@@ -538,8 +544,8 @@ func (s *Server) acceptLoop(ln net.Listener) {
 				return
 			default:
 			}
-			if s.replaced(ln) {
-				return // a reconfig moved the client port (clientport.go)
+			if s.replaced(ln) || s.draining.Load() {
+				return // a reconfig moved the client port (clientport.go), or Shutdown
 			}
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -646,22 +652,63 @@ func (s *Server) release() {
 	}
 }
 
-// Close stops serving: connections are closed, the log is synced and closed. Sessions
-// are kept in the data directory and survive a restart.
+// Close stops serving at once: connections are closed, the log is synced and closed.
+// Sessions are kept in the data directory and survive a restart.
 func (s *Server) Close() error {
+	return s.stop(time.Time{})
+}
+
+// Shutdown stops serving gracefully, as net/http's Server.Shutdown does: it stops
+// accepting connections, waits until no request is in flight (or ctx ends), then stops as
+// Close does. The final snapshot of a clean stop (see closePersist) is skipped when ctx's
+// deadline leaves less than twice what the last snapshot took. It returns ctx's error when
+// ctx ended the wait for requests in flight; the stop is complete either way.
+func (s *Server) Shutdown(ctx context.Context) error {
+	s.draining.Store(true)
+	s.closeListeners()
+	var drainErr error
+	tick := time.NewTicker(10 * time.Millisecond)
+	defer tick.Stop()
+	for len(s.tokens) > 0 && drainErr == nil {
+		select {
+		case <-ctx.Done():
+			drainErr = ctx.Err()
+		case <-s.stopping: // a storage failure stopped it meanwhile
+			drainErr = errors.New("server: stopped while draining")
+		case <-tick.C:
+		}
+	}
+	deadline, _ := ctx.Deadline()
+	return errors.Join(drainErr, s.stop(deadline))
+}
+
+// beginStop is the stop sequence's first step, the same for Close, Shutdown and a storage
+// failure (failStop): nothing more is accepted and every goroutine is told to stop. It
+// never blocks, as failStop needs.
+func (s *Server) beginStop() {
 	s.stopOnce.Do(func() {
 		close(s.stopping)
-		if ln := s.listener(); ln != nil {
-			ln.Close()
-		}
-		if s.secureLn != nil {
-			s.secureLn.Close()
-		}
-		s.stopAdmin()
+		s.closeListeners()
 	})
+}
+
+func (s *Server) closeListeners() {
+	if ln := s.listener(); ln != nil {
+		ln.Close()
+	}
+	if s.secureLn != nil {
+		s.secureLn.Close()
+	}
+}
+
+// stop is the rest of the sequence: the AdminServer, the goroutines, then the storage
+// (closePersist; its final snapshot only if it fits before deadline, when one is set). A
+// second call (a test's cleanup after its own) finds everything closed.
+func (s *Server) stop(deadline time.Time) error {
+	s.beginStop()
+	s.adminOnce.Do(s.stopAdmin)
 	s.wg.Wait()
-	// A second Close (a test's cleanup after its own) finds everything closed.
-	s.closeOnce.Do(func() { s.closeErr = s.closePersist() })
+	s.closeOnce.Do(func() { s.closeErr = s.closePersist(deadline) })
 	return s.closeErr
 }
 

@@ -228,7 +228,17 @@ func run(args []string) error {
 	defer stop()
 	select {
 	case <-ctx.Done():
-		logger.Info("shutting down")
+		logger.Info("shutting down", "grace", shutdownGrace)
+		sctx, cancel := context.WithTimeout(context.Background(), shutdownGrace)
+		defer cancel()
+		if serr := srv.Shutdown(sctx); serr != nil {
+			if !errors.Is(serr, context.DeadlineExceeded) {
+				return serr
+			}
+			// The stop is complete; only the wait for requests in flight was cut short.
+			logger.Warn("requests still in flight at the end of the grace period were dropped", "grace", shutdownGrace)
+		}
+		return nil
 	case err = <-srv.Fatal():
 	}
 	if cerr := srv.Close(); cerr != nil {
@@ -236,6 +246,11 @@ func run(args []string) error {
 	}
 	return err
 }
+
+// shutdownGrace bounds a clean stop (SIGTERM, SIGINT): the wait for requests in flight and
+// the final snapshot, which is skipped when it would not fit (the next start replays the
+// log instead).
+const shutdownGrace = 20 * time.Second
 
 func readMyID(dataDir string) (int64, error) {
 	b, err := os.ReadFile(filepath.Join(dataDir, "myid"))
