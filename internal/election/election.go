@@ -484,13 +484,15 @@ func (e *Election) hasQuorum(votes map[int64]vote, target vote) bool {
 }
 
 // checkLeader: a leader other than this server must have said it is LEADING; this server may
-// only lead in the round it is in, so that peers do not re-elect a leader that crashed.
+// only lead in the round it is in, so that peers do not re-elect a leader that crashed, and
+// never while it votes with zxid -1 (a damaged server: peers' stale answers naming it must
+// not make it lead what it no longer holds).
 func (e *Election) checkLeader(votes map[int64]vote, leader, round int64) bool {
 	if leader != e.cfg.ID {
 		v, ok := votes[leader]
 		return ok && v.state == Leading
 	}
-	return e.clock == round
+	return e.initZxid != -1 && e.clock == round
 }
 
 func (e *Election) decide(leader, zxid, round, peerEpoch int64) {

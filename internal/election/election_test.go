@@ -464,3 +464,28 @@ func TestWorseVoteIsAnswered(t *testing.T) {
 		t.Fatalf("decision at 220 = %+v, want leading", d)
 	}
 }
+
+// A server voting with zxid -1 (damaged) never leads, even when its peers' stale answers
+// say they follow it in its round: it restarted before they noticed.
+func TestNoZxidNeverLeads(t *testing.T) {
+	e := New(Config{ID: 1, Voters: []int64{1, 2, 3}})
+	e.Start(0, -1, 5)
+	for _, from := range []int64{2, 3} {
+		_, d := e.Receive(10, Notification{From: from, State: Following, Leader: 1, Zxid: 0x500000010, ElectionEpoch: 1, PeerEpoch: 5, Version: CurrentVersion})
+		if d != nil && d.State == Leading {
+			t.Fatalf("a server voting with zxid -1 decided to lead on stale FOLLOWING answers: %+v", d)
+		}
+	}
+	// With its real zxid the same answers make it lead (the rule's reach is the -1 alone).
+	e = New(Config{ID: 1, Voters: []int64{1, 2, 3}})
+	e.Start(0, 0x500000010, 5)
+	var last *Decision
+	for _, from := range []int64{2, 3} {
+		if _, d := e.Receive(10, Notification{From: from, State: Following, Leader: 1, Zxid: 0x500000010, ElectionEpoch: 1, PeerEpoch: 5, Version: CurrentVersion}); d != nil {
+			last = d
+		}
+	}
+	if last == nil || last.State != Leading {
+		t.Fatalf("with its zxid: %+v, want Leading", last)
+	}
+}
