@@ -441,6 +441,13 @@ func (s *Server) decided(d election.Decision) {
 		return
 	}
 	s.ens.electing = false
+	if d.State == election.Leading && s.damaged {
+		// The election never decides so (it votes with zxid -1); a guard all the same: a
+		// member that lost txns must not lead.
+		s.log.Error("refusing to lead while damaged: looking again")
+		s.startLooking("damaged members do not lead")
+		return
+	}
 	if s.isReadOnly() {
 		// A quorum again: the read-only server shuts before the member takes its role.
 		s.role.stop()

@@ -290,6 +290,52 @@ var errStopScan = errors.New("stop scan")
 // whyChecksum is why a scan stops at a whole entry whose checksum does not match.
 const whyChecksum = "checksum mismatch"
 
+// maxFramingSearch bounds framingDamage's search for the true end of an entry whose length
+// broke: jute.maxbuffer's default and then some.
+const maxFramingSearch = 2 << 20
+
+// framingDamage says whether a stop at broken framing, with nothing valid after it, is
+// damage rather than a torn write. A torn write leaves the preallocated zeros (or the end of
+// the file) where its bytes did not land, so: an impossible length is damage; a marker that
+// is neither 0x42 nor 0 is damage; and a length running past the end (or one whose marker
+// is 0) is damage when the entry is there whole all the same, a 0x42 closing a txn whose Adler-32 is the checksum
+// stored (its length was changed, not cut short).
+func framingDamage(fsys FS, path string, res scanResult) (bool, string, error) {
+	switch res.framing {
+	case framingImpossible:
+		return true, res.why + ": no write leaves that", nil
+	case framingMarker:
+		if res.stopMarker != 0 {
+			return true, fmt.Sprintf("%s (%#x where a write cut short leaves 0): damage, not a torn write", res.why, res.stopMarker), nil
+		}
+		// A 0 there: cut short, or a length made shorter landing on a 0 of the txn.
+	case framingPastEnd:
+	default:
+		return false, "", nil
+	}
+	if res.stopSum>>32 != 0 {
+		return true, res.why + ", and its checksum long is not one", nil
+	}
+	f, err := fsys.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return false, "", fmt.Errorf("storage: read log: %w", err)
+	}
+	defer f.Close()
+	start := res.stopOff + 12
+	b := make([]byte, min(res.size-start, maxFramingSearch))
+	if _, err := f.ReadAt(b, start); err != nil && !errors.Is(err, io.EOF) {
+		return false, "", fmt.Errorf("storage: read log: %w", err)
+	}
+	h := adler32.New()
+	for i, c := range b {
+		if c == eorMarker && i >= jute.TxnHeaderSize && uint64(h.Sum32()) == res.stopSum {
+			return true, fmt.Sprintf("%s, yet a whole entry of %d bytes is there with its checksum: its length changed", res.why, i), nil
+		}
+		h.Write(b[i : i+1])
+	}
+	return false, "", nil
+}
+
 // sectorSize is the unit a disk writes whole: a crash may lose some sectors of a write and
 // keep later ones, but never half a sector.
 const sectorSize = 512
@@ -525,7 +571,21 @@ type scanResult struct {
 	tolerateCRC bool
 	crcOK       bool
 	badCRCs     int
+	// framing says what broke at the stop, when its framing did (recoverLog's evidence);
+	// stopSum and stopMarker are the stopped entry's checksum long and marker byte.
+	framing    framingKind
+	stopSum    uint64
+	stopMarker byte
 }
+
+type framingKind int
+
+const (
+	framingNone       framingKind = iota
+	framingImpossible             // a negative length, or a txn shorter than its header
+	framingPastEnd                // a length running past the end of the file
+	framingMarker                 // the byte after the txn is not 0x42
+)
 
 func (r scanResult) corruptErr(name string) error {
 	return fmt.Errorf("%w: %s at offset %d: %s", ErrCorruptLog, name, r.stopOff, r.why)
@@ -597,8 +657,10 @@ func scanEntries(br *bufio.Reader, size int64, res *scanResult, fn func(zxid int
 			// Preallocated zeros: ZooKeeper's end-of-log marker.
 			return stop(stopEnd, off, "zero length")
 		case n < 0:
+			res.framing = framingImpossible
 			return stop(stopCorrupt, off, fmt.Sprintf("negative length %d", n))
 		case n+1 > size-off-12:
+			res.framing, res.stopSum = framingPastEnd, sum
 			return stop(stopTorn, off, fmt.Sprintf("entry of %d bytes runs past the end of the file", n))
 		}
 		if int64(cap(body)) < n+1 {
@@ -613,6 +675,7 @@ func scanEntries(br *bufio.Reader, size int64, res *scanResult, fn func(zxid int
 		}
 		txn := body[:n]
 		if body[n] != eorMarker {
+			res.framing, res.stopMarker = framingMarker, body[n]
 			return stop(stopTorn, off, "missing end-of-record marker")
 		}
 		res.crcOK = sum>>32 == 0 && uint32(sum) == adler32.Checksum(txn)
@@ -620,6 +683,7 @@ func scanEntries(br *bufio.Reader, size int64, res *scanResult, fn func(zxid int
 			return stop(stopCorrupt, off, whyChecksum)
 		}
 		if n < jute.TxnHeaderSize {
+			res.framing = framingImpossible
 			return stop(stopCorrupt, off, fmt.Sprintf("txn of %d bytes is shorter than a TxnHeader", n))
 		}
 		if !res.crcOK {
@@ -723,6 +787,11 @@ func recoverLog(fsys FS, dir string, from int64, logger *slog.Logger) (int64, er
 				if res.stop == stopEnd {
 					why = "zeros in the middle of the log"
 				}
+				return 0, damage(i, res, res.validEnd, why, resume)
+			}
+			if damaged, why, err := framingDamage(fsys, path, res); err != nil {
+				return 0, err
+			} else if damaged {
 				return 0, damage(i, res, res.validEnd, why, resume)
 			}
 			if res.stop == stopCorrupt && res.why == whyChecksum {
