@@ -262,7 +262,9 @@ func (s *Server) quarantine(cause error) error {
 		return err
 	}
 	tag := "damaged." + strconv.FormatInt(s.clk.Now().UnixMilli(), 10) + "."
-	for _, dir := range []string{s.snapDir(), s.logDir()} {
+	// The logs go first: a crash between the two leaves snapshots that cannot be read (and
+	// quarantines again), never a log without the state it starts from.
+	for _, dir := range []string{s.logDir(), s.snapDir()} {
 		names, err := fs.ReadDir(dir)
 		if err != nil {
 			return fmt.Errorf("server: quarantine: %w", err)
@@ -282,6 +284,12 @@ func (s *Server) quarantine(cause error) error {
 		}
 	}
 	return nil
+}
+
+// hasSnapshotFiles says whether the snapshot directory holds any snapshot file, valid or not.
+func (s *Server) hasSnapshotFiles() bool {
+	files, err := storage.FindSnapshots(s.cfg.FS, s.snapDir())
+	return err != nil || len(files) > 0
 }
 
 // newestSnapshotZxid is the zxid in the newest snapshot file's name, readable or not.
@@ -385,6 +393,12 @@ func (s *Server) loadSnapshot() (*datatree.Tree, int64, map[int64]int32, *storag
 		}
 	})
 	switch {
+	case errors.Is(err, storage.ErrNoSnapshot) && s.hasSnapshotFiles():
+		// Snapshots are there, but none passes the quick check: starting empty and replaying
+		// what the log still holds would build a tree without everything before it
+		// (ZooKeeper refuses this too: "No snapshot found, but there are log entries").
+		return nil, 0, nil, nil, fmt.Errorf("server: %w: no snapshot in %s passes the validity check: refusing to start from an empty tree; %s",
+			errDamaged, s.snapDir(), repairHint(s.cfg.DataDir))
 	case errors.Is(err, storage.ErrNoSnapshot):
 		t := datatree.New()
 		t.ExtendedTypes = s.cfg.ExtendedTypes

@@ -135,6 +135,20 @@ func TestDamageComparedWithZooKeeper(t *testing.T) {
 			}
 			flipBit(t, path, st.Size()/2)
 		}, damageOutcome{refuses: true}, damageOutcome{refuses: true}},
+		{"the length of the last entry set to 0x7fffffff", func(t *testing.T, d string) {
+			e := entryAt(t, d, -1)
+			patchFile(t, e.file, e.off+8, []byte{0x7f, 0xff, 0xff, 0xff})
+		}, damageOutcome{refuses: true}, damageOutcome{refuses: true}},
+		{"the only snapshot cut to half its size", func(t *testing.T, d string) {
+			path := filepath.Join(d, "version-2", "snapshot.0")
+			st, err := os.Stat(path)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := os.Truncate(path, st.Size()/2); err != nil {
+				t.Fatal(err)
+			}
+		}, damageOutcome{refuses: true}, damageOutcome{refuses: true}},
 		{"log.1 removed", func(t *testing.T, d string) {
 			if err := os.Remove(log1(d)); err != nil {
 				t.Fatal(err)
