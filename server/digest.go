@@ -65,9 +65,9 @@ func (s *Server) checkDigest(txn *jute.LoggedTxn) {
 	s.counters.add(cntDigestResync, 1)
 	s.digest.resync = true
 	s.digest.leader = lr.leaderSid
-	// Until refilled it is a damaged member: should the leader go before the SNAP comes,
-	// or this server restart, it votes with no zxid rather than with its diverged tree.
-	s.markDamaged(zxid)
+	// Not a damaged member: its log is whole, and the log is what its vote stands for
+	// (Zab's safety); marking every follower of a diverged leader damaged would leave no
+	// one to elect the next leader should that one go before the SNAPs come.
 	if s.stepDown == nil {
 		s.stepDown = errDigestMismatch
 	}

@@ -487,18 +487,6 @@ func (s *Server) electionZxid() int64 {
 	return s.ens.st.LastLogged
 }
 
-// markDamaged makes this member a damaged one (see electionZxid) at once, and durably once
-// the storage goroutine has written the mark: a restart before the refill keeps it so.
-func (s *Server) markDamaged(highest int64) {
-	s.damaged = true
-	s.storageOp(func() func() {
-		if err := storage.WriteDamageMark(s.cfg.FS, s.logDir(), highest); err != nil {
-			s.failStop(err)
-		}
-		return nil
-	})
-}
-
 // refilled ends a damaged member's exile once a leader has synced it: everything it had
 // logged is either back from the leader or was never committed. The mark goes on the
 // storage goroutine, after the sync's own writes.
