@@ -328,6 +328,11 @@ func TestSecondProcessOnDataDirRefused(t *testing.T) {
 	if out := p2.logText(); p2.ExitCode() == 0 || !strings.Contains(out, fmt.Sprintf("locked by process %d", p.PID())) {
 		t.Fatalf("exit %d, want a refusal naming pid %d:\n%s", p2.ExitCode(), p.PID(), out)
 	}
+	// Nor may zkd tool repair touch it while it runs.
+	var out, errOut bytes.Buffer
+	if err := runTool([]string{"repair", dir}, &out, &errOut); err == nil || !strings.Contains(err.Error(), fmt.Sprintf("locked by process %d", p.PID())) {
+		t.Fatalf("repair on a live data directory: %v, want a refusal naming pid %d", err, p.PID())
+	}
 	if after := dirDigest(t, filepath.Join(dir, "version-2")); after != before {
 		t.Fatalf("the refused zkd changed the data directory")
 	}

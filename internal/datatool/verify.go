@@ -228,6 +228,12 @@ func copyFile(src, dst string) error {
 func RepairDir(w io.Writer, dir string, tag string) error {
 	fsys := storage.OSFS{}
 	vdir := versionDir(dir)
+	// Never under a running server: it holds this lock while it runs.
+	lock, err := storage.LockDir(fsys, filepath.Dir(vdir))
+	if err != nil {
+		return err
+	}
+	defer lock.Close()
 	var from int64
 	snaps, err := storage.FindSnapshots(fsys, vdir)
 	if err != nil {
