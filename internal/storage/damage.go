@@ -173,6 +173,13 @@ func salvageScan(fsys FS, name string, from, minZxid int64) (salvage, error) {
 // nextData is where the data after off starts in f, skipping holes (SEEK_DATA); ok is false
 // when only a hole follows. A file that cannot tell answers off.
 func nextData(f File, off int64) (int64, bool) {
+	for {
+		u, ok := f.(interface{ Unwrap() File })
+		if !ok {
+			break
+		}
+		f = u.Unwrap()
+	}
 	osf, isOS := f.(*os.File)
 	if !isOS {
 		return off, true

@@ -192,6 +192,9 @@ func (w *faultFile) write(b []byte, do func([]byte) (int, error)) (int, error) {
 
 func (w *faultFile) Write(b []byte) (int, error) { return w.write(b, w.File.Write) }
 
+// Unwrap is the file underneath (for the hole skipping of the search after damage).
+func (w *faultFile) Unwrap() File { return w.File }
+
 func (w *faultFile) WriteAt(b []byte, off int64) (int, error) {
 	return w.write(b, func(p []byte) (int, error) { return w.File.WriteAt(p, off) })
 }
