@@ -30,33 +30,14 @@ import (
 // aliceSecret is the data of a node only alice may read: no refused answer may carry it.
 const aliceSecret = "alice's secret: the launch codes"
 
-// adminReq sends one request. host, when set, is the Host header; hdr are more headers.
+// adminReq is adminSend with the body as bytes (nil for none).
 func adminReq(t *testing.T, method, url, host string, hdr map[string]string, body []byte) (*http.Response, []byte) {
 	t.Helper()
 	var rd io.Reader
 	if body != nil {
 		rd = bytes.NewReader(body)
 	}
-	req, err := http.NewRequest(method, url, rd)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if host != "" {
-		req.Host = host
-	}
-	for k, v := range hdr {
-		req.Header.Set(k, v)
-	}
-	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(resp.Body)
-	if err != nil {
-		t.Fatalf("%s %s: %v", method, url, err)
-	}
-	return resp, b
+	return adminSend(t, method, url, host, hdr, rd)
 }
 
 // secServer is a server with the AdminServer on loopback, restore enabled (so that what

@@ -23,12 +23,25 @@ import (
 // adminDo sends one request to the AdminServer with an optional Authorization header.
 func adminDo(t *testing.T, method, url, authz string, body io.Reader) (*http.Response, []byte) {
 	t.Helper()
+	var hdr map[string]string
+	if authz != "" {
+		hdr = map[string]string{"Authorization": authz}
+	}
+	return adminSend(t, method, url, "", hdr, body)
+}
+
+// adminSend sends one request. host, when set, is the Host header; hdr are more headers.
+func adminSend(t *testing.T, method, url, host string, hdr map[string]string, body io.Reader) (*http.Response, []byte) {
+	t.Helper()
 	req, err := http.NewRequest(method, url, body)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if authz != "" {
-		req.Header.Set("Authorization", authz)
+	if host != "" {
+		req.Host = host
+	}
+	for k, v := range hdr {
+		req.Header.Set(k, v)
 	}
 	resp, err := (&http.Client{Timeout: 2 * time.Minute}).Do(req)
 	if err != nil {

@@ -7,7 +7,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -19,24 +18,6 @@ import (
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"
 )
-
-// lockedBuffer collects a server's log across goroutines.
-type lockedBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (l *lockedBuffer) Write(p []byte) (int, error) {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.Write(p)
-}
-
-func (l *lockedBuffer) String() string {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	return l.b.String()
-}
 
 func mntrCount(t *testing.T, addr, name string) int64 {
 	t.Helper()
@@ -103,10 +84,10 @@ func digestWorkload(t *testing.T, c *zk.Conn, prefix string) {
 // both digests), serves no read from the diverged tree, rejoins its leader, which sends it
 // a SNAP, and agrees with the leader again; the other members count nothing.
 func TestDigestDivergenceResyncs(t *testing.T) {
-	logs := map[int64]*lockedBuffer{}
+	logs := map[int64]*syncBuffer{}
 	e := startEnsembleConfig(t, 3, func(c *server.Config) {
 		c.FourLetterWhitelist = []string{"*"}
-		b := &lockedBuffer{}
+		b := &syncBuffer{}
 		logs[c.ServerID] = b
 		c.Logger = slog.New(slog.NewTextHandler(b, &slog.HandlerOptions{Level: slog.LevelInfo}))
 	})
