@@ -232,7 +232,7 @@ func (s *Server) openLog(snapZxid int64) (damaged bool, err error) {
 	if err != nil {
 		return false, fmt.Errorf("server: open log: %w", err)
 	}
-	_, marked, err := storage.ReadDamageMark(fs, s.logDir())
+	highest, marked, err := storage.ReadDamageMark(fs, s.logDir())
 	if err != nil {
 		s.txlog.Close()
 		return false, err
@@ -242,6 +242,10 @@ func (s *Server) openLog(snapZxid int64) (damaged bool, err error) {
 		s.txlog.Close()
 		return false, fmt.Errorf("server: %w: %s holds %s: this directory lost txns as an ensemble member and has not been refilled by a leader since; run it in its ensemble, or remove the file to accept the loss",
 			errDamaged, s.logDir(), storage.DamageMark)
+	}
+	if marked {
+		s.log.Warn("damaged member, not refilled since: it will not vote until it has synced with a leader",
+			"mark", filepath.Join(s.logDir(), storage.DamageMark), "highest_zxid", hex(highest))
 	}
 	return marked, nil
 }

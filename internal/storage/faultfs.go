@@ -46,13 +46,11 @@ type FaultFS struct {
 	FS
 	mu     sync.Mutex
 	points map[string]*failpoint
-	// Fired counts the failures injected, by failpoint.
-	fired map[string]int
 }
 
 // NewFaultFS wraps fsys with the failpoints of spec (see Failpoints).
 func NewFaultFS(fsys FS, spec string) (*FaultFS, error) {
-	f := &FaultFS{FS: fsys, points: map[string]*failpoint{}, fired: map[string]int{}}
+	f := &FaultFS{FS: fsys, points: map[string]*failpoint{}}
 	for _, item := range strings.Split(spec, ",") {
 		item = strings.TrimSpace(item)
 		if item == "" {
@@ -81,17 +79,6 @@ func NewFaultFS(fsys FS, spec string) (*FaultFS, error) {
 
 // Unwrap is the FS underneath (for LockDir).
 func (f *FaultFS) Unwrap() FS { return f.FS }
-
-// Fired returns how many failures each failpoint injected.
-func (f *FaultFS) Fired() map[string]int {
-	f.mu.Lock()
-	defer f.mu.Unlock()
-	out := make(map[string]int, len(f.fired))
-	for k, v := range f.fired {
-		out[k] = v
-	}
-	return out
-}
 
 func isFailpoint(name string) bool {
 	for _, p := range Failpoints {
@@ -128,7 +115,6 @@ func (f *FaultFS) hit(point string) string {
 	if fp.hits < fp.at {
 		return ""
 	}
-	f.fired[point]++
 	return fp.err
 }
 
