@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/auth"
-	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/testing/needs"
 	"github.com/zkd-io/zkd/internal/tlsconf"
 	"github.com/zkd-io/zkd/internal/tlsconf/tlstest"
 	"github.com/zkd-io/zkd/server"

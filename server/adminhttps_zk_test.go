@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/auth"
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/internal/tlsconf/tlstest"
 	"github.com/zkd-io/zkd/server"
 )

@@ -3,7 +3,7 @@ package server_test
 import (
 	"testing"
 
-	"github.com/zkd-io/zkd/internal/rawzk"
+	"github.com/zkd-io/zkd/internal/testing/rawzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/zktest"
 )

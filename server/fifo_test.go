@@ -10,8 +10,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/rawzk"
 	"github.com/zkd-io/zkd/internal/storage"
+	"github.com/zkd-io/zkd/internal/testing/rawzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"

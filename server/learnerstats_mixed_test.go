@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
 )
 

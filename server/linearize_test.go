@@ -11,7 +11,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
-	"github.com/zkd-io/zkd/internal/linearize"
+	"github.com/zkd-io/zkd/internal/testing/linearize"
 	"github.com/zkd-io/zkd/zk"
 )
 

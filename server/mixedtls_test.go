@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/internal/tlsconf/tlstest"
 	"github.com/zkd-io/zkd/server"
 )

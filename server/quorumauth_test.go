@@ -12,8 +12,8 @@ import (
 	"testing"
 
 	"github.com/zkd-io/zkd/internal/peer"
-	"github.com/zkd-io/zkd/internal/refzk"
 	"github.com/zkd-io/zkd/internal/sasl"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
 )
 

@@ -8,8 +8,8 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkd-io/zkd/internal/clock"
-	"github.com/zkd-io/zkd/internal/rawzk"
 	"github.com/zkd-io/zkd/internal/storage"
+	"github.com/zkd-io/zkd/internal/testing/rawzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"

@@ -10,9 +10,9 @@ import (
 	"sync"
 	"testing"
 
-	"github.com/zkd-io/zkd/internal/rawzk"
-	"github.com/zkd-io/zkd/internal/refzk"
 	"github.com/zkd-io/zkd/internal/session"
+	"github.com/zkd-io/zkd/internal/testing/rawzk"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"

@@ -13,7 +13,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/auth"
-	"github.com/zkd-io/zkd/internal/rawzk"
+	"github.com/zkd-io/zkd/internal/testing/rawzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"

@@ -16,7 +16,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zk/internal/faultproxy"
 	"github.com/zkd-io/zkd/zktest"

@@ -15,9 +15,9 @@ import (
 	krbconfig "github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
-	"github.com/zkd-io/zkd/internal/krbtest"
-	"github.com/zkd-io/zkd/internal/refzk"
 	"github.com/zkd-io/zkd/internal/sasl"
+	"github.com/zkd-io/zkd/internal/testing/krbtest"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zk/internal/faultproxy"

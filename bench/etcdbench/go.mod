@@ -26,6 +26,6 @@ require (
 	google.golang.org/protobuf v1.36.12 // indirect
 )
 
-// internal/benchstat, from this checkout: zkbench's bookkeeping, so that both benchmarks
+// internal/bench/benchstat, from this checkout: zkbench's bookkeeping, so that both benchmarks
 // measure and report alike.
 replace github.com/zkd-io/zkd => ../..

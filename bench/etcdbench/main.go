@@ -2,11 +2,11 @@
 // measured against (bench/etcd.sh). It is zkbench's set workload in etcd's terms: --clients
 // gRPC connections, each with --outstanding puts in flight, of --data-size bytes on random
 // keys of a --keys key space; and it appends one JSON line in zkbench's Result format,
-// measured as zkbench measures (internal/benchstat), so that `zkbench compare` renders zkd
+// measured as zkbench measures (internal/bench/benchstat), so that `zkbench compare` renders zkd
 // and etcd side by side.
 //
 // It is a module of its own so that zkd's module does not depend on etcd's client; it uses
-// zkd's module, from this checkout (go.mod's replace), for internal/benchstat.
+// zkd's module, from this checkout (go.mod's replace), for internal/bench/benchstat.
 package main
 
 import (
@@ -32,7 +32,7 @@ import (
 	"google.golang.org/grpc/codes"
 	"google.golang.org/grpc/status"
 
-	"github.com/zkd-io/zkd/internal/benchstat"
+	"github.com/zkd-io/zkd/internal/bench/benchstat"
 )
 
 func main() {

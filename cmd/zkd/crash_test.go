@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	child "github.com/zkd-io/zkd/internal/proc"
+	child "github.com/zkd-io/zkd/internal/testing/proc"
 )
 
 // buildZkd compiles this command once per test binary.

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 )
 
 // damageOutcome is what a server does on a damaged data directory.

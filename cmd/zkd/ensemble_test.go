@@ -15,7 +15,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkd-io/zkd/internal/faultnet"
+	"github.com/zkd-io/zkd/internal/testing/faultnet"
 )
 
 type procEnsemble struct {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 )
 
 // mntrOnlyInZkd are the mntr keys zkd prints and ZooKeeper 3.8 does not, without the

@@ -20,8 +20,8 @@ import (
 
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/config"
-	"github.com/zkd-io/zkd/internal/portlock"
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/portlock"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 )
 
 const rcSuperPw = "r3config"

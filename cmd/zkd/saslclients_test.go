@@ -11,10 +11,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/krbtest"
-	"github.com/zkd-io/zkd/internal/needs"
-	"github.com/zkd-io/zkd/internal/rawzk"
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/krbtest"
+	"github.com/zkd-io/zkd/internal/testing/needs"
+	"github.com/zkd-io/zkd/internal/testing/rawzk"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/jute"
 )
 

@@ -11,8 +11,8 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkd-io/zkd/internal/rawzk"
 	"github.com/zkd-io/zkd/internal/session"
+	"github.com/zkd-io/zkd/internal/testing/rawzk"
 	"github.com/zkd-io/zkd/jute"
 )
 

@@ -12,7 +12,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/rawzk"
+	"github.com/zkd-io/zkd/internal/testing/rawzk"
 	"github.com/zkd-io/zkd/internal/tlsconf/tlstest"
 	"github.com/zkd-io/zkd/jute"
 )

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/portlock"
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/portlock"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/zk"
 )

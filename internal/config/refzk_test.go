@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 )
 
 // Reads the zoo.cfg that Apache ZooKeeper was started with and checks that Conf renders what

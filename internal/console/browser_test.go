@@ -13,7 +13,7 @@ import (
 	"github.com/chromedp/chromedp"
 
 	"github.com/zkd-io/zkd/internal/console"
-	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/testing/needs"
 	"github.com/zkd-io/zkd/zk"
 )
 

@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/refzk"
 	"github.com/zkd-io/zkd/internal/storage"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/jute"
 )
 

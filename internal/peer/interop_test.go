@@ -19,9 +19,9 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/election"
-	"github.com/zkd-io/zkd/internal/portlock"
-	"github.com/zkd-io/zkd/internal/proc"
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/portlock"
+	"github.com/zkd-io/zkd/internal/testing/proc"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 )
 
 // The interop test puts one Go election member into an ensemble with two Apache ZooKeeper 3.8

@@ -10,7 +10,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/testing/needs"
 )
 
 // javaPeer is testdata/SaslPeer.java running on the JDK: the JDK's DIGEST-MD5 mechanism

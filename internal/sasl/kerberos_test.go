@@ -8,7 +8,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/testing/needs"
 )
 
 func TestParseKerberosName(t *testing.T) {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/testing/needs"
 )
 
 // TestPureSASLClient logs in to this package's server with pure-sasl, the mechanism

@@ -5,7 +5,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/testing/needs"
 	"github.com/zkd-io/zkd/internal/tlsconf/tlstest"
 )
 

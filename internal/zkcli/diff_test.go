@@ -11,8 +11,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/needs"
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/needs"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"
 )

@@ -8,9 +8,9 @@ import (
 	"testing"
 
 	"github.com/zkd-io/zkd/internal/config"
-	"github.com/zkd-io/zkd/internal/needs"
-	"github.com/zkd-io/zkd/internal/portlock"
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/needs"
+	"github.com/zkd-io/zkd/internal/testing/portlock"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/zktest"
 )
 

@@ -17,7 +17,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/refzk"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zk"
 	"github.com/zkd-io/zkd/zk/internal/faultproxy"

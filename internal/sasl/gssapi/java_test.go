@@ -13,8 +13,8 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/internal/krbtest"
-	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/testing/krbtest"
+	"github.com/zkd-io/zkd/internal/testing/needs"
 )
 
 // TestJavaClient runs Java's GssKrb5Client (JDK's SASL GSSAPI, what ZooKeeper's Java client

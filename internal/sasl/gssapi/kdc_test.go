@@ -8,7 +8,7 @@ import (
 	"github.com/jcmturner/gokrb5/v8/config"
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
-	"github.com/zkd-io/zkd/internal/krbtest"
+	"github.com/zkd-io/zkd/internal/testing/krbtest"
 )
 
 type kdcEnv struct {

@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/zkd-io/zkd/internal/needs"
+	"github.com/zkd-io/zkd/internal/testing/needs"
 )
 
 // Java must read the keystores and truststores New writes (zoo.cfg points ZooKeeper at them).
