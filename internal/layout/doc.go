@@ -1,4 +1,4 @@
-// Package layout states zkd's import rules and checks them (layout_test.go), so that a
+// Package layout states zkd's import rules and checks them (deps_test.go), so that a
 // change that breaks one fails the build's tests instead of eroding the design:
 //
 //   - The pure cores (internal/datatree, watch, session, election, zab, prep, auth, quorum)

@@ -2,6 +2,7 @@ package layout
 
 import (
 	"errors"
+	"fmt"
 	"go/build"
 	"os"
 	"path/filepath"
@@ -107,25 +108,45 @@ func forbiddenStd(imp string) bool {
 }
 
 func TestImportRules(t *testing.T) {
-	pkgs := loadImports(t)
+	for _, v := range violations(loadImports(t)) {
+		t.Error(v)
+	}
+}
+
+// violations is every broken import rule in pkgs (imports by package, relative to the module).
+func violations(pkgs map[string][]string) []string {
+	var out []string
+	add := func(format string, args ...any) { out = append(out, fmt.Sprintf(format, args...)) }
 	for _, core := range pureCores {
 		imps, ok := pkgs[core]
 		if !ok {
-			t.Errorf("pure core %s not found", core)
+			add("pure core %s not found", core)
 			continue
 		}
 		for _, imp := range imps {
 			if forbiddenStd(imp) {
-				t.Errorf("pure core %s imports %s: cores do no I/O, keep no clock and start no goroutines", core, imp)
+				add("pure core %s imports %s: cores do no I/O, keep no clock and start no goroutines", core, imp)
 			}
 			if rel, ok := local(imp); ok && rel != "jute" && !slices.Contains(pureCores, rel) {
-				t.Errorf("pure core %s imports %s, which is not a pure core or jute", core, rel)
+				add("pure core %s imports %s, which is not a pure core or jute", core, rel)
 			}
 		}
 	}
 	for _, pkg := range []string{"internal/admin", "internal/storage"} {
 		if moduleDeps(pkgs, pkg)["server"] {
-			t.Errorf("%s depends on server: the server depends on it, not the reverse", pkg)
+			add("%s depends on server: the server depends on it, not the reverse", pkg)
+		}
+	}
+	// The harnesses (internal/testing/...) are for tests: product code, the binaries among
+	// it, never depends on them, so nothing a test drives ships.
+	for pkg := range pkgs {
+		if strings.HasPrefix(pkg, "internal/testing/") || pkg == "zktest" || strings.HasPrefix(pkg, "zktest/") {
+			continue
+		}
+		for dep := range moduleDeps(pkgs, pkg) {
+			if strings.HasPrefix(dep, "internal/testing/") {
+				add("%s depends on the test harness %s", pkg, dep)
+			}
 		}
 	}
 	clients := 0
@@ -138,30 +159,46 @@ func TestImportRules(t *testing.T) {
 			if dep == "zk" || strings.HasPrefix(dep, "zk/") || slices.Contains(clientMayImport, dep) {
 				continue
 			}
-			t.Errorf("client package %s depends on %s: the client imports from zkd only %v", pkg, dep, clientMayImport)
+			add("client package %s depends on %s: the client imports from zkd only %v", pkg, dep, clientMayImport)
 		}
 	}
 	if clients == 0 {
-		t.Error("no client package found")
+		add("no client package found")
 	}
+	return out
 }
 
 // The rules catch what they are for: a core importing time, storage importing server, the
 // client importing a core.
 func TestImportRulesCatch(t *testing.T) {
 	pkgs := map[string][]string{
-		"internal/zab":     {"time", "net/netip"},
-		"internal/storage": {module + "/internal/config"},
-		"internal/config":  {module + "/server"},
-		"zk":               {module + "/internal/datatree"},
+		"internal/zab":          {"time", "net/netip"},
+		"internal/storage":      {module + "/internal/config"},
+		"internal/config":       {module + "/server"},
+		"zk":                    {module + "/internal/datatree"},
+		"cmd/zkd":               {module + "/internal/testing/proc"},
+		"zktest":                {module + "/internal/testing/proc"},
+		"internal/testing/proc": nil,
 	}
-	if !forbiddenStd(pkgs["internal/zab"][0]) || forbiddenStd(pkgs["internal/zab"][1]) {
-		t.Error("time must be forbidden in a core, net/netip allowed")
+	for _, core := range pureCores {
+		if _, ok := pkgs[core]; !ok {
+			pkgs[core] = nil
+		}
 	}
-	if !moduleDeps(pkgs, "internal/storage")["server"] {
-		t.Error("storage's indirect import of server went unseen")
+	got := strings.Join(violations(pkgs), "\n")
+	for _, want := range []string{
+		"pure core internal/zab imports time",
+		"internal/storage depends on server",
+		"client package zk depends on internal/datatree",
+		"cmd/zkd depends on the test harness internal/testing/proc",
+	} {
+		if !strings.Contains(got, want) {
+			t.Errorf("no violation %q among:\n%s", want, got)
+		}
 	}
-	if !moduleDeps(pkgs, "zk")["internal/datatree"] {
-		t.Error("the client's import of a core went unseen")
+	for _, unwanted := range []string{"net/netip", "zktest depends"} {
+		if strings.Contains(got, unwanted) {
+			t.Errorf("violation %q reported wrongly among:\n%s", unwanted, got)
+		}
 	}
 }
