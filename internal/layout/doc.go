@@ -9,6 +9,8 @@
 //     server depends on them, not the reverse.
 //   - The client (zk and its packages) imports from zkd only jute and the SASL
 //     mechanisms (internal/sasl): never server code.
+//   - Product code never depends on the test harnesses under internal/testing/ (zktest,
+//     the public harness, may).
 //
 // It holds no code: the rules live in the test, read from the source files' imports.
 package layout
