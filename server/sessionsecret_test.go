@@ -31,7 +31,7 @@ func writeSecret(t *testing.T, path, text string) string {
 	if path == "" {
 		path = filepath.Join(t.TempDir(), "session.secret")
 	}
-	// Written aside and renamed, as the README tells operators to, so that the reloader
+	// Written aside and renamed, as docs/security.md tells operators to, so that the reloader
 	// never sees a half-written file.
 	tmp := path + ".tmp"
 	if err := os.WriteFile(tmp, []byte(text), 0o600); err != nil {

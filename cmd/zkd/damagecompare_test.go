@@ -81,7 +81,7 @@ func outcome(t *testing.T, addr string, exited func() bool, logs func() string) 
 
 // TestDamageComparedWithZooKeeper damages copies of one data directory (100 creates under
 // /g acknowledged, then kill -9) in each way below and starts Apache ZooKeeper 3.8 and zkd
-// on them. The table is README's ("Damaged data directories"); zkd must never serve with
+// on them. The table is docs/operations.md's ("Damaged data directories"); zkd must never serve with
 // less than ZooKeeper keeps, and refuses wherever serving would lose an acknowledged write.
 func TestDamageComparedWithZooKeeper(t *testing.T) {
 	if testing.Short() {

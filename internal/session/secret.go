@@ -18,7 +18,7 @@ const ZooKeeperKeyword = "zookeeper"
 
 // MinSecretLen is the shortest secret accepted, in bytes. Any client learns one (id,
 // password) pair, its own, and can test guesses of the secret against it offline, so a
-// secret must be long and random (32 random bytes in hex is what the README suggests).
+// secret must be long and random (32 random bytes in hex is what docs/security.md suggests).
 const MinSecretLen = 16
 
 // maxSecrets bounds the lines of a secret file: a rotation needs two, and every line costs

@@ -35,7 +35,7 @@ var Table = []Row{
 		ZK380: "answered at once: a sync + read can be stale",
 		ZK39:  "the same",
 		Zkd:   "answered only after a quorum acknowledged a ping sent after the sync; a session's later requests wait for it",
-		Why:   "sync + read linearizable under partitions (README: Ensembles)",
+		Why:   "sync + read linearizable under partitions (docs/ensembles.md)",
 	},
 	{
 		ID:    "ZOOKEEPER-2590",
@@ -171,7 +171,7 @@ var Table = []Row{
 		ZK380: "the boolean read as false by Boolean.parseBoolean/getBoolean (QuorumPeerConfig's own keys, sslQuorum, quorum.auth.*, refuse it); the unknown key set as an unused zookeeper.* system property; the server runs without the protection asked for",
 		ZK39:  "the same (3.9.5 AuthenticationHelper, ZooKeeperServer, JettyAdminServer, QuorumPeerConfig)",
 		Zkd:   "start-up refused with an error naming the key; true and false are taken in any case; the keys ZooKeeper reads under those prefixes (authProvider.X for any X, the client's zookeeper.sasl.*, admin.idleTimeout, admin.httpVersion) start as in ZooKeeper",
-		Why:   "issue 26: a typo must not switch security off without a word (README: Securing zkd)",
+		Why:   "issue 26: a typo must not switch security off without a word (docs/security.md)",
 	},
 	{
 		ID:    "zkd-setacl-outstanding",
