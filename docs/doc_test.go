@@ -66,14 +66,15 @@ func TestRunnableBlocks(t *testing.T) {
 
 	work := t.TempDir()
 	bin := filepath.Join(work, "bin")
-	// Built once, without -race even under go test -race: the blocks time the commands, not
-	// the race detector.
-	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./cmd/zkd", "./cmd/zkcli")
+	// zkd, zkcli and zkbench, built once and without -race even under go test -race: the
+	// blocks check what the commands do for a reader, and the race detector's slower build
+	// would cost more of the test's time than it finds there.
+	build := exec.Command("go", "build", "-o", bin+string(filepath.Separator), "./cmd/zkd", "./cmd/zkcli", "./cmd/zkbench")
 	build.Dir = ".."
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	client, admin := reserve(t), reserve(t)
+	client, admin, metrics := reserve(t), reserve(t), reserve(t)
 	dir := filepath.Join(work, "run")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -88,7 +89,10 @@ admin.serverAddress=127.0.0.1
 admin.serverPort=%d
 admin.rateLimiterIntervalInMS=0
 zookeeper.DigestAuthenticationProvider.superDigest=super:%s
-`, client, filepath.Join(dir, "zkd-data"), admin, base64.StdEncoding.EncodeToString(sum[:]))
+metricsProvider.className=org.apache.zookeeper.metrics.prometheus.PrometheusMetricsProvider
+metricsProvider.httpHost=127.0.0.1
+metricsProvider.httpPort=%d
+`, client, filepath.Join(dir, "zkd-data"), admin, base64.StdEncoding.EncodeToString(sum[:]), metrics)
 	cfgPath := filepath.Join(work, "zoo.cfg")
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o644); err != nil {
 		t.Fatal(err)
@@ -121,14 +125,15 @@ zookeeper.DigestAuthenticationProvider.superDigest=super:%s
 	})
 	clientAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(client))
 	adminAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(admin))
-	for _, a := range []string{clientAddr, adminAddr} {
+	metricsAddr := net.JoinHostPort("127.0.0.1", strconv.Itoa(metrics))
+	for _, a := range []string{clientAddr, adminAddr, metricsAddr} {
 		waitListening(t, srv, a)
 	}
 
 	env := doctest.Env{
 		Dir:     dir,
 		Path:    []string{bin},
-		Replace: map[string]string{"127.0.0.1:2181": clientAddr, "127.0.0.1:8080": adminAddr},
+		Replace: map[string]string{"127.0.0.1:2181": clientAddr, "127.0.0.1:8080": adminAddr, "127.0.0.1:7000": metricsAddr},
 		Timeout: 30 * time.Second,
 	}
 	start := time.Now()
