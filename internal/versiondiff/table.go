@@ -1,8 +1,10 @@
 // Package versiondiff owns the table of the places where Apache ZooKeeper 3.8.0 (the reference
 // server the differential tests and the fuzzer run), ZooKeeper 3.9 (the behaviour zkd
 // targets) and zkd answer differently: one row per ZooKeeper change, with its JIRA id, and
-// per choice of zkd's own. The differential tests (internal/compat) and the differential
-// fuzzer (internal/difffuzz) accept a difference from 3.8.0 only where a row explains it.
+// per choice of zkd's own. The differential tests (internal/testing/compat) and the
+// differential fuzzer (internal/testing/difffuzz) accept a difference from 3.8.0 only where a
+// row explains it, and the manual's docs/differences.md shows the table (Markdown), so a
+// reader sees the same list the tests accept.
 package versiondiff
 
 // Row is one change ZooKeeper made between 3.8.0 (the reference server here) and
