@@ -1,5 +1,3 @@
-// Package docs is the manual; its test runs the commands the pages mark runnable against a
-// real zkd, so that the manual cannot drift from the binaries it documents.
 package docs
 
 import (
