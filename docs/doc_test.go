@@ -72,7 +72,7 @@ func TestRunnableBlocks(t *testing.T) {
 	if out, err := build.CombinedOutput(); err != nil {
 		t.Fatalf("go build: %v\n%s", err, out)
 	}
-	client, admin, metrics := reserve(t), reserve(t), reserve(t)
+	client, admin, metrics, second := reserve(t), reserve(t), reserve(t), reserve(t)
 	dir := filepath.Join(work, "run")
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		t.Fatal(err)
@@ -129,9 +129,13 @@ metricsProvider.httpPort=%d
 	}
 
 	env := doctest.Env{
-		Dir:     dir,
-		Path:    []string{bin},
-		Replace: map[string]string{"127.0.0.1:2181": clientAddr, "127.0.0.1:8080": adminAddr, "127.0.0.1:7000": metricsAddr},
+		Dir:  dir,
+		Path: []string{bin},
+		Replace: map[string]string{
+			"127.0.0.1:2181": clientAddr, "127.0.0.1:8080": adminAddr, "127.0.0.1:7000": metricsAddr,
+			// A page's second server, which its block starts and stops itself.
+			"--port 2182": "--port " + strconv.Itoa(second), "127.0.0.1:2182": net.JoinHostPort("127.0.0.1", strconv.Itoa(second)),
+		},
 		Timeout: 30 * time.Second,
 	}
 	start := time.Now()
