@@ -309,7 +309,6 @@ func (c *Conn) Close() error {
 	var r *request
 	if w != nil {
 		r = newRequest(jute.OpCloseSession, "", nil, nil, 0)
-		r.done = make(chan struct{})
 		c.sendLocked(w, r)
 	}
 	queued := c.queued
@@ -559,7 +558,6 @@ func (c *Conn) activate(w *wire) bool {
 				op = jute.OpSetWatches2
 			}
 			r := newRequest(op, "", sw, nil, 256)
-			r.done = make(chan struct{})
 			c.sendLocked(w, r)
 			// Logged off the reader's goroutine: the logger is the application's.
 			go func() {
@@ -731,7 +729,7 @@ func (c *Conn) authDone(a *authCred, code Code) {
 // They are re-sent after every reconnect. It returns once the server has accepted them; a
 // rejection (ErrAuthFailed) ends the session, as in ZooKeeper's Java client.
 func (c *Conn) AddAuth(ctx context.Context, scheme string, auth []byte) error {
-	r := &request{op: jute.OpAuth}
+	r := &request{op: jute.OpAuth, done: make(chan struct{})}
 	return c.await(ctx, r, func(r *request) { c.addAuth(scheme, auth, r) })
 }
 

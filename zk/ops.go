@@ -34,32 +34,33 @@ func ttlMillis(mode CreateMode, ttl time.Duration) (int64, error) {
 // createSpec is create (1), create2 (15), createContainer (19) or createTTL (21). Create
 // sends create, which returns no Stat, unless it makes a container; the others send create2.
 func createSpec(path string, data []byte, acl []ACL, mode CreateMode, ttl time.Duration, withStat, wantTTL bool) spec {
-	s := spec{op: jute.OpCreate, path: path, seq: mode.IsSequential(), size: len(data) + len(acl)*32}
+	op := jute.OpCreate
 	if withStat {
-		s.op = jute.OpCreate2
+		op = jute.OpCreate2
 	}
+	var err error
 	switch {
 	case !mode.valid():
-		s.err = badArgs("invalid create mode %d", mode)
+		err = badArgs("invalid create mode %d", mode)
 	case wantTTL || mode.IsTTL():
-		s.op = jute.OpCreateTTL
+		op = jute.OpCreateTTL
 		if !wantTTL {
-			s.err = badArgs("mode %d needs CreateTTL", mode)
+			err = badArgs("mode %d needs CreateTTL", mode)
 		}
 	case mode == ModeContainer:
-		s.op = jute.OpCreateContainer
+		op = jute.OpCreateContainer
 	}
-	if s.err == nil && len(acl) == 0 {
-		s.err = ErrInvalidACL
+	if err == nil && len(acl) == 0 {
+		err = ErrInvalidACL
 	}
-	s.body = func(sp string) (jute.Record, error) {
-		if s.op != jute.OpCreateTTL {
-			return &jute.CreateRequest{Path: sp, Data: data, ACL: acl, Flags: int32(mode)}, nil
-		}
-		ms, err := ttlMillis(mode, ttl)
-		return &jute.CreateTTLRequest{Path: sp, Data: data, ACL: acl, Flags: int32(mode), TTL: ms}, err
-	}
-	return s
+	return spec{op: op, path: path, seq: mode.IsSequential(), size: len(data) + len(acl)*32, err: err,
+		body: func(sp string) (jute.Record, error) {
+			if op != jute.OpCreateTTL {
+				return &jute.CreateRequest{Path: sp, Data: data, ACL: acl, Flags: int32(mode)}, nil
+			}
+			ms, err := ttlMillis(mode, ttl)
+			return &jute.CreateTTLRequest{Path: sp, Data: data, ACL: acl, Flags: int32(mode), TTL: ms}, err
+		}}
 }
 
 func (c *Conn) create(ctx context.Context, path string, data []byte, acl []ACL, mode CreateMode, ttl time.Duration, withStat, wantTTL bool) (string, *Stat, error) {

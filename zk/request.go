@@ -41,7 +41,7 @@ func newRequest(op jute.OpCode, path string, body jute.Record, resp jute.Record,
 		body.Encode(&e)
 	}
 	binary.BigEndian.PutUint32(e.Buf[0:4], uint32(len(e.Buf)-4))
-	return &request{op: op, path: path, frame: e.Buf, resp: resp}
+	return &request{op: op, path: path, frame: e.Buf, resp: resp, done: make(chan struct{})}
 }
 
 func (r *request) setXid(xid int32) {
@@ -54,11 +54,7 @@ func (r *request) wrap(err error) error {
 }
 
 // complete hands the finished request to its waiter.
-func (c *Conn) complete(r *request) {
-	if r.done != nil {
-		close(r.done)
-	}
-}
+func (c *Conn) complete(r *request) { close(r.done) }
 
 // fail completes r with err.
 func (c *Conn) fail(r *request, err error) {
@@ -75,7 +71,6 @@ func (c *Conn) await(ctx context.Context, r *request, send func(*request)) error
 	if err := ctx.Err(); err != nil {
 		return r.wrap(err)
 	}
-	r.done = make(chan struct{})
 	send(r)
 	markSent(ctx)
 	select {
