@@ -2,14 +2,16 @@ package zk
 
 import (
 	"context"
-	"sync"
+	"sync/atomic"
 )
 
 // Pending is an operation started by Go.
 type Pending[T any] struct {
-	done chan struct{}
-	val  T
-	err  error
+	sent   chan struct{} // closed once f's first request is queued
+	marked atomic.Bool
+	done   chan struct{}
+	val    T
+	err    error
 }
 
 // Go runs f, a call of the Conn's methods such as
@@ -22,19 +24,24 @@ type Pending[T any] struct {
 // waiting for each other: Go is how one goroutine pipelines requests, as the Java client's
 // asynchronous calls do. Requests f sends after its first are not ordered that way.
 func Go[T any](ctx context.Context, f func(context.Context) (T, error)) *Pending[T] {
-	p := &Pending[T]{done: make(chan struct{})}
-	sent := make(chan struct{})
-	var once sync.Once
-	mark := func() { once.Do(func() { close(sent) }) }
-	go func() {
-		defer close(p.done)
-		p.val, p.err = f(context.WithValue(ctx, sentKey{}, mark))
-	}()
+	p := &Pending[T]{sent: make(chan struct{}), done: make(chan struct{})}
+	go p.run(context.WithValue(ctx, sentKey{}, sentMarker(p)), f)
 	select {
-	case <-sent:
+	case <-p.sent:
 	case <-p.done:
 	}
 	return p
+}
+
+func (p *Pending[T]) run(ctx context.Context, f func(context.Context) (T, error)) {
+	defer close(p.done)
+	p.val, p.err = f(ctx)
+}
+
+func (p *Pending[T]) markSent() {
+	if p.marked.CompareAndSwap(false, true) {
+		close(p.sent)
+	}
 }
 
 // Done is closed when the operation has returned.
@@ -52,12 +59,14 @@ func (p *Pending[T]) Wait(ctx context.Context) (T, error) {
 	}
 }
 
-// sentKey carries Go's mark function in the context it gives f.
+// sentKey carries the Pending whose f runs with the context.
 type sentKey struct{}
+
+type sentMarker interface{ markSent() }
 
 // markSent tells Go, if ctx comes from it, that a request is queued in wire order.
 func markSent(ctx context.Context) {
-	if mark, ok := ctx.Value(sentKey{}).(func()); ok {
-		mark()
+	if m, ok := ctx.Value(sentKey{}).(sentMarker); ok {
+		m.markSent()
 	}
 }
