@@ -10,7 +10,9 @@ import (
 )
 
 // Every operation is one blocking method, which takes a context and returns when the reply
-// arrives or the context ends, and goes through do. Go pipelines them.
+// arrives or the context ends, written as a spec for do, so that chroot, encoding, waiting,
+// errors and watches are handled in one place (AddAuth, whose reply comes through the
+// session's credentials, shares do's waiting, await). Go pipelines them.
 //
 // Errors are *OpError values wrapping a Code (errors.Is(err, ErrNoNode)), ErrClosed, or the
 // context's error. When a context ends before the reply, the request may still be applied.
