@@ -62,9 +62,6 @@ func (c *Conn) fail(r *request, err error) {
 	c.complete(r)
 }
 
-// call sends r and waits for its reply or the end of ctx.
-func (c *Conn) call(ctx context.Context, r *request) error { return c.await(ctx, r, c.submit) }
-
 // await hands r to send, which queues it for the wire, and waits for its completion or the
 // end of ctx. Every request of the application goes through it.
 func (c *Conn) await(ctx context.Context, r *request, send func(*request)) error {
@@ -72,7 +69,7 @@ func (c *Conn) await(ctx context.Context, r *request, send func(*request)) error
 		return r.wrap(err)
 	}
 	send(r)
-	markSent(ctx)
+	markSent(ctx) // r has its place in line: a Go waiting for that may return
 	select {
 	case <-r.done:
 	case <-ctx.Done():
@@ -122,7 +119,7 @@ func do[R any, P interface {
 	if err != nil {
 		return nil, err
 	}
-	if err := c.call(ctx, r); err != nil {
+	if err := c.await(ctx, r, c.submit); err != nil {
 		return nil, err
 	}
 	return (*R)(resp), nil
