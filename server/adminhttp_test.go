@@ -144,8 +144,9 @@ func TestAdminServerWatchesInBatches(t *testing.T) {
 	ctx := context.Background()
 	c := connectZK(t, srv.Addr())
 	n := server.AdminBatch + 500 // more than one step's worth
-	pipelined(t, n, func(i int, done func(error)) {
-		c.ExistsWAsync(fmt.Sprintf("/w%05d", i), func(_ bool, _ *zk.Stat, _ <-chan zk.Event, err error) { done(err) })
+	pipelined(t, n, func(ctx context.Context, i int) error {
+		_, _, _, err := c.ExistsW(ctx, fmt.Sprintf("/w%05d", i))
+		return err
 	})
 	if _, err := c.Create(ctx, "/e", nil, zk.OpenACL(), zk.ModeEphemeral); err != nil {
 		t.Fatal(err)

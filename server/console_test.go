@@ -57,8 +57,9 @@ func TestConsoleChildrenInBatches(t *testing.T) {
 		t.Fatal(err)
 	}
 	n := 2*server.AdminBatch + 100
-	pipelined(t, n, func(i int, done func(error)) {
-		c.CreateAsync(fmt.Sprintf("/big/n%06d", i), nil, zk.OpenACL(), 0, func(_ string, err error) { done(err) })
+	pipelined(t, n, func(ctx context.Context, i int) error {
+		_, err := c.Create(ctx, fmt.Sprintf("/big/n%06d", i), nil, zk.OpenACL(), 0)
+		return err
 	})
 	stepsBefore, _ := server.AdminSteps()
 	code, body := consoleDo(t, http.MethodGet, srv.AdminAddr(), "/api/children?path=/big&limit=5000&after=n010000", nil, nil)

@@ -148,23 +148,22 @@ func connectZK(t *testing.T, addr string) *zk.Conn {
 	return c
 }
 
-// pipelined runs n asynchronous calls (start(i, done) must call done(err) once) and waits
-// for all of them, failing on the first error.
-func pipelined(t *testing.T, n int, start func(i int, done func(error))) {
+// pipelined runs op(ctx, i) for every i < n with zk.Go, so that all are in flight at once, in
+// order, and waits for all of them, failing on the first error.
+func pipelined(t *testing.T, n int, op func(ctx context.Context, i int) error) {
 	t.Helper()
-	errs := make(chan error, n)
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
+	defer cancel()
+	calls := make([]*zk.Pending[struct{}], n)
 	for i := range n {
-		start(i, func(err error) { errs <- err })
+		calls[i] = zk.Go(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, op(ctx, i) })
 	}
-	deadline := time.After(5 * time.Minute)
-	for range n {
-		select {
-		case err := <-errs:
-			if err != nil {
-				t.Fatal(err)
+	for _, call := range calls {
+		if _, err := call.Wait(ctx); err != nil {
+			if ctx.Err() != nil {
+				t.Fatalf("pipelined calls did not finish in 5 minutes: %v", err)
 			}
-		case <-deadline:
-			t.Fatal("pipelined calls did not finish in 5 minutes")
+			t.Fatal(err)
 		}
 	}
 }
@@ -188,11 +187,13 @@ func TestFourLetterListsMatchCore(t *testing.T) {
 	// reverse of the session ids' order, so that sorting by one is not sorting by the other.
 	for s := 2; s >= 0; s-- {
 		c := conns[s]
-		pipelined(t, perSession, func(i int, done func(error)) {
-			c.ExistsWAsync(fmt.Sprintf("/m/s%d/w%05d", s, i), func(_ bool, _ *zk.Stat, _ <-chan zk.Event, err error) { done(err) })
+		pipelined(t, perSession, func(ctx context.Context, i int) error {
+			_, _, _, err := c.ExistsW(ctx, fmt.Sprintf("/m/s%d/w%05d", s, i))
+			return err
 		})
-		pipelined(t, perSession, func(i int, done func(error)) {
-			c.CreateAsync(fmt.Sprintf("/m/eph/s%d-%05d", s, i), nil, zk.OpenACL(), zk.ModeEphemeral, func(_ string, err error) { done(err) })
+		pipelined(t, perSession, func(ctx context.Context, i int) error {
+			_, err := c.Create(ctx, fmt.Sprintf("/m/eph/s%d-%05d", s, i), nil, zk.OpenACL(), zk.ModeEphemeral)
+			return err
 		})
 		if _, _, _, err := c.GetW(ctx, "/m/shared"); err != nil {
 			t.Fatal(err)
@@ -283,8 +284,9 @@ func TestFourLetterFloodKeepsCoreResponsive(t *testing.T) {
 	const sessions, perSession = 20, 5000
 	for s := range sessions {
 		c := connectZK(t, srv.Addr())
-		pipelined(t, perSession, func(i int, done func(error)) {
-			c.ExistsWAsync(fmt.Sprintf("/flood/s%02d/w%04d", s, i), func(_ bool, _ *zk.Stat, _ <-chan zk.Event, err error) { done(err) })
+		pipelined(t, perSession, func(ctx context.Context, i int) error {
+			_, _, _, err := c.ExistsW(ctx, fmt.Sprintf("/flood/s%02d/w%04d", s, i))
+			return err
 		})
 	}
 	ctx := context.Background()
@@ -405,8 +407,9 @@ func TestFourLetterDuringShutdown(t *testing.T) {
 	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.FourLetterWhitelist = []string{"*"} }))
 	const watches = 4 * server.AdminBatch
 	c := connectZK(t, srv.Addr())
-	pipelined(t, watches, func(i int, done func(error)) {
-		c.ExistsWAsync(fmt.Sprintf("/down/w%06d", i), func(_ bool, _ *zk.Stat, _ <-chan zk.Event, err error) { done(err) })
+	pipelined(t, watches, func(ctx context.Context, i int) error {
+		_, _, _, err := c.ExistsW(ctx, fmt.Sprintf("/down/w%06d", i))
+		return err
 	})
 	addr := srv.Addr()
 	var wg sync.WaitGroup

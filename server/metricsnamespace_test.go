@@ -1,6 +1,7 @@
 package server_test
 
 import (
+	"context"
 	"fmt"
 	"log/slog"
 	"sync"
@@ -37,29 +38,14 @@ func TestMetricsNamespaceChurn(t *testing.T) {
 	const n = 20_000
 	const batch = 500 // pipelined: a loaded machine does not spend an fsync round per znode
 	for start := 0; start < n; start += batch {
-		var wg sync.WaitGroup
-		errs := make(chan error, 2*batch)
-		for i := start; i < start+batch; i++ {
-			p := fmt.Sprintf("/churn%05d", i)
-			wg.Add(2)
-			c.CreateAsync(p, []byte("x"), zk.OpenACL(), 0, func(_ string, err error) {
-				if err != nil {
-					errs <- fmt.Errorf("create %s: %w", p, err)
-				}
-				wg.Done()
-			})
-			c.DeleteAsync(p, -1, func(err error) {
-				if err != nil {
-					errs <- fmt.Errorf("delete %s: %w", p, err)
-				}
-				wg.Done()
-			})
-		}
-		wg.Wait()
-		close(errs)
-		for err := range errs {
-			t.Fatal(err)
-		}
+		pipelined(t, 2*batch, func(ctx context.Context, i int) error {
+			p := fmt.Sprintf("/churn%05d", start+i/2)
+			if i%2 == 0 {
+				_, err := c.Create(ctx, p, []byte("x"), zk.OpenACL(), 0)
+				return err
+			}
+			return c.Delete(ctx, p, -1)
+		})
 	}
 	perNamespace := func() (int, series) {
 		s := scrapeMetrics(t, url)

@@ -19,7 +19,7 @@ func BenchmarkEncodeGetData(b *testing.B) {
 	c := &Conn{chroot: "/app"}
 	b.ReportAllocs()
 	for b.Loop() {
-		c.pathWatchReq(jute.OpGetData, "/some/node/path", &jute.GetDataResponse{}, kindData, false)
+		c.encode(readSpec(jute.OpGetData, "/some/node/path", kindData, false), &jute.GetDataResponse{})
 	}
 }
 
@@ -29,7 +29,7 @@ func BenchmarkEncodeCreate(b *testing.B) {
 	acl := OpenACL()
 	b.ReportAllocs()
 	for b.Loop() {
-		c.createReq("/some/node/path", data, acl, ModePersistent, 0, false, false)
+		c.encode(createSpec("/some/node/path", data, acl, ModePersistent, 0, false, false), &jute.CreateResponse{})
 	}
 }
 
@@ -39,7 +39,7 @@ func BenchmarkEncodeSet1K(b *testing.B) {
 	b.ReportAllocs()
 	b.SetBytes(1024)
 	for b.Loop() {
-		c.setReq("/some/node/path", data, AnyVersion)
+		c.encode(setSpec("/some/node/path", data, AnyVersion), &jute.SetDataResponse{})
 	}
 }
 
@@ -51,7 +51,8 @@ func BenchmarkEncodeMulti10(b *testing.B) {
 	}
 	b.ReportAllocs()
 	for b.Loop() {
-		c.multiReq(ops)
+		m, size, _ := c.multiRequest(ops)
+		c.encode(spec{op: jute.OpMulti, raw: true, body: record(m), size: size}, &jute.MultiResponse{})
 	}
 }
 
@@ -192,19 +193,23 @@ func BenchmarkPipelined(b *testing.B) {
 	}
 }
 
-// BenchmarkAsync issues requests from one goroutine without waiting, with up to 1000 in flight.
-func BenchmarkAsync(b *testing.B) {
+// BenchmarkGo issues requests from one goroutine with Go, without waiting, with up to 1000
+// in flight.
+func BenchmarkGo(b *testing.B) {
 	c := benchConn(b, echoServer(b))
-	sem := make(chan struct{}, 1000)
-	var wg sync.WaitGroup
+	ctx := context.Background()
+	inFlight := make(chan *Pending[[]byte], 1000)
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		for p := range inFlight {
+			p.Wait(ctx)
+		}
+	}()
 	b.ReportAllocs()
 	for b.Loop() {
-		sem <- struct{}{}
-		wg.Add(1)
-		c.GetAsync("/bench", func([]byte, *Stat, error) {
-			<-sem
-			wg.Done()
-		})
+		inFlight <- goGet(ctx, c, "/bench")
 	}
-	wg.Wait()
+	close(inFlight)
+	<-done
 }

@@ -2,6 +2,7 @@ package zk
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"testing"
 
@@ -38,12 +39,13 @@ func testGetConfig(t *testing.T, e *env) {
 	type res struct {
 		data []byte
 		st   *Stat
-		err  error
 	}
-	done := make(chan res, 1)
-	c.GetConfigAsync(func(d []byte, st *Stat, err error) { done <- res{d, st, err} })
-	if r := <-done; r.err != nil || !bytes.Equal(r.data, want) || *r.st != *wantSt {
-		t.Fatalf("GetConfigAsync = %q %+v %v", r.data, r.st, r.err)
+	r, err := Go(ctx, func(ctx context.Context) (res, error) {
+		data, st, err := c.GetConfig(ctx)
+		return res{data, st}, err
+	}).Wait(ctx)
+	if err != nil || !bytes.Equal(r.data, want) || *r.st != *wantSt {
+		t.Fatalf("GetConfig with Go = %q %+v %v", r.data, r.st, err)
 	}
 }
 

@@ -21,7 +21,7 @@ func WithConfigWatch() Option { return func(c *config) { c.configWatch = true } 
 func (c *Conn) followConfig() {
 	wait := c.cfg.backoffMin
 	for c.ctx.Err() == nil {
-		data, _, ch, err := c.getConfig(c.ctx, true)
+		data, _, ch, err := c.GetConfigW(c.ctx)
 		if err != nil {
 			if errors.Is(err, ErrClosed) || errors.Is(err, ErrSessionExpired) || c.ctx.Err() != nil {
 				return

@@ -2,6 +2,7 @@ package zk
 
 import (
 	"bytes"
+	"context"
 	"errors"
 	"fmt"
 	"slices"
@@ -64,19 +65,19 @@ func TestReconfigRequestNulls(t *testing.T) {
 		want []byte
 	}{
 		{"incremental", func() *request {
-			r, _ := reconfigReq(joinList(joining), joinList([]string{"1", "2"}), nil, 7)
+			r, _ := (&Conn{}).encode(reconfigSpec(joinList(joining), joinList([]string{"1", "2"}), nil, 7), nil)
 			return r
 		}(), cat(str(a+",server.5=127.0.0.1:4:5;6"), str("1,2"), null, long(7))},
-		{"incremental nil lists", func() *request { r, _ := reconfigReq(nil, nil, nil, -1); return r }(),
+		{"incremental nil lists", func() *request { r, _ := (&Conn{}).encode(reconfigSpec(nil, nil, nil, -1), nil); return r }(),
 			cat(null, null, null, long(-1))},
 		{"bulk", func() *request {
 			nm := a
-			r, _ := reconfigReq(nil, nil, &nm, -1)
+			r, _ := (&Conn{}).encode(reconfigSpec(nil, nil, &nm, -1), nil)
 			return r
 		}(), cat(null, null, str(a), long(-1))},
 		{"bulk empty", func() *request {
 			nm := ""
-			r, _ := reconfigReq(nil, nil, &nm, 0x100000003)
+			r, _ := (&Conn{}).encode(reconfigSpec(nil, nil, &nm, 0x100000003), nil)
 			return r
 		}(), cat(null, null, str(""), long(0x100000003))},
 	} {
@@ -104,12 +105,16 @@ func TestReconfigDisabled(t *testing.T) {
 	if _, _, err := c.IncrementalReconfig(ctx, []string{"server.2=127.0.0.1:4:5;6"}, nil, -1); !errors.Is(err, ErrReconfigDisabled) {
 		t.Errorf("IncrementalReconfig: %v, want ErrReconfigDisabled", err)
 	}
-	done := make(chan error, 2)
-	c.ReconfigAsync(nil, -1, func(_ []byte, _ *Stat, err error) { done <- err })
-	c.IncrementalReconfigAsync(nil, []string{"3"}, -1, func(_ []byte, _ *Stat, err error) { done <- err })
-	for range 2 {
-		if err := <-done; !errors.Is(err, ErrReconfigDisabled) {
-			t.Errorf("async reconfig: %v, want ErrReconfigDisabled", err)
+	pipelined := []*Pending[struct{}]{
+		goErr(ctx, func(ctx context.Context) error { _, _, err := c.Reconfig(ctx, nil, -1); return err }),
+		goErr(ctx, func(ctx context.Context) error {
+			_, _, err := c.IncrementalReconfig(ctx, nil, []string{"3"}, -1)
+			return err
+		}),
+	}
+	for _, p := range pipelined {
+		if _, err := p.Wait(ctx); !errors.Is(err, ErrReconfigDisabled) {
+			t.Errorf("pipelined reconfig: %v, want ErrReconfigDisabled", err)
 		}
 	}
 }

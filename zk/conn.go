@@ -99,10 +99,9 @@ type Conn struct {
 	ready    chan struct{} // closed when the first session is established
 	readyOne sync.Once
 
-	lastZxid  atomic.Int64
-	watches   registry
-	events    *eventQueue
-	callbacks serialQueue
+	lastZxid atomic.Int64
+	watches  registry
+	events   *eventQueue
 
 	mu        sync.Mutex
 	hosts     *hostProvider
@@ -295,8 +294,8 @@ func (c *Conn) updateServers(servers []string) {
 // Close ends the session: requests issued before Close are answered first, then the server
 // deletes the session's ephemeral nodes and watches. If the client is disconnected, it does
 // not wait for a connection; the server then expires the session after its timeout. Close
-// waits until the client's goroutines are done (except those still delivering events or
-// callbacks to the application); it is safe to call more than once.
+// waits until the client's goroutines are done (except those still delivering events to the
+// application); it is safe to call more than once.
 func (c *Conn) Close() error {
 	c.mu.Lock()
 	if c.closing || c.termErr != nil {
@@ -310,7 +309,6 @@ func (c *Conn) Close() error {
 	var r *request
 	if w != nil {
 		r = newRequest(jute.OpCloseSession, "", nil, nil, 0)
-		r.done = make(chan struct{})
 		c.sendLocked(w, r)
 	}
 	queued := c.queued
@@ -560,12 +558,14 @@ func (c *Conn) activate(w *wire) bool {
 				op = jute.OpSetWatches2
 			}
 			r := newRequest(op, "", sw, nil, 256)
-			r.cb = func() {
+			c.sendLocked(w, r)
+			// Logged off the reader's goroutine: the logger is the application's.
+			go func() {
+				<-r.done
 				if r.err != nil && !errors.Is(r.err, ErrConnectionLoss) {
 					c.log.Warn("zk: re-registering watches failed", "server", w.addr, "err", r.err)
 				}
-			}
-			c.sendLocked(w, r)
+			}()
 		}
 	}
 	for _, r := range c.queued {
@@ -729,37 +729,8 @@ func (c *Conn) authDone(a *authCred, code Code) {
 // They are re-sent after every reconnect. It returns once the server has accepted them; a
 // rejection (ErrAuthFailed) ends the session, as in ZooKeeper's Java client.
 func (c *Conn) AddAuth(ctx context.Context, scheme string, auth []byte) error {
-	r := &request{op: jute.OpAuth, path: "", done: make(chan struct{})}
-	if err := ctx.Err(); err != nil {
-		return r.wrap(err)
-	}
-	c.addAuth(scheme, auth, r)
-	select {
-	case <-r.done:
-	case <-ctx.Done():
-		select {
-		case <-r.done:
-		default:
-			return r.wrap(ctx.Err())
-		}
-	}
-	if r.err != nil {
-		return r.wrap(r.err)
-	}
-	return nil
-}
-
-// AddAuthAsync is AddAuth with a callback.
-func (c *Conn) AddAuthAsync(scheme string, auth []byte, cb func(error)) {
-	r := &request{op: jute.OpAuth}
-	r.cb = func() {
-		if r.err != nil {
-			cb(r.wrap(r.err))
-			return
-		}
-		cb(nil)
-	}
-	c.addAuth(scheme, auth, r)
+	r := &request{op: jute.OpAuth, done: make(chan struct{})}
+	return c.await(ctx, r, func(r *request) { c.addAuth(scheme, auth, r) })
 }
 
 func (c *Conn) addAuth(scheme string, auth []byte, r *request) {

@@ -20,14 +20,19 @@
 //
 // # Operations
 //
-// Every operation the server offers has a blocking form taking a context.Context and an Async
-// form taking a callback with the same results: Create, Create2, CreateContainer, CreateTTL,
+// Every operation the server offers is one method that takes a context.Context and returns
+// when the reply arrives or the context ends: Create, Create2, CreateContainer, CreateTTL,
 // Delete, Exists, Get, Set, GetACL, SetACL, Children, AllChildrenNumber, Ephemerals, Sync,
 // Multi (and the Txn builder), MultiRead, AddWatch, CheckWatches, RemoveWatches, WhoAmI,
 // AddAuth, Reconfig and IncrementalReconfig, and GetConfig (GetConfigW watches the
 // configuration). Requests from any number of goroutines are pipelined on one connection
-// and answered in the order they were issued; async callbacks run one at a time, in that
-// order, on a goroutine of the client.
+// and answered in the order they were issued. Go starts an operation and returns once its
+// request is queued, with a Pending to wait for its results, so that one goroutine can
+// pipeline requests in an order of its choosing:
+//
+//	set := zk.Go(ctx, func(ctx context.Context) (*zk.Stat, error) { return c.Set(ctx, "/n", data, -1) })
+//	data, _, err := c.Get(ctx, "/n") // sent after the set: reads its data
+//	st, err := set.Wait(ctx)
 //
 // Errors are *OpError values (operation, path, cause) that errors.Is matches against the
 // error codes: ErrNoNode, ErrNodeExists, ErrBadVersion, ErrNotEmpty, ErrNoAuth, ... These are

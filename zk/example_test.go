@@ -133,23 +133,25 @@ func ExampleConn_Events() {
 	}()
 }
 
-func ExampleConn_GetAsync() {
-	c, err := zk.Connect(context.Background(), "127.0.0.1:2181")
+func ExampleGo() {
+	ctx := context.Background()
+	c, err := zk.Connect(ctx, "127.0.0.1:2181")
 	if err != nil {
 		log.Fatal(err)
 	}
 	defer c.Close()
-	// Requests are pipelined; callbacks run in reply order on the client's goroutine.
-	done := make(chan struct{})
+	// The three requests are on the wire together and answered in this order.
+	var reads []*zk.Pending[[]byte]
 	for _, p := range []string{"/a", "/b", "/c"} {
-		c.GetAsync(p, func(data []byte, _ *zk.Stat, err error) {
-			fmt.Println(p, string(data), err)
-			if p == "/c" {
-				close(done)
-			}
-		})
+		reads = append(reads, zk.Go(ctx, func(ctx context.Context) ([]byte, error) {
+			data, _, err := c.Get(ctx, p)
+			return data, err
+		}))
 	}
-	<-done
+	for _, r := range reads {
+		data, err := r.Wait(ctx)
+		fmt.Println(string(data), err)
+	}
 }
 
 func ExampleConn_MultiRead() {

@@ -58,10 +58,11 @@ func testDropWithPendingRequests(t *testing.T, e *env) {
 
 	ps[0].Pause() // requests reach the proxy and stay there
 	const n = 50
-	errs := make(chan error, n+1)
-	for range n {
-		c.GetAsync("/a", func(_ []byte, _ *Stat, err error) { errs <- err })
+	gets := make([]*Pending[[]byte], n)
+	for i := range n {
+		gets[i] = goGet(ctx, c, "/a")
 	}
+	errs := make(chan error, 1)
 	go func() {
 		_, _, err := c.Get(ctx, "/a")
 		errs <- err
@@ -73,10 +74,13 @@ func testDropWithPendingRequests(t *testing.T, e *env) {
 		return nil
 	})
 	ps[0].DropAll()
-	for range n + 1 {
-		if err := <-errs; !errors.Is(err, ErrConnectionLoss) {
+	for _, g := range gets {
+		if _, err := g.Wait(ctx); !errors.Is(err, ErrConnectionLoss) {
 			t.Fatalf("pending request: %v, want ErrConnectionLoss", err)
 		}
+	}
+	if err := <-errs; !errors.Is(err, ErrConnectionLoss) {
+		t.Fatalf("pending request: %v, want ErrConnectionLoss", err)
 	}
 	ps[0].Resume()
 	rec.waitFor(t, StateConnected, 2)
@@ -220,10 +224,9 @@ func testExpiryWhilePartitioned(t *testing.T, e *env) {
 	id := c.SessionID()
 
 	ps[0].Pause() // a partition: connections stay open, nothing gets through
-	inFlight := make(chan error, 1)
-	c.GetAsync("/n", func(_ []byte, _ *Stat, err error) { inFlight <- err })
+	inFlight := goGet(ctx, c, "/n")
 	rec.waitFor(t, StateDisconnected, 1)
-	if err := <-inFlight; !errors.Is(err, ErrConnectionLoss) {
+	if _, err := inFlight.Wait(ctx); !errors.Is(err, ErrConnectionLoss) {
 		t.Fatalf("request in flight at the partition: %v", err)
 	}
 	eventually(t, "server expires the session", func() error {

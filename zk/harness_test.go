@@ -61,7 +61,7 @@ var suite = []suiteTest{
 	{"Multi", testMulti},
 	{"MultiRead", testMultiRead},
 	{"Pipelining", testPipelining},
-	{"AsyncCallbacks", testAsyncCallbacks},
+	{"Go", testGo},
 	{"Context", testContext},
 	{"Close", testClose},
 	{"Chroot", testChroot},
@@ -471,4 +471,22 @@ func zkGoroutines() (int, string) {
 func startZKD(t testing.TB) *zktest.Server {
 	t.Helper()
 	return zktest.Start(t)
+}
+
+// goErr starts f with Go, for operations whose only result is an error.
+func goErr(ctx context.Context, f func(context.Context) error) *Pending[struct{}] {
+	return Go(ctx, func(ctx context.Context) (struct{}, error) { return struct{}{}, f(ctx) })
+}
+
+// goGet starts c.Get(path) with Go.
+func goGet(ctx context.Context, c *Conn, path string) *Pending[[]byte] {
+	return Go(ctx, func(ctx context.Context) ([]byte, error) {
+		data, _, err := c.Get(ctx, path)
+		return data, err
+	})
+}
+
+// goSync starts c.Sync(path) with Go.
+func goSync(ctx context.Context, c *Conn, path string) *Pending[struct{}] {
+	return goErr(ctx, func(ctx context.Context) error { return c.Sync(ctx, path) })
 }

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"net"
-	"sync"
 	"testing"
 	"time"
 
@@ -12,7 +11,7 @@ import (
 )
 
 // TestNoGoroutineLeak exercises every kind of goroutine the client starts (connection loop,
-// writer, callback queue, event pumps, reconnects, a failed Connect) and checks that after
+// writer, Go, event pumps, reconnects, a failed Connect) and checks that after
 // Close, with the application having drained or stopped its watches, the number of the
 // client's goroutines returns to where it was. It is not parallel, so no other test's clients
 // are counted.
@@ -51,12 +50,13 @@ func TestNoGoroutineLeak(t *testing.T) {
 		_, _, fired, _ := c.GetW(ctx, root)
 		_, _, pending, _ := c.ExistsW(ctx, root+"/never")
 
-		var wg sync.WaitGroup
-		for i := range 200 { // enough events to overflow the watch buffers and start pumps
-			wg.Add(1)
-			c.SetAsync(root, []byte(fmt.Sprint(i)), AnyVersion, func(*Stat, error) { wg.Done() })
+		sets := make([]*Pending[*Stat], 200) // enough events to overflow the watch buffers and start pumps
+		for i := range sets {
+			sets[i] = Go(ctx, func(ctx context.Context) (*Stat, error) { return c.Set(ctx, root, []byte(fmt.Sprint(i)), AnyVersion) })
 		}
-		wg.Wait()
+		for _, s := range sets {
+			s.Wait(ctx)
+		}
 		<-fired
 
 		p.DropAll()

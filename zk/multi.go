@@ -106,14 +106,15 @@ type OpResult struct {
 	Err  error
 }
 
-func (c *Conn) multiReq(ops []Op) (*request, *jute.MultiResponse, error) {
+// multiRequest encodes ops; a bad one fails the whole Multi before anything is sent.
+func (c *Conn) multiRequest(ops []Op) (*jute.MultiRequest, int, error) {
 	m := &jute.MultiRequest{Ops: make([]jute.MultiOp, 0, len(ops))}
 	size := 0
 	for i, o := range ops {
 		mo, err := o.multiOp(c.chroot)
 		if err != nil {
 			op, path := o.opInfo()
-			return nil, nil, &MultiError{Index: i, Err: pathErr(op, path, err)}
+			return nil, 0, &MultiError{Index: i, Err: pathErr(op, path, err)}
 		}
 		if d, ok := mo.Body.(*jute.SetDataRequest); ok {
 			size += len(d.Data)
@@ -124,8 +125,7 @@ func (c *Conn) multiReq(ops []Op) (*request, *jute.MultiResponse, error) {
 		size += 64
 		m.Ops = append(m.Ops, mo)
 	}
-	resp := &jute.MultiResponse{}
-	return newRequest(jute.OpMulti, "", m, resp, size), resp, nil
+	return m, size, nil
 }
 
 // multiResults converts a multi reply, reporting a failed transaction as a *MultiError.
@@ -163,30 +163,15 @@ func (c *Conn) multiResults(ops []Op, resp *jute.MultiResponse) ([]OpResult, err
 // errors.Is matches against the failing operation's code). Later operations see the effects
 // of earlier ones.
 func (c *Conn) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
-	r, resp, err := c.multiReq(ops)
+	m, size, err := c.multiRequest(ops)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.call(ctx, r); err != nil {
+	resp, err := do[jute.MultiResponse](ctx, c, spec{op: jute.OpMulti, raw: true, body: record(m), size: size})
+	if err != nil {
 		return nil, err
 	}
 	return c.multiResults(ops, resp)
-}
-
-// MultiAsync is Multi with a callback.
-func (c *Conn) MultiAsync(ops []Op, cb func([]OpResult, error)) {
-	r, resp, err := c.multiReq(ops)
-	if err != nil {
-		c.asyncErr(func() { cb(nil, err) })
-		return
-	}
-	c.callAsync(r, func(err error) {
-		if err != nil {
-			cb(nil, err)
-			return
-		}
-		cb(c.multiResults(ops, resp))
-	})
 }
 
 // Txn builds a Multi: c.Txn().Create(...).Set(...).Check(...).Commit(ctx).
@@ -234,9 +219,6 @@ func (t *Txn) Ops() []Op { return t.ops }
 // Commit runs the transaction (Multi).
 func (t *Txn) Commit(ctx context.Context) ([]OpResult, error) { return t.c.Multi(ctx, t.ops...) }
 
-// CommitAsync runs the transaction with a callback.
-func (t *Txn) CommitAsync(cb func([]OpResult, error)) { t.c.MultiAsync(t.ops, cb) }
-
 // ReadOp is one operation of MultiRead: *GetOp or *ChildrenOp.
 type ReadOp interface {
 	readOp(root chroot) (jute.MultiOp, error)
@@ -270,18 +252,17 @@ type ReadResult struct {
 	Err      error
 }
 
-func (c *Conn) multiReadReq(ops []ReadOp) (*request, *jute.MultiResponse, error) {
+func (c *Conn) multiReadRequest(ops []ReadOp) (*jute.MultiRequest, error) {
 	m := &jute.MultiRequest{Ops: make([]jute.MultiOp, 0, len(ops))}
 	for _, o := range ops {
 		mo, err := o.readOp(c.chroot)
 		if err != nil {
 			op, path := o.opInfo()
-			return nil, nil, pathErr(op, path, err)
+			return nil, pathErr(op, path, err)
 		}
 		m.Ops = append(m.Ops, mo)
 	}
-	resp := &jute.MultiResponse{}
-	return newRequest(jute.OpMultiRead, "", m, resp, 64*len(ops)), resp, nil
+	return m, nil
 }
 
 func readResults(ops []ReadOp, resp *jute.MultiResponse) ([]ReadResult, error) {
@@ -307,28 +288,13 @@ func readResults(ops []ReadOp, resp *jute.MultiResponse) ([]ReadResult, error) {
 // MultiRead runs several reads in one request (3.6+). It is not atomic: each read succeeds or
 // fails on its own (ReadResult.Err), and the call fails only if the request as a whole does.
 func (c *Conn) MultiRead(ctx context.Context, ops ...ReadOp) ([]ReadResult, error) {
-	r, resp, err := c.multiReadReq(ops)
+	m, err := c.multiReadRequest(ops)
 	if err != nil {
 		return nil, err
 	}
-	if err := c.call(ctx, r); err != nil {
+	resp, err := do[jute.MultiResponse](ctx, c, spec{op: jute.OpMultiRead, raw: true, body: record(m), size: 64 * len(ops)})
+	if err != nil {
 		return nil, err
 	}
 	return readResults(ops, resp)
-}
-
-// MultiReadAsync is MultiRead with a callback.
-func (c *Conn) MultiReadAsync(ops []ReadOp, cb func([]ReadResult, error)) {
-	r, resp, err := c.multiReadReq(ops)
-	if err != nil {
-		c.asyncErr(func() { cb(nil, err) })
-		return
-	}
-	c.callAsync(r, func(err error) {
-		if err != nil {
-			cb(nil, err)
-			return
-		}
-		cb(readResults(ops, resp))
-	})
 }

@@ -372,14 +372,10 @@ func testMulti(t *testing.T, e *env) {
 		}
 	}
 
-	done := make(chan struct{})
-	c.Txn().Set("/m", []byte("2"), AnyVersion).CommitAsync(func(res []OpResult, err error) {
-		if err != nil || res[0].Stat.Version != 2 {
-			t.Errorf("async multi: %+v %v", res, err)
-		}
-		close(done)
-	})
-	<-done
+	res, err = Go(ctx, c.Txn().Set("/m", []byte("2"), AnyVersion).Commit).Wait(ctx)
+	if err != nil || res[0].Stat.Version != 2 {
+		t.Errorf("pipelined multi: %+v %v", res, err)
+	}
 }
 
 func testMultiRead(t *testing.T, e *env) {
@@ -396,54 +392,53 @@ func testMultiRead(t *testing.T, e *env) {
 		!errors.Is(res[2].Err, ErrNoNode) || !errors.Is(res[3].Err, ErrNoNode) {
 		t.Fatalf("multiRead: %+v", res)
 	}
-	done := make(chan struct{})
-	c.MultiReadAsync([]ReadOp{&GetOp{Path: "/r/k"}}, func(res []ReadResult, err error) {
-		if err != nil || res[0].Err != nil {
-			t.Errorf("async multiRead: %+v %v", res, err)
-		}
-		close(done)
-	})
-	<-done
+	res, err = Go(ctx, func(ctx context.Context) ([]ReadResult, error) { return c.MultiRead(ctx, &GetOp{Path: "/r/k"}) }).Wait(ctx)
+	if err != nil || res[0].Err != nil {
+		t.Errorf("pipelined multiRead: %+v %v", res, err)
+	}
 }
 
 // testPipelining issues many requests without waiting and checks that they complete in the
-// order issued, from one goroutine (async) and from many (blocking).
+// order issued, from one goroutine (Go) and from many (blocking).
 func testPipelining(t *testing.T, e *env) {
 	c, _ := e.connect(t)
 	ctx := testCtx(t)
 	mustCreate(t, c, "/ctr", []byte("0"), ModePersistent)
 
+	// Sets and gets alternate; a get's result is the data it read and its Stat.
+	type result struct {
+		data []byte
+		st   *Stat
+	}
 	const n = 2000
-	var mu sync.Mutex
-	var order []int
-	var wg sync.WaitGroup
-	wg.Add(n)
+	ops := make([]*Pending[result], n)
 	for i := range n {
-		cb := func(err error) {
-			if err != nil {
-				t.Errorf("op %d: %v", i, err)
+		ops[i] = Go(ctx, func(ctx context.Context) (result, error) {
+			if i%2 == 0 {
+				st, err := c.Set(ctx, "/ctr", []byte(fmt.Sprint(i)), AnyVersion)
+				return result{st: st}, err
 			}
-			mu.Lock()
-			order = append(order, i)
-			mu.Unlock()
-			wg.Done()
+			d, st, err := c.Get(ctx, "/ctr")
+			return result{d, st}, err
+		})
+	}
+	var last *Stat // the Stat the previous set returned
+	for i, p := range ops {
+		r, err := p.Wait(ctx)
+		if err != nil {
+			t.Fatalf("op %d: %v", i, err)
 		}
 		if i%2 == 0 {
-			c.SetAsync("/ctr", []byte(fmt.Sprint(i)), AnyVersion, func(_ *Stat, err error) { cb(err) })
-		} else {
-			c.GetAsync("/ctr", func(d []byte, _ *Stat, err error) {
-				// Every read sees exactly the write issued just before it: FIFO.
-				if err == nil && string(d) != fmt.Sprint(i-1) {
-					err = fmt.Errorf("read %q after writing %d", d, i-1)
-				}
-				cb(err)
-			})
+			// The server applied the sets in the order issued.
+			if last != nil && r.st.Mzxid <= last.Mzxid {
+				t.Fatalf("set %d applied at zxid %d, after set %d at %d", i, r.st.Mzxid, i-2, last.Mzxid)
+			}
+			last = r.st
+			continue
 		}
-	}
-	wg.Wait()
-	for i, v := range order {
-		if v != i {
-			t.Fatalf("callback %d ran in position %d", v, i)
+		// Every read sees exactly the write issued just before it: FIFO.
+		if string(r.data) != fmt.Sprint(i-1) || r.st.Mzxid != last.Mzxid {
+			t.Fatalf("read %q (mzxid %d) after writing %d (zxid %d)", r.data, r.st.Mzxid, i-1, last.Mzxid)
 		}
 	}
 
@@ -474,113 +469,134 @@ func testPipelining(t *testing.T, e *env) {
 	}
 }
 
-// testAsyncCallbacks checks every async form once, including errors found before sending.
-func testAsyncCallbacks(t *testing.T, e *env) {
+// testGo checks that every operation can be pipelined with Go, errors found before sending
+// included.
+func testGo(t *testing.T, e *env) {
 	c, _ := e.connect(t)
-	var wg sync.WaitGroup
-	check := func(what string, err error) {
-		if err != nil {
-			t.Errorf("%s: %v", what, err)
+	ctx := testCtx(t)
+	check := func(what string, f func(ctx context.Context) error) func() {
+		p := goErr(ctx, f)
+		return func() {
+			if _, err := p.Wait(ctx); err != nil {
+				t.Errorf("%s: %v", what, err)
+			}
 		}
-		wg.Done()
 	}
-	wg.Add(1)
-	c.CreateAsync("/a", []byte("x"), OpenACL(), ModePersistent, func(p string, err error) {
-		if p != "/a" && err == nil {
-			err = fmt.Errorf("path %q", p)
-		}
-		check("create", err)
-	})
-	wg.Add(1)
-	c.Create2Async("/b", nil, OpenACL(), ModeEphemeral, func(p string, st *Stat, err error) {
-		if err == nil && st.EphemeralOwner == 0 {
-			err = fmt.Errorf("not ephemeral")
-		}
-		check("create2", err)
-	})
-	wg.Add(1)
-	c.CreateContainerAsync("/box", nil, OpenACL(), func(_ string, _ *Stat, err error) { check("container", err) })
+	checks := []func(){
+		check("create", func(ctx context.Context) error {
+			p, err := c.Create(ctx, "/a", []byte("x"), OpenACL(), ModePersistent)
+			if p != "/a" && err == nil {
+				err = fmt.Errorf("path %q", p)
+			}
+			return err
+		}),
+		check("create2", func(ctx context.Context) error {
+			_, st, err := c.Create2(ctx, "/b", nil, OpenACL(), ModeEphemeral)
+			if err == nil && st.EphemeralOwner == 0 {
+				err = fmt.Errorf("not ephemeral")
+			}
+			return err
+		}),
+		check("container", func(ctx context.Context) error {
+			_, _, err := c.CreateContainer(ctx, "/box", nil, OpenACL())
+			return err
+		}),
+	}
 	if e.extendedTypes {
-		wg.Add(1)
-		c.CreateTTLAsync("/ttl", nil, OpenACL(), ModePersistentTTL, time.Hour, func(_ string, _ *Stat, err error) { check("ttl", err) })
+		checks = append(checks, check("ttl", func(ctx context.Context) error {
+			_, _, err := c.CreateTTL(ctx, "/ttl", nil, OpenACL(), ModePersistentTTL, time.Hour)
+			return err
+		}))
 	}
-	wg.Add(1)
-	c.ExistsAsync("/a", func(ok bool, _ *Stat, err error) {
-		if err == nil && !ok {
-			err = fmt.Errorf("missing")
-		}
-		check("exists", err)
-	})
-	wg.Add(1)
-	c.ExistsWAsync("/nope", func(ok bool, _ *Stat, ch <-chan Event, err error) {
-		if err == nil && (ok || ch == nil) {
-			err = fmt.Errorf("ok=%v ch=%v", ok, ch)
-		}
-		check("existsW", err)
-	})
-	wg.Add(1)
-	c.GetWAsync("/a", func(d []byte, _ *Stat, ch <-chan Event, err error) {
-		if err == nil && (string(d) != "x" || ch == nil) {
-			err = fmt.Errorf("data %q", d)
-		}
-		check("getW", err)
-	})
-	wg.Add(1)
-	c.ChildrenWAsync("/", func(kids []string, _ *Stat, ch <-chan Event, err error) { check("childrenW", err) })
-	wg.Add(1)
-	c.ChildrenAsync("/", func(kids []string, _ *Stat, err error) { check("children", err) })
-	wg.Add(1)
-	c.GetACLAsync("/a", func(acl []ACL, _ *Stat, err error) { check("getACL", err) })
-	wg.Add(1)
-	c.SetACLAsync("/a", OpenACL(), AnyVersion, func(_ *Stat, err error) { check("setACL", err) })
-	wg.Add(1)
-	c.AllChildrenNumberAsync("/", func(n int, err error) { check("allChildrenNumber", err) })
-	wg.Add(1)
-	c.SyncAsync("/", func(err error) { check("sync", err) })
-	wg.Add(1)
-	c.EphemeralsAsync("/", func(p []string, err error) {
-		if err == nil && !slices.Equal(p, []string{"/b"}) {
-			err = fmt.Errorf("ephemerals %v", p)
-		}
-		check("ephemerals", err)
-	})
-	wg.Add(1)
-	c.WhoAmIAsync(func(_ []ClientInfo, err error) { check("whoAmI", err) })
-	wg.Add(1)
-	c.AddAuthAsync("digest", []byte("u:p"), func(err error) { check("addAuth", err) })
-	wg.Add(1)
-	c.AddWatchAsync("/a", AddWatchPersistent, func(w *Watcher, err error) {
-		if err == nil {
-			w.Stop()
-		}
-		check("addWatch", err)
-	})
-	wg.Add(1)
-	c.CheckWatchesAsync("/a", WatcherData, func(err error) { check("checkWatches", err) })
-	wg.Add(1)
-	c.RemoveWatchesAsync("/a", WatcherData, func(err error) { check("removeWatches", err) })
-	wg.Add(1)
-	c.ReconfigAsync([]string{"server.9=127.0.0.1:1:2:participant;3"}, -1, func(_ []byte, _ *Stat, err error) {
-		if errors.Is(err, ErrUnimplemented) || errors.Is(err, ErrReconfigDisabled) || errors.Is(err, ErrNoAuth) {
-			err = nil
-		}
-		check("reconfig", err)
-	})
-	wg.Add(1)
-	c.DeleteAsync("/missing", AnyVersion, func(err error) {
-		if errors.Is(err, ErrNoNode) {
-			err = nil
-		}
-		check("delete missing", err)
-	})
-	wg.Add(1)
-	c.GetAsync("bad path", func(_ []byte, _ *Stat, err error) {
-		if errors.Is(err, ErrBadArguments) {
-			err = nil
-		}
-		check("invalid path", err)
-	})
-	wg.Wait()
+	checks = append(checks,
+		check("exists", func(ctx context.Context) error {
+			ok, _, err := c.Exists(ctx, "/a")
+			if err == nil && !ok {
+				err = fmt.Errorf("missing")
+			}
+			return err
+		}),
+		check("existsW", func(ctx context.Context) error {
+			ok, _, ch, err := c.ExistsW(ctx, "/nope")
+			if err == nil && (ok || ch == nil) {
+				err = fmt.Errorf("ok=%v ch=%v", ok, ch)
+			}
+			return err
+		}),
+		check("getW", func(ctx context.Context) error {
+			d, _, ch, err := c.GetW(ctx, "/a")
+			if err == nil && (string(d) != "x" || ch == nil) {
+				err = fmt.Errorf("data %q", d)
+			}
+			return err
+		}),
+		check("childrenW", func(ctx context.Context) error {
+			_, _, _, err := c.ChildrenW(ctx, "/")
+			return err
+		}),
+		check("children", func(ctx context.Context) error {
+			_, _, err := c.Children(ctx, "/")
+			return err
+		}),
+		check("getACL", func(ctx context.Context) error {
+			_, _, err := c.GetACL(ctx, "/a")
+			return err
+		}),
+		check("setACL", func(ctx context.Context) error {
+			_, err := c.SetACL(ctx, "/a", OpenACL(), AnyVersion)
+			return err
+		}),
+		check("allChildrenNumber", func(ctx context.Context) error {
+			_, err := c.AllChildrenNumber(ctx, "/")
+			return err
+		}),
+		check("sync", func(ctx context.Context) error { return c.Sync(ctx, "/") }),
+		check("ephemerals", func(ctx context.Context) error {
+			p, err := c.Ephemerals(ctx, "/")
+			if err == nil && !slices.Equal(p, []string{"/b"}) {
+				err = fmt.Errorf("ephemerals %v", p)
+			}
+			return err
+		}),
+		check("whoAmI", func(ctx context.Context) error {
+			_, err := c.WhoAmI(ctx)
+			return err
+		}),
+		check("addAuth", func(ctx context.Context) error { return c.AddAuth(ctx, "digest", []byte("u:p")) }),
+		check("addWatch", func(ctx context.Context) error {
+			w, err := c.AddWatch(ctx, "/a", AddWatchPersistent)
+			if err == nil {
+				w.Stop()
+			}
+			return err
+		}),
+		check("checkWatches", func(ctx context.Context) error { return c.CheckWatches(ctx, "/a", WatcherData) }),
+		check("removeWatches", func(ctx context.Context) error { return c.RemoveWatches(ctx, "/a", WatcherData) }),
+		check("reconfig", func(ctx context.Context) error {
+			_, _, err := c.Reconfig(ctx, []string{"server.9=127.0.0.1:1:2:participant;3"}, -1)
+			if errors.Is(err, ErrUnimplemented) || errors.Is(err, ErrReconfigDisabled) || errors.Is(err, ErrNoAuth) {
+				err = nil
+			}
+			return err
+		}),
+		check("delete missing", func(ctx context.Context) error {
+			err := c.Delete(ctx, "/missing", AnyVersion)
+			if errors.Is(err, ErrNoNode) {
+				err = nil
+			}
+			return err
+		}),
+		check("invalid path", func(ctx context.Context) error {
+			_, _, err := c.Get(ctx, "bad path")
+			if errors.Is(err, ErrBadArguments) {
+				err = nil
+			}
+			return err
+		}),
+	)
+	for _, wait := range checks {
+		wait()
+	}
 }
 
 func testContext(t *testing.T, e *env) {
@@ -615,12 +631,11 @@ func testClose(t *testing.T, e *env) {
 		t.Fatal(err)
 	}
 	// Requests issued before Close are answered before the session closes.
-	done := make(chan error, 1)
-	c.SetAsync("/n", []byte("last"), AnyVersion, func(_ *Stat, err error) { done <- err })
+	last := Go(ctx, func(ctx context.Context) (*Stat, error) { return c.Set(ctx, "/n", []byte("last"), AnyVersion) })
 	if err := c.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if err := <-done; err != nil {
+	if _, err := last.Wait(ctx); err != nil {
 		t.Fatalf("request issued before Close: %v", err)
 	}
 	if err := c.Close(); err != nil {

@@ -3,6 +3,7 @@ package zk
 import (
 	"bufio"
 	"bytes"
+	"context"
 	"encoding/binary"
 	"errors"
 	"io"
@@ -259,17 +260,16 @@ func TestProtocolRequests(t *testing.T) {
 func TestProtocolXidMismatch(t *testing.T) {
 	f := newFakeServer(t)
 	c, fc, _ := fakeConnect(t, f, "", 4000)
-	done := make(chan error, 2)
-	c.SyncAsync("/", func(err error) { done <- err })
-	c.SyncAsync("/", func(err error) { done <- err })
+	ctx := testCtx(t)
+	first, second := goSync(ctx, c, "/"), goSync(ctx, c, "/")
 	h, _ := fc.expect(jute.OpSync)
 	fc.reply(h.Xid, 77, jute.OK, &jute.SyncResponse{Path: "/"})
-	if err := <-done; err != nil {
+	if _, err := first.Wait(ctx); err != nil {
 		t.Fatal(err)
 	}
 	h, _ = fc.expect(jute.OpSync)
 	fc.reply(h.Xid+5, 78, jute.OK, &jute.SyncResponse{Path: "/"})
-	if err := <-done; !errors.Is(err, ErrConnectionLoss) || !errors.Is(err, errProtocol) {
+	if _, err := second.Wait(ctx); !errors.Is(err, ErrConnectionLoss) || !errors.Is(err, errProtocol) {
 		t.Fatalf("request answered out of order: %v", err)
 	}
 	fc2 := f.accept()
@@ -302,26 +302,15 @@ func TestProtocolReconnectPrime(t *testing.T) {
 	}
 
 	var watches [5]any
-	calls := []func(done chan<- struct{}){
-		func(done chan<- struct{}) {
-			c.GetWAsync("/a", func(_ []byte, _ *Stat, ch <-chan Event, _ error) { watches[0] = ch; done <- struct{}{} })
-		},
-		func(done chan<- struct{}) {
-			c.ExistsWAsync("/b", func(_ bool, _ *Stat, ch <-chan Event, _ error) { watches[1] = ch; done <- struct{}{} })
-		},
-		func(done chan<- struct{}) {
-			c.ChildrenWAsync("/c", func(_ []string, _ *Stat, ch <-chan Event, _ error) { watches[2] = ch; done <- struct{}{} })
-		},
-		func(done chan<- struct{}) {
-			c.AddWatchAsync("/d", AddWatchPersistent, func(w *Watcher, _ error) { watches[3] = w; done <- struct{}{} })
-		},
-		func(done chan<- struct{}) {
-			c.AddWatchAsync("/", AddWatchPersistentRecursive, func(w *Watcher, _ error) { watches[4] = w; done <- struct{}{} })
-		},
+	calls := []func(ctx context.Context) (any, error){
+		func(ctx context.Context) (any, error) { _, _, ch, err := c.GetW(ctx, "/a"); return ch, err },
+		func(ctx context.Context) (any, error) { _, _, ch, err := c.ExistsW(ctx, "/b"); return ch, err },
+		func(ctx context.Context) (any, error) { _, _, ch, err := c.ChildrenW(ctx, "/c"); return ch, err },
+		func(ctx context.Context) (any, error) { return c.AddWatch(ctx, "/d", AddWatchPersistent) },
+		func(ctx context.Context) (any, error) { return c.AddWatch(ctx, "/", AddWatchPersistentRecursive) },
 	}
 	for i, call := range calls {
-		done := make(chan struct{})
-		call(done)
+		p := Go(ctx, call)
 		h, _ := fc.next()
 		switch {
 		case i == 1:
@@ -335,7 +324,10 @@ func TestProtocolReconnectPrime(t *testing.T) {
 		default:
 			t.Fatalf("unexpected %v", h.Type)
 		}
-		<-done
+		var err error
+		if watches[i], err = p.Wait(ctx); err != nil {
+			t.Fatalf("watch %d: %v", i, err)
+		}
 	}
 
 	rec := recordStates(c)
@@ -401,8 +393,7 @@ func TestProtocolAuthFailed(t *testing.T) {
 	f := newFakeServer(t)
 	c, fc, _ := fakeConnect(t, f, "", 4000)
 	rec := recordStates(c)
-	pending := make(chan error, 1)
-	c.SyncAsync("/", func(err error) { pending <- err })
+	pending := goSync(testCtx(t), c, "/")
 	fc.expect(jute.OpSync)
 	authDone := make(chan error, 1)
 	go func() { authDone <- c.AddAuth(testCtx(t), "bogus", []byte("x")) }()
@@ -412,7 +403,7 @@ func TestProtocolAuthFailed(t *testing.T) {
 	if err := <-authDone; !errors.Is(err, ErrAuthFailed) {
 		t.Fatalf("AddAuth: %v", err)
 	}
-	if err := <-pending; !errors.Is(err, ErrAuthFailed) {
+	if _, err := pending.Wait(testCtx(t)); !errors.Is(err, ErrAuthFailed) {
 		t.Fatalf("pending request: %v", err)
 	}
 	rec.waitFor(t, StateAuthFailed, 1)
@@ -430,11 +421,10 @@ func TestProtocolAuthFailed(t *testing.T) {
 func TestProtocolOversizedFrame(t *testing.T) {
 	f := newFakeServer(t)
 	c, fc, _ := fakeConnect(t, f, "", 4000, WithMaxBufferSize(1024))
-	done := make(chan error, 1)
-	c.GetAsync("/big", func(_ []byte, _ *Stat, err error) { done <- err })
+	get := goGet(testCtx(t), c, "/big")
 	h, _ := fc.expect(jute.OpGetData)
 	fc.reply(h.Xid, 1, jute.OK, &jute.GetDataResponse{Data: make([]byte, 2000)})
-	if err := <-done; !errors.Is(err, ErrConnectionLoss) {
+	if _, err := get.Wait(testCtx(t)); !errors.Is(err, ErrConnectionLoss) {
 		t.Fatalf("oversized reply: %v", err)
 	}
 	f.accept() // the client reconnects
@@ -496,8 +486,7 @@ func TestProtocolLongDisconnect(t *testing.T) {
 func TestProtocolCloseSession(t *testing.T) {
 	f := newFakeServer(t)
 	c, fc, _ := fakeConnect(t, f, "", 4000)
-	done := make(chan error, 1)
-	c.SyncAsync("/", func(err error) { done <- err })
+	pending := goSync(testCtx(t), c, "/")
 	closed := make(chan error, 1)
 	h1, _ := fc.expect(jute.OpSync)
 	go func() { closed <- c.Close() }()
@@ -508,7 +497,7 @@ func TestProtocolCloseSession(t *testing.T) {
 	fc.reply(h1.Xid, 5, jute.OK, &jute.SyncResponse{Path: "/"})
 	fc.reply(h2.Xid, 6, jute.OK, nil)
 	fc.nc.Close()
-	if err := <-done; err != nil {
+	if _, err := pending.Wait(testCtx(t)); err != nil {
 		t.Fatal(err)
 	}
 	if err := <-closed; err != nil {

@@ -95,39 +95,3 @@ func (q *eventQueue) stop() {
 		q.closed = true
 	}
 }
-
-// serialQueue runs functions one at a time, in the order queued, on a goroutine that exists
-// only while there is work. Asynchronous callbacks run on it, so a slow callback delays
-// other callbacks but never the connection's reader.
-type serialQueue struct {
-	mu      sync.Mutex
-	fns     []func()
-	running bool
-}
-
-func (q *serialQueue) push(f func()) {
-	q.mu.Lock()
-	q.fns = append(q.fns, f)
-	if !q.running {
-		q.running = true
-		go q.run()
-	}
-	q.mu.Unlock()
-}
-
-func (q *serialQueue) run() {
-	for {
-		q.mu.Lock()
-		if len(q.fns) == 0 {
-			q.running = false
-			q.fns = nil
-			q.mu.Unlock()
-			return
-		}
-		f := q.fns[0]
-		q.fns[0] = nil
-		q.fns = q.fns[1:]
-		q.mu.Unlock()
-		f()
-	}
-}

@@ -86,29 +86,6 @@ func TestEventQueueStop(t *testing.T) {
 	}
 }
 
-func TestSerialQueue(t *testing.T) {
-	var q serialQueue
-	var mu sync.Mutex
-	var got []int
-	var wg sync.WaitGroup
-	const n = 1000
-	wg.Add(n)
-	for i := range n {
-		q.push(func() {
-			mu.Lock()
-			got = append(got, i)
-			mu.Unlock()
-			wg.Done()
-		})
-	}
-	wg.Wait()
-	for i, v := range got {
-		if v != i {
-			t.Fatalf("position %d ran %d", i, v)
-		}
-	}
-}
-
 func TestRegistryDispatch(t *testing.T) {
 	var r registry
 	mk := func(k watchKind, p string) *watchEntry {

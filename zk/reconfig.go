@@ -35,17 +35,6 @@ func (c *Conn) IncrementalReconfig(ctx context.Context, joining, leaving []strin
 	return c.reconfig(ctx, joinList(joining), joinList(leaving), nil, fromConfig)
 }
 
-// ReconfigAsync is Reconfig with a callback.
-func (c *Conn) ReconfigAsync(members []string, fromConfig int64, cb func([]byte, *Stat, error)) {
-	nm := strings.Join(members, ",")
-	c.reconfigAsync(nil, nil, &nm, fromConfig, cb)
-}
-
-// IncrementalReconfigAsync is IncrementalReconfig with a callback.
-func (c *Conn) IncrementalReconfigAsync(joining, leaving []string, fromConfig int64, cb func([]byte, *Stat, error)) {
-	c.reconfigAsync(joinList(joining), joinList(leaving), nil, fromConfig, cb)
-}
-
 // joinList is StringUtils.joinStrings: nil stays null on the wire.
 func joinList(l []string) *string {
 	if l == nil {
@@ -56,32 +45,17 @@ func joinList(l []string) *string {
 }
 
 func (c *Conn) reconfig(ctx context.Context, joining, leaving, newMembers *string, fromConfig int64) ([]byte, *Stat, error) {
-	r, resp := reconfigReq(joining, leaving, newMembers, fromConfig)
-	if err := c.call(ctx, r); err != nil {
-		return nil, nil, err
-	}
-	return resp.Data, &resp.Stat, nil
+	data, st, _, err := c.getData(ctx, reconfigSpec(joining, leaving, newMembers, fromConfig))
+	return data, st, err
 }
 
-func (c *Conn) reconfigAsync(joining, leaving, newMembers *string, fromConfig int64, cb func([]byte, *Stat, error)) {
-	r, resp := reconfigReq(joining, leaving, newMembers, fromConfig)
-	c.callAsync(r, func(err error) {
-		if err != nil {
-			cb(nil, nil, err)
-			return
-		}
-		cb(resp.Data, &resp.Stat, nil)
-	})
-}
-
-func reconfigReq(joining, leaving, newMembers *string, fromConfig int64) (*request, *jute.GetDataResponse) {
-	resp := &jute.GetDataResponse{}
-	body := &jute.ReconfigRequest{JoiningServers: joining, LeavingServers: leaving, NewMembers: newMembers, CurConfigID: fromConfig}
-	size := 0
+func reconfigSpec(joining, leaving, newMembers *string, fromConfig int64) spec {
+	size := 3*4 + 8
 	for _, s := range []*string{joining, leaving, newMembers} {
 		if s != nil {
 			size += len(*s)
 		}
 	}
-	return newRequest(jute.OpReconfig, "", body, resp, size+3*4+8), resp
+	body := &jute.ReconfigRequest{JoiningServers: joining, LeavingServers: leaving, NewMembers: newMembers, CurConfigID: fromConfig}
+	return spec{op: jute.OpReconfig, raw: true, body: record(body), size: size}
 }

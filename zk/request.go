@@ -24,8 +24,7 @@ type request struct {
 	// the reader looks at the next frame, so no notification can slip past it.
 	watch *watchEntry
 
-	done chan struct{} // closed on completion (blocking calls)
-	cb   func()        // run on the callback queue on completion (async calls)
+	done chan struct{} // closed on completion
 
 	// abandoned is set when the caller's context ended: a queued request is not sent, a
 	// sent one's reply is dropped and its watch not registered.
@@ -42,7 +41,7 @@ func newRequest(op jute.OpCode, path string, body jute.Record, resp jute.Record,
 		body.Encode(&e)
 	}
 	binary.BigEndian.PutUint32(e.Buf[0:4], uint32(len(e.Buf)-4))
-	return &request{op: op, path: path, frame: e.Buf, resp: resp}
+	return &request{op: op, path: path, frame: e.Buf, resp: resp, done: make(chan struct{})}
 }
 
 func (r *request) setXid(xid int32) {
@@ -54,16 +53,8 @@ func (r *request) wrap(err error) error {
 	return &OpError{Op: r.op.String(), Path: r.path, Err: err}
 }
 
-// complete hands the finished request to its waiter. It runs no user code: async callbacks
-// go to the callback queue.
-func (c *Conn) complete(r *request) {
-	switch {
-	case r.cb != nil:
-		c.callbacks.push(r.cb)
-	case r.done != nil:
-		close(r.done)
-	}
-}
+// complete hands the finished request to its waiter.
+func (c *Conn) complete(r *request) { close(r.done) }
 
 // fail completes r with err.
 func (c *Conn) fail(r *request, err error) {
@@ -71,13 +62,14 @@ func (c *Conn) fail(r *request, err error) {
 	c.complete(r)
 }
 
-// call sends r and waits for its reply or the end of ctx.
-func (c *Conn) call(ctx context.Context, r *request) error {
+// await hands r to send, which queues it for the wire, and waits for its completion or the
+// end of ctx. Every request of the application goes through it.
+func (c *Conn) await(ctx context.Context, r *request, send func(*request)) error {
 	if err := ctx.Err(); err != nil {
 		return r.wrap(err)
 	}
-	r.done = make(chan struct{})
-	c.submit(r)
+	send(r)
+	markSent(ctx) // r has its place in line: a Go waiting for that may return
 	select {
 	case <-r.done:
 	case <-ctx.Done():
@@ -95,21 +87,73 @@ func (c *Conn) call(ctx context.Context, r *request) error {
 	return nil
 }
 
-// callAsync sends r; done runs on the callback queue with r's wrapped error.
-func (c *Conn) callAsync(r *request, done func(error)) {
-	r.cb = func() {
-		if r.err != nil {
-			done(r.wrap(r.err))
-			return
-		}
-		done(nil)
-	}
-	c.submit(r)
+// spec is what one operation adds to the common call path: its request record, the path it
+// names and the watch it sets.
+type spec struct {
+	op   jute.OpCode
+	path string // as the caller named it: errors and watches use it
+
+	// body builds the request record from path as the server sees it (nil: no body).
+	body func(serverPath string) (jute.Record, error)
+
+	raw   bool        // path goes to the server as is, outside the chroot
+	seq   bool        // the server appends a sequence number to path
+	watch *watchEntry // registered once the reply arrives (see wire.handle)
+	size  int         // expected body size beyond path, so encoding does not regrow
+	err   error       // an argument the caller got wrong, reported before the path is looked at
 }
 
-// asyncErr reports an error found before sending, still on the callback queue, so callbacks
-// never run on the caller's goroutine.
-func (c *Conn) asyncErr(f func()) { c.callbacks.push(f) }
+// record is a body for requests whose record does not depend on the path.
+func record(r jute.Record) func(string) (jute.Record, error) {
+	return func(string) (jute.Record, error) { return r, nil }
+}
+
+// do runs the operation s on c: chroot, encoding, submission, waiting with ctx, and errors as
+// *OpError. It returns the decoded reply, of type R.
+func do[R any, P interface {
+	*R
+	jute.Record
+}](ctx context.Context, c *Conn, s spec) (*R, error) {
+	resp := P(new(R))
+	r, err := c.encode(s, resp)
+	if err != nil {
+		return nil, err
+	}
+	if err := c.await(ctx, r, c.submit); err != nil {
+		return nil, err
+	}
+	return (*R)(resp), nil
+}
+
+// encode checks s and builds its request, to be answered in resp.
+func (c *Conn) encode(s spec, resp jute.Record) (*request, error) {
+	if s.err != nil {
+		return nil, pathErr(s.op, s.path, s.err)
+	}
+	sp := s.path
+	if !s.raw {
+		var err error
+		if sp, err = c.chroot.toServer(s.path, s.seq); err != nil {
+			return nil, pathErr(s.op, s.path, err)
+		}
+	}
+	var body jute.Record
+	if s.body != nil {
+		var err error
+		if body, err = s.body(sp); err != nil {
+			return nil, pathErr(s.op, s.path, err)
+		}
+	}
+	r := newRequest(s.op, s.path, body, resp, s.size)
+	r.watch = s.watch
+	return r, nil
+}
+
+// noReply is the reply of requests whose reply is a header only.
+type noReply struct{}
+
+func (*noReply) Encode(*jute.Encoder) {}
+func (*noReply) Decode(*jute.Decoder) {}
 
 // submit hands r to the live connection, or queues it until there is one. It never blocks
 // on the network.

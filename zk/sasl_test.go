@@ -1,6 +1,7 @@
 package zk
 
 import (
+	"context"
 	"errors"
 	"net"
 	"os"
@@ -211,24 +212,26 @@ func TestSASLRequestsWaitForExchange(t *testing.T) {
 	p.DropAll()
 	<-entered
 	const n = 20
-	errs := make(chan error, n)
-	for range n {
-		c.GetAsync("/n", func(_ []byte, _ *Stat, err error) { errs <- err })
+	gets := make([]*Pending[[]byte], n)
+	for i := range n {
+		gets[i] = goGet(ctx, c, "/n")
 	}
-	authed := make(chan error, 1)
-	c.AddAuthAsync("digest", []byte("u:p"), func(err error) { authed <- err })
-	select {
-	case err := <-errs:
-		t.Fatalf("a request completed during the SASL exchange: %v", err)
-	default:
+	authed := goErr(ctx, func(ctx context.Context) error { return c.AddAuth(ctx, "digest", []byte("u:p")) })
+	for _, g := range gets {
+		select {
+		case <-g.Done():
+			_, err := g.Wait(ctx)
+			t.Fatalf("a request completed during the SASL exchange: %v", err)
+		default:
+		}
 	}
 	release()
-	for range n {
-		if err := <-errs; err != nil {
+	for _, g := range gets {
+		if _, err := g.Wait(ctx); err != nil {
 			t.Fatalf("request after the exchange: %v", err)
 		}
 	}
-	if err := <-authed; err != nil {
+	if _, err := authed.Wait(ctx); err != nil {
 		t.Fatalf("AddAuth after the exchange: %v", err)
 	}
 	// The watch was re-armed after the exchange too.
@@ -280,11 +283,10 @@ func TestSASLAuthFailedOnReconnect(t *testing.T) {
 	entered, release := srv.hold(t)
 	p.DropAll()
 	<-entered
-	errs := make(chan error, 1)
-	c.GetAsync("/", func(_ []byte, _ *Stat, err error) { errs <- err })
+	queued := goGet(ctx, c, "/")
 	release()
 	rec.waitFor(t, StateAuthFailed, 1)
-	if err := <-errs; !errors.Is(err, ErrAuthFailed) {
+	if _, err := queued.Wait(ctx); !errors.Is(err, ErrAuthFailed) {
 		t.Fatalf("queued request: %v, want ErrAuthFailed", err)
 	}
 	if _, _, err := c.Get(ctx, "/"); !errors.Is(err, ErrAuthFailed) {

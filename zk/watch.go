@@ -302,7 +302,7 @@ func (w *Watcher) Remove(ctx context.Context) error {
 	if w.mode == AddWatchPersistentRecursive {
 		t = WatcherPersistentRecursive
 	}
-	err := w.c.removeWatchesServer(ctx, w.entry.path, t)
+	err := w.c.watchesCall(ctx, jute.OpRemoveWatches, w.entry.path, t)
 	if errors.Is(err, ErrMarshallingError) || errors.Is(err, ErrBadArguments) {
 		// Servers before 3.9 know no persistent watcher types here (ZOOKEEPER-4472). Remove
 		// all of the path's watches when the client holds no other, else leave the server's
@@ -311,7 +311,7 @@ func (w *Watcher) Remove(ctx context.Context) error {
 		if w.c.watches.has(w.entry.path, WatcherAny) {
 			return nil
 		}
-		err = w.c.removeWatchesServer(ctx, w.entry.path, WatcherAny)
+		err = w.c.watchesCall(ctx, jute.OpRemoveWatches, w.entry.path, WatcherAny)
 	}
 	if errors.Is(err, ErrNoWatcher) || errors.Is(err, ErrConnectionLoss) {
 		return nil

@@ -214,7 +214,7 @@ func (w *wire) writeLoop() {
 }
 
 // readLoop reads and dispatches frames until the connection fails. It never blocks on
-// anything but the socket: replies complete channels or queue callbacks, notifications go
+// anything but the socket: replies close their callers' channels, notifications go
 // to non-blocking event queues.
 func (w *wire) readLoop() error {
 	for {

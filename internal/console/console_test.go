@@ -12,7 +12,6 @@ import (
 	"net/url"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
@@ -60,21 +59,16 @@ func newFixture(t *testing.T) *fixture {
 	mk("/app/secret", []byte("alice only"), zk.DigestACL(zk.PermAll, "alice", "wonder"))
 	mk("/many", nil, zk.OpenACL())
 	// Pipelined, so that a loaded machine does not spend a second per fsync round.
-	var wg sync.WaitGroup
-	errs := make(chan error, manyChildren)
-	for i := range manyChildren {
-		wg.Add(1)
-		c.CreateAsync(fmt.Sprintf("/many/c%04d", i), nil, zk.OpenACL(), 0, func(_ string, err error) {
-			if err != nil {
-				errs <- err
-			}
-			wg.Done()
+	creates := make([]*zk.Pending[string], manyChildren)
+	for i := range creates {
+		creates[i] = zk.Go(ctx, func(ctx context.Context) (string, error) {
+			return c.Create(ctx, fmt.Sprintf("/many/c%04d", i), nil, zk.OpenACL(), 0)
 		})
 	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
+	for _, cr := range creates {
+		if _, err := cr.Wait(ctx); err != nil {
+			t.Fatal(err)
+		}
 	}
 	return &fixture{srv: srv, zk: c, base: "http://" + srv.AdminAddr() + "/console"}
 }

@@ -242,12 +242,15 @@ func testConfigWatcher(t *testing.T, e *tenv) {
 	mustCreate(t, admin, "/cfg", []byte("v0"))
 	waitValue(t, w, "created", hasData("v0"))
 	const n = 200
-	var wg sync.WaitGroup
-	for i := 1; i <= n; i++ {
-		wg.Add(1)
-		admin.SetAsync("/cfg", []byte(fmt.Sprintf("v%d", i)), zk.AnyVersion, func(*zk.Stat, error) { wg.Done() })
+	sets := make([]*zk.Pending[*zk.Stat], n)
+	for i := range sets {
+		sets[i] = zk.Go(ctx, func(ctx context.Context) (*zk.Stat, error) {
+			return admin.Set(ctx, "/cfg", []byte(fmt.Sprintf("v%d", i+1)), zk.AnyVersion)
+		})
 	}
-	wg.Wait()
+	for _, s := range sets {
+		s.Wait(ctx)
+	}
 	waitValue(t, w, "last update", hasData(fmt.Sprintf("v%d", n)))
 	if err := admin.Delete(ctx, "/cfg", zk.AnyVersion); err != nil {
 		t.Fatal(err)
