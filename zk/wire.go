@@ -2,10 +2,8 @@ package zk
 
 import (
 	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
@@ -44,13 +42,7 @@ type wire struct {
 	writerDone chan struct{}
 }
 
-var pingFrame = func() []byte {
-	e := jute.Encoder{}
-	e.Int(8)
-	h := jute.RequestHeader{Xid: jute.XidPing, Type: jute.OpPing}
-	h.Encode(&e)
-	return e.Buf
-}()
+var pingFrame = jute.AppendFrame(nil, jute.Marshal(&jute.RequestHeader{Xid: jute.XidPing, Type: jute.OpPing}))
 
 func newWire(c *Conn, nc net.Conn, addr string) *wire {
 	return &wire{
@@ -78,10 +70,7 @@ func (w *wire) setTimeouts(session time.Duration) {
 // handshake sends the ConnectRequest and reads the ConnectResponse; the caller bounds it
 // with a deadline.
 func (w *wire) handshake(req *jute.ConnectRequest) (*jute.ConnectResponse, error) {
-	e := jute.Encoder{Buf: make([]byte, 4, 64)}
-	req.Encode(&e)
-	binary.BigEndian.PutUint32(e.Buf[0:4], uint32(len(e.Buf)-4))
-	if _, err := w.nc.Write(e.Buf); err != nil {
+	if err := jute.WriteFrame(w.nc, jute.Marshal(req)); err != nil {
 		return nil, err
 	}
 	frame, err := w.readFrame()
@@ -95,20 +84,14 @@ func (w *wire) handshake(req *jute.ConnectRequest) (*jute.ConnectResponse, error
 	return &resp, nil
 }
 
+// readFrame reads one frame; a length out of range means the stream cannot be trusted, as
+// for any reply the client cannot place.
 func (w *wire) readFrame() ([]byte, error) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(w.br, hdr[:]); err != nil {
-		return nil, err
+	frame, err := jute.ReadFrame(w.br, w.maxFrame)
+	if errors.Is(err, jute.ErrFrameSize) {
+		return nil, fmt.Errorf("%w: %w", errProtocol, err)
 	}
-	n := int(int32(binary.BigEndian.Uint32(hdr[:])))
-	if n < 0 || n > w.maxFrame {
-		return nil, fmt.Errorf("%w: frame length %d", errProtocol, n)
-	}
-	frame := make([]byte, n)
-	if _, err := io.ReadFull(w.br, frame); err != nil {
-		return nil, err
-	}
-	return frame, nil
+	return frame, err
 }
 
 // enqueue appends r to the pending FIFO and its frame to the output queue.
