@@ -2,10 +2,8 @@ package nemesis
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"sync"
@@ -228,11 +226,11 @@ func (c *Client) connect(ctx context.Context) (*clientConn, error) {
 	req := &jute.ConnectRequest{LastZxidSeen: lastZxid, TimeOut: int32(c.cfg.SessionTimeout / time.Millisecond),
 		SessionID: c.sid, Passwd: passwd, HasReadOnly: true}
 	nc.SetDeadline(time.Now().Add(c.cfg.SessionTimeout))
-	if err := writeFrame(nc, jute.Marshal(req)); err != nil {
+	if err := jute.WriteFrame(nc, jute.Marshal(req)); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}
-	b, err := readFrame(nc)
+	b, err := jute.ReadFrame(nc, maxFrame)
 	if err != nil {
 		// A member that does not serve, or that is behind the zxid we saw, closes.
 		nc.Close()
@@ -402,7 +400,7 @@ func (c *Client) send(cc *clientConn, p *pendingOp, op jute.OpCode, body jute.Re
 	c.rec.stats.Requests++
 	c.rec.mu.Unlock()
 	cc.nc.SetWriteDeadline(time.Now().Add(c.timeout))
-	if err := writeFrame(cc.nc, e.Buf); err != nil {
+	if err := jute.WriteFrame(cc.nc, e.Buf); err != nil {
 		cc.fail("write: " + err.Error())
 		return false
 	}
@@ -416,7 +414,7 @@ func (c *Client) read(cc *clientConn) {
 	readTimeout := c.timeout * 2 / 3
 	for {
 		cc.nc.SetReadDeadline(time.Now().Add(readTimeout))
-		b, err := readFrame(cc.nc)
+		b, err := jute.ReadFrame(cc.nc, maxFrame)
 		if err != nil {
 			cc.fail("read: " + err.Error())
 			return
@@ -555,24 +553,6 @@ func (c *Client) abandon(cc *clientConn) {
 	}
 }
 
-func writeFrame(w io.Writer, b []byte) error {
-	buf := make([]byte, 4+len(b))
-	binary.BigEndian.PutUint32(buf, uint32(len(b)))
-	copy(buf[4:], b)
-	_, err := w.Write(buf)
-	return err
-}
-
-func readFrame(r io.Reader) ([]byte, error) {
-	var l [4]byte
-	if _, err := io.ReadFull(r, l[:]); err != nil {
-		return nil, err
-	}
-	n := binary.BigEndian.Uint32(l[:])
-	if n > 1<<20 {
-		return nil, fmt.Errorf("frame of %d bytes", n)
-	}
-	b := make([]byte, n)
-	_, err := io.ReadFull(r, b)
-	return b, err
-}
+// maxFrame bounds a reply: the harness reads small nodes only, so a larger length is a
+// corrupt stream.
+const maxFrame = 1 << 20

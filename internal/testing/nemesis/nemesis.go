@@ -440,11 +440,11 @@ func dialSessionTo(addr string) (*session, error) {
 		return nil, err
 	}
 	nc.SetDeadline(time.Now().Add(20 * time.Second))
-	if err := writeFrame(nc, jute.Marshal(&jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16), HasReadOnly: true})); err != nil {
+	if err := jute.WriteFrame(nc, jute.Marshal(&jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16), HasReadOnly: true})); err != nil {
 		nc.Close()
 		return nil, err
 	}
-	b, err := readFrame(nc)
+	b, err := jute.ReadFrame(nc, maxFrame)
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
@@ -464,11 +464,11 @@ func (s *session) call(op jute.OpCode, req, resp jute.Record) (jute.ReplyHeader,
 	if req != nil {
 		req.Encode(&e)
 	}
-	if err := writeFrame(s.nc, e.Buf); err != nil {
+	if err := jute.WriteFrame(s.nc, e.Buf); err != nil {
 		return jute.ReplyHeader{}, err
 	}
 	for {
-		b, err := readFrame(s.nc)
+		b, err := jute.ReadFrame(s.nc, maxFrame)
 		if err != nil {
 			return jute.ReplyHeader{}, err
 		}
