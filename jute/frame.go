@@ -1,6 +1,7 @@
 package jute
 
 import (
+	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -49,11 +50,7 @@ func ReadFrame(r io.Reader, max int) ([]byte, error) {
 // ReadFrameInto is ReadFrame reading into buf's storage when it is large enough, so a
 // reader that is done with each payload before the next allocates nothing once warm.
 func ReadFrameInto(r io.Reader, buf []byte, max int) ([]byte, error) {
-	var hdr [FrameHeaderSize]byte
-	if _, err := io.ReadFull(r, hdr[:]); err != nil {
-		return nil, err
-	}
-	n, err := FrameLen(hdr[:], max)
+	n, err := readFrameLen(r, max)
 	if err != nil {
 		return nil, err
 	}
@@ -95,4 +92,27 @@ func AppendFrame(buf, payload []byte) []byte {
 func WriteFrame(w io.Writer, payload []byte) error {
 	_, err := w.Write(AppendFrame(make([]byte, 0, FrameHeaderSize+len(payload)), payload))
 	return err
+}
+
+// readFrameLen reads and checks a length prefix. From a bufio.Reader, the usual source, it
+// peeks: an array handed to io.ReadFull escapes through the interface, costing a heap
+// allocation per frame.
+func readFrameLen(r io.Reader, max int) (int, error) {
+	if br, ok := r.(*bufio.Reader); ok {
+		hdr, err := br.Peek(FrameHeaderSize)
+		if err != nil {
+			if len(hdr) > 0 && err == io.EOF {
+				err = io.ErrUnexpectedEOF
+			}
+			br.Discard(len(hdr))
+			return 0, err
+		}
+		br.Discard(FrameHeaderSize)
+		return FrameLen(hdr, max)
+	}
+	var hdr [FrameHeaderSize]byte
+	if _, err := io.ReadFull(r, hdr[:]); err != nil {
+		return 0, err
+	}
+	return FrameLen(hdr[:], max)
 }

@@ -1,6 +1,7 @@
 package jute
 
 import (
+	"bufio"
 	"bytes"
 	"errors"
 	"io"
@@ -93,6 +94,7 @@ func FuzzReadFrame(f *testing.F) {
 	f.Add(AppendFrame(AppendFrame(nil, []byte("connect")), bytes.Repeat([]byte{9}, 40)), uint16(40))
 	f.Fuzz(func(t *testing.T, in []byte, max16 uint16) {
 		max := int(max16)
+		viaBufio(t, in, max)
 		r := bytes.NewReader(in)
 		var again []byte
 		var buf []byte
@@ -133,4 +135,20 @@ func FuzzReadFrame(f *testing.F) {
 			buf = p
 		}
 	})
+}
+
+// viaBufio checks that reading from a bufio.Reader, which ReadFrame peeks into, gives the
+// frames and the error that reading the bytes directly gives.
+func viaBufio(t *testing.T, in []byte, max int) {
+	direct, buffered := bytes.NewReader(in), bufio.NewReaderSize(bytes.NewReader(in), 16)
+	for {
+		p1, err1 := ReadFrame(direct, max)
+		p2, err2 := ReadFrame(buffered, max)
+		if !bytes.Equal(p1, p2) || (err1 == nil) != (err2 == nil) || (err1 != nil && err1.Error() != err2.Error()) {
+			t.Fatalf("direct %q %v, via bufio %q %v", p1, err1, p2, err2)
+		}
+		if err1 != nil {
+			return
+		}
+	}
 }
