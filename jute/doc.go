@@ -41,7 +41,9 @@
 // # Framing
 //
 // A client connection is a TCP stream of frames in both directions, and so is an election
-// connection between servers (internal/peer, after its connection header):
+// connection between servers (internal/peer, after its connection header); the stream
+// between a leader and its learners is not framed, its QuorumPackets follow each other as
+// plain records:
 //
 //	 0       1       2       3       4
 //	+-------+-------+-------+-------+-------------------------------+
@@ -49,7 +51,7 @@
 //	+-------+-------+-------+-------+-------------------------------+
 //
 // length excludes its own four bytes (FrameHeaderSize). frame.go is the one reader and
-// writer of this prefix: ReadFrame and FrameLen check it against the reader's limit and
+// writer of this prefix: ReadFrame (ReadFrameInto) and FrameLen check it against the reader's limit and
 // fail with a FrameSizeError (wrapping ErrFrameSize) when it is negative or above it;
 // StartFrame/EndFrame write it around a payload encoded in place. A reader closes the one
 // connection whose frame is out of range: there is no way to find the next frame. A
