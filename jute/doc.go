@@ -38,18 +38,26 @@
 //	56  numChildren     int
 //	60  pzxid           long
 //
-// # Client connection framing
+// # Framing
 //
-// A client connection is a TCP stream of frames in both directions:
+// A client connection is a TCP stream of frames in both directions, and so is an election
+// connection between servers (internal/peer, after its connection header); the stream
+// between a leader and its learners is not framed, its QuorumPackets follow each other as
+// plain records:
 //
-//	+----------------+------------------------+
-//	| length int (4) | payload (length bytes) |
-//	+----------------+------------------------+
+//	 0       1       2       3       4
+//	+-------+-------+-------+-------+-------------------------------+
+//	| length int, big-endian        | payload (length bytes) ...    |
+//	+-------+-------+-------+-------+-------------------------------+
 //
-// length excludes its own four bytes; a server closes a connection whose length is
-// negative or above jute.maxbuffer (DefaultMaxBuffer, 0xfffff). A first length that spells
-// a four-letter word ("ruok" = 0x72756f6b) is not a frame: the server answers the word in
-// plain text and closes.
+// length excludes its own four bytes (FrameHeaderSize). frame.go is the one reader and
+// writer of this prefix: ReadFrame (ReadFrameInto) and FrameLen check it against the reader's limit and
+// fail with a FrameSizeError (wrapping ErrFrameSize) when it is negative or above it;
+// StartFrame/EndFrame write it around a payload encoded in place. A reader closes the one
+// connection whose frame is out of range: there is no way to find the next frame. A
+// server's limit is jute.maxbuffer (DefaultMaxBuffer, 0xfffff); a client's bounds what it
+// will buffer. A first length that spells a four-letter word ("ruok" = 0x72756f6b) is not
+// a frame: the server answers the word in plain text and closes.
 //
 // # Connect handshake
 //

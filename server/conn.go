@@ -2,7 +2,6 @@ package server
 
 import (
 	"crypto/tls"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -228,8 +227,7 @@ func appendFrame(e *jute.Encoder, buf []byte, m *outMsg) []byte {
 	if m.rawText != nil {
 		return append(buf, m.rawText...)
 	}
-	start := len(buf)
-	buf = append(buf, 0, 0, 0, 0)
+	buf, start := jute.StartFrame(buf)
 	if m.raw != nil {
 		buf = append(buf, m.raw...)
 	} else {
@@ -241,7 +239,7 @@ func appendFrame(e *jute.Encoder, buf []byte, m *outMsg) []byte {
 		buf = e.Buf
 		e.Buf = nil
 	}
-	binary.BigEndian.PutUint32(buf[start:], uint32(len(buf)-start-4))
+	jute.EndFrame(buf, start)
 	return buf
 }
 
@@ -285,14 +283,14 @@ func (c *conn) readLoop() {
 			c.readFailed(err)
 			return
 		}
-		n := int32(binary.BigEndian.Uint32(lenBuf[:]))
+		n, lenErr := jute.FrameLen(lenBuf[:], maxLen)
 		if first {
-			if cmd, ok := fourLetterWord(n); ok {
+			if cmd, ok := fourLetterWord(int32(n)); ok {
 				c.fourLetter(cmd, br)
 				return
 			}
 		}
-		if n < 0 || int(n) > maxLen {
+		if lenErr != nil {
 			if first && !c.isTLS() && looksLikeTLS(lenBuf) {
 				c.srv.log.Warn("closing connection: a TLS client on a plaintext client port (use secureClientPort or client.portUnification)",
 					"remote", c.remote)
@@ -300,7 +298,7 @@ func (c *conn) readLoop() {
 				return
 			}
 			c.srv.log.Warn("closing connection", "remote", c.remote,
-				"err", fmt.Errorf("frame length %d outside 0..%d (jute.maxbuffer)", n, maxLen))
+				"err", fmt.Errorf("%w (jute.maxbuffer)", lenErr))
 			c.close()
 			return
 		}
@@ -311,7 +309,7 @@ func (c *conn) readLoop() {
 		}
 		c.recv.Add(1)
 		c.srv.packetsReceived.Add(1)
-		c.srv.counters.add(cntBytesReceived, int64(n)+4)
+		c.srv.counters.add(cntBytesReceived, int64(n)+jute.FrameHeaderSize)
 		if first {
 			first = false
 			c.nc.SetReadDeadline(time.Time{})

@@ -3,10 +3,8 @@ package server
 import (
 	"cmp"
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"net/http"
 	"slices"
@@ -315,22 +313,9 @@ type consoleClient struct {
 	xid int32
 }
 
-func (c *consoleClient) writeFrame(b []byte) error {
-	var l [4]byte
-	binary.BigEndian.PutUint32(l[:], uint32(len(b)))
-	_, err := c.nc.Write(append(l[:], b...))
-	return err
-}
-
-func (c *consoleClient) readFrame() ([]byte, error) {
-	var l [4]byte
-	if _, err := io.ReadFull(c.nc, l[:]); err != nil {
-		return nil, err
-	}
-	b := make([]byte, binary.BigEndian.Uint32(l[:]))
-	_, err := io.ReadFull(c.nc, b)
-	return b, err
-}
+// maxConsoleReply bounds what the console reads back: a getChildren of a large directory
+// can exceed jute.maxbuffer, which bounds what servers read, not what they send.
+const maxConsoleReply = 64 << 20
 
 // call sends one request and decodes its reply into resp; a reply's error code is
 // returned as a jute.Code. Notifications cannot arrive: the session sets no watches.
@@ -341,10 +326,10 @@ func (c *consoleClient) call(op jute.OpCode, body, resp jute.Record) error {
 	if body != nil {
 		body.Encode(&e)
 	}
-	if err := c.writeFrame(e.Buf); err != nil {
+	if err := jute.WriteFrame(c.nc, e.Buf); err != nil {
 		return fmt.Errorf("console session: send %v: %w", op, err)
 	}
-	b, err := c.readFrame()
+	b, err := jute.ReadFrame(c.nc, maxConsoleReply)
 	if err != nil {
 		return fmt.Errorf("console session: reply to %v: %w", op, err)
 	}
@@ -387,11 +372,11 @@ func (s *Server) consoleSession(ctx context.Context, remote string, ids []jute.I
 	// (the pipe broke) goes away soon.
 	req := &jute.ConnectRequest{TimeOut: int32(s.cfg.MinSessionTimeout), Passwd: make([]byte, 16)}
 	var resp jute.ConnectResponse
-	if err := c.writeFrame(jute.Marshal(req)); err != nil {
+	if err := jute.WriteFrame(c.nc, jute.Marshal(req)); err != nil {
 		cli.Close()
 		return nil, fmt.Errorf("console session: connect: %w", err)
 	}
-	b, err := c.readFrame()
+	b, err := jute.ReadFrame(c.nc, maxConsoleReply)
 	if err == nil {
 		err = jute.Unmarshal(b, &resp)
 	}

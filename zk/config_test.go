@@ -6,8 +6,8 @@ import (
 	"errors"
 	"testing"
 
+	"github.com/zkd-io/zkd/internal/testing/faultnet"
 	"github.com/zkd-io/zkd/server"
-	"github.com/zkd-io/zkd/zk/internal/faultproxy"
 	"github.com/zkd-io/zkd/zktest"
 )
 
@@ -69,7 +69,7 @@ func TestGetConfigWatch(t *testing.T) {
 		}
 	}
 	mustCreate(t, su, "/app", nil, ModePersistent)
-	p, err := faultproxy.Start(s.Addr())
+	p, err := faultnet.Start(s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

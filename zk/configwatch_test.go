@@ -9,9 +9,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/testing/faultnet"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
-	"github.com/zkd-io/zkd/zk/internal/faultproxy"
 	"github.com/zkd-io/zkd/zktest"
 )
 
@@ -131,7 +131,7 @@ func TestWithConfigWatch(t *testing.T) {
 	if err := su.AddAuth(ctx, "digest", []byte("super:"+superPw)); err != nil {
 		t.Fatal(err)
 	}
-	p, err := faultproxy.Start(s.Addr())
+	p, err := faultnet.Start(s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

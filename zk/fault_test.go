@@ -8,10 +8,10 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/zk/internal/faultproxy"
+	"github.com/zkd-io/zkd/internal/testing/faultnet"
 )
 
-// Fault tests put a faultproxy between the client and the server. They run against every
+// Fault tests put a faultnet bridge between the client and the server. They run against every
 // backend, so they also show how a real ZooKeeper treats the client after each fault.
 
 // pendingLen is the number of requests sent and not yet answered.
@@ -34,7 +34,7 @@ func (c *Conn) queuedLen() int {
 	return len(c.queued)
 }
 
-func proxyFor(t *testing.T, ps []*faultproxy.Proxy, addr string) (*faultproxy.Proxy, int) {
+func proxyFor(t *testing.T, ps []*faultnet.Bridge, addr string) (*faultnet.Bridge, int) {
 	t.Helper()
 	for i, p := range ps {
 		if p.Addr() == addr {

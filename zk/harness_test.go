@@ -16,9 +16,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/testing/faultnet"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
-	"github.com/zkd-io/zkd/zk/internal/faultproxy"
 	"github.com/zkd-io/zkd/zktest"
 )
 
@@ -221,11 +221,11 @@ func (e *env) connectRawNoCleanup(t testing.TB) *Conn {
 }
 
 // proxies starts n fault proxies in front of the env's servers (round robin).
-func (e *env) proxies(t *testing.T, n int) []*faultproxy.Proxy {
+func (e *env) proxies(t *testing.T, n int) []*faultnet.Bridge {
 	t.Helper()
-	var ps []*faultproxy.Proxy
+	var ps []*faultnet.Bridge
 	for i := range n {
-		p, err := faultproxy.Start(e.servers[i%len(e.servers)])
+		p, err := faultnet.Start(e.servers[i%len(e.servers)])
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -235,7 +235,7 @@ func (e *env) proxies(t *testing.T, n int) []*faultproxy.Proxy {
 	return ps
 }
 
-func proxyAddrs(ps []*faultproxy.Proxy) []string {
+func proxyAddrs(ps []*faultnet.Bridge) []string {
 	var a []string
 	for _, p := range ps {
 		a = append(a, p.Addr())

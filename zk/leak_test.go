@@ -7,7 +7,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/zkd-io/zkd/zk/internal/faultproxy"
+	"github.com/zkd-io/zkd/internal/testing/faultnet"
 )
 
 // TestNoGoroutineLeak exercises every kind of goroutine the client starts (connection loop,
@@ -17,7 +17,7 @@ import (
 // are counted.
 func TestNoGoroutineLeak(t *testing.T) {
 	s := startZKD(t)
-	p, err := faultproxy.Start(s.Addr())
+	p, err := faultnet.Start(s.Addr())
 	if err != nil {
 		t.Fatal(err)
 	}

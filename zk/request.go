@@ -31,16 +31,18 @@ type request struct {
 	abandoned atomic.Bool
 }
 
-const requestHeaderLen = 4 + 8 // length prefix + RequestHeader{xid, type}
+const requestHeaderLen = jute.FrameHeaderSize + 8 // length prefix + RequestHeader{xid, type}
 
 // newRequest encodes body behind a RequestHeader whose xid is filled in at send time.
 func newRequest(op jute.OpCode, path string, body jute.Record, resp jute.Record, sizeHint int) *request {
-	e := jute.Encoder{Buf: make([]byte, requestHeaderLen, requestHeaderLen+sizeHint+len(path)+16)}
-	binary.BigEndian.PutUint32(e.Buf[8:12], uint32(op))
+	e := jute.Encoder{Buf: make([]byte, 0, requestHeaderLen+sizeHint+len(path)+16)}
+	var start int
+	e.Buf, start = jute.StartFrame(e.Buf)
+	(&jute.RequestHeader{Type: op}).Encode(&e)
 	if body != nil {
 		body.Encode(&e)
 	}
-	binary.BigEndian.PutUint32(e.Buf[0:4], uint32(len(e.Buf)-4))
+	jute.EndFrame(e.Buf, start)
 	return &request{op: op, path: path, frame: e.Buf, resp: resp, done: make(chan struct{})}
 }
 

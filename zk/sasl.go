@@ -2,7 +2,6 @@ package zk
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
 	"net"
@@ -143,12 +142,11 @@ func (c *Conn) saslRoundTrip(w *wire, tok []byte) ([]byte, error) {
 	xid := c.xid
 	c.mu.Unlock()
 
-	e := jute.Encoder{Buf: make([]byte, 4, requestHeaderLen+4+len(tok))}
+	e := jute.Encoder{Buf: make([]byte, 0, requestHeaderLen+4+len(tok))}
 	h := jute.RequestHeader{Xid: xid, Type: jute.OpSASL}
 	h.Encode(&e)
 	(&jute.SASLToken{Token: tok}).Encode(&e)
-	binary.BigEndian.PutUint32(e.Buf[0:4], uint32(len(e.Buf)-4))
-	if _, err := w.nc.Write(e.Buf); err != nil {
+	if err := jute.WriteFrame(w.nc, e.Buf); err != nil {
 		return nil, fmt.Errorf("SASL: write to %s: %w", w.addr, err)
 	}
 	frame, err := w.readFrame()

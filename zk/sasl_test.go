@@ -17,11 +17,11 @@ import (
 	"github.com/jcmturner/gokrb5/v8/keytab"
 
 	"github.com/zkd-io/zkd/internal/sasl"
+	"github.com/zkd-io/zkd/internal/testing/faultnet"
 	"github.com/zkd-io/zkd/internal/testing/krbtest"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
-	"github.com/zkd-io/zkd/zk/internal/faultproxy"
 	"github.com/zkd-io/zkd/zktest"
 )
 
@@ -95,9 +95,9 @@ func (g *gatedSASL) Step(tok []byte) ([]byte, error) {
 	return g.Server.Step(tok)
 }
 
-func proxyTo(t *testing.T, addr string) *faultproxy.Proxy {
+func proxyTo(t *testing.T, addr string) *faultnet.Bridge {
 	t.Helper()
-	p, err := faultproxy.Start(addr)
+	p, err := faultnet.Start(addr)
 	if err != nil {
 		t.Fatal(err)
 	}

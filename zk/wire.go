@@ -1,15 +1,13 @@
 package zk
 
 import (
-	"bufio"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sync"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/clientwire"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -17,52 +15,32 @@ import (
 // dropped, as Java's client does on "Xid out of order".
 var errProtocol = errors.New("zk: protocol error")
 
-// wire is one TCP connection of a session: the reader runs on the connection loop's
-// goroutine, the writer on its own. Requests enter through enqueue, which appends them to
-// both the pending FIFO (matched against replies by xid) and the output queue.
+// wire is one TCP connection of a session, on the shared client loop (internal/clientwire):
+// its reader runs on the connection loop's goroutine, its writer on its own. What is zk's
+// is the meaning of the frames: requests enter through enqueue, which appends them to the
+// pending FIFO (matched against replies by xid) and queues their frames in one critical
+// section, so the FIFO is in wire order.
 type wire struct {
 	c    *Conn
+	wc   *clientwire.Conn
 	nc   net.Conn
-	br   *bufio.Reader
 	addr string
 
 	readTimeout  time.Duration // no byte for this long: the connection is dead
 	pingInterval time.Duration // nothing sent for this long: send a ping
-	maxFrame     int
 	connResp     *jute.ConnectResponse
 
 	mu      sync.Mutex
 	pending []*request
 	authq   []*authCred // auth packets in flight (xid -4), answered in the order sent
-	outq    [][]byte
-	spare   [][]byte
-	dead    bool
-	err     error // why the connection ended; the first error wins
 
-	kick       chan struct{} // cap 1: the output queue is not empty
-	stop       chan struct{} // closed when the wire dies
-	writerDone chan struct{}
+	stop       <-chan struct{} // closed when the wire dies
+	writerDone <-chan struct{}
 }
 
-var pingFrame = func() []byte {
-	e := jute.Encoder{}
-	e.Int(8)
-	h := jute.RequestHeader{Xid: jute.XidPing, Type: jute.OpPing}
-	h.Encode(&e)
-	return e.Buf
-}()
-
 func newWire(c *Conn, nc net.Conn, addr string) *wire {
-	return &wire{
-		c:          c,
-		nc:         nc,
-		br:         bufio.NewReaderSize(nc, 64<<10),
-		addr:       addr,
-		maxFrame:   c.cfg.maxBufferSize,
-		kick:       make(chan struct{}, 1),
-		stop:       make(chan struct{}),
-		writerDone: make(chan struct{}),
-	}
+	wc := clientwire.New(nc, clientwire.Config{Addr: addr, MaxFrame: c.cfg.maxBufferSize})
+	return &wire{c: c, wc: wc, nc: nc, addr: addr, stop: wc.Dead(), writerDone: wc.WriterDone()}
 }
 
 // setTimeouts derives the liveness timers from the negotiated session timeout, as Java's
@@ -73,96 +51,58 @@ func newWire(c *Conn, nc net.Conn, addr string) *wire {
 func (w *wire) setTimeouts(session time.Duration) {
 	w.readTimeout = session * 2 / 3
 	w.pingInterval = min(w.readTimeout/2, 10*time.Second)
+	w.wc.SetTimeouts(w.readTimeout, w.pingInterval)
 }
 
 // handshake sends the ConnectRequest and reads the ConnectResponse; the caller bounds it
 // with a deadline.
 func (w *wire) handshake(req *jute.ConnectRequest) (*jute.ConnectResponse, error) {
-	e := jute.Encoder{Buf: make([]byte, 4, 64)}
-	req.Encode(&e)
-	binary.BigEndian.PutUint32(e.Buf[0:4], uint32(len(e.Buf)-4))
-	if _, err := w.nc.Write(e.Buf); err != nil {
-		return nil, err
-	}
-	frame, err := w.readFrame()
-	if err != nil {
-		return nil, err
-	}
-	var resp jute.ConnectResponse
-	if err := jute.Unmarshal(frame, &resp); err != nil {
-		return nil, fmt.Errorf("%w: bad ConnectResponse: %w", errProtocol, err)
-	}
-	return &resp, nil
+	resp, err := w.wc.Handshake(req)
+	return resp, protocolErr(err)
 }
 
+// readFrame reads one frame before the loops run (SASL).
 func (w *wire) readFrame() ([]byte, error) {
-	var hdr [4]byte
-	if _, err := io.ReadFull(w.br, hdr[:]); err != nil {
-		return nil, err
-	}
-	n := int(int32(binary.BigEndian.Uint32(hdr[:])))
-	if n < 0 || n > w.maxFrame {
-		return nil, fmt.Errorf("%w: frame length %d", errProtocol, n)
-	}
-	frame := make([]byte, n)
-	if _, err := io.ReadFull(w.br, frame); err != nil {
-		return nil, err
-	}
-	return frame, nil
+	frame, err := w.wc.ReadFrame()
+	return frame, protocolErr(err)
 }
 
-// enqueue appends r to the pending FIFO and its frame to the output queue.
+// protocolErr marks what says the stream cannot be trusted (a length out of range, a
+// response that does not decode) as a protocol error, like any reply the client cannot
+// place.
+func protocolErr(err error) error {
+	if errors.Is(err, jute.ErrFrameSize) || errors.Is(err, clientwire.ErrBadConnectResponse) {
+		return fmt.Errorf("%w: %w", errProtocol, err)
+	}
+	return err
+}
+
+// enqueue appends r to the pending FIFO and queues its frame, in one critical section.
 func (w *wire) enqueue(r *request) error {
 	w.mu.Lock()
-	if w.dead {
-		err := w.err
-		w.mu.Unlock()
+	defer w.mu.Unlock()
+	if err := w.wc.Send(r.frame); err != nil {
 		return err
 	}
 	w.pending = append(w.pending, r)
-	w.outq = append(w.outq, r.frame)
-	w.mu.Unlock()
-	w.signal()
 	return nil
 }
 
 // enqueueAuth sends an auth packet; its reply is matched through authq.
 func (w *wire) enqueueAuth(a *authCred) {
 	w.mu.Lock()
-	if !w.dead {
+	defer w.mu.Unlock()
+	if w.wc.Send(a.frame()) == nil {
 		w.authq = append(w.authq, a)
-		w.outq = append(w.outq, a.frame())
-	}
-	w.mu.Unlock()
-	w.signal()
-}
-
-func (w *wire) signal() {
-	select {
-	case w.kick <- struct{}{}:
-	default:
 	}
 }
 
 // kill ends the wire: no more requests are accepted, the socket is closed (which ends the
 // reader), and the writer stops. The first error is kept as the cause.
-func (w *wire) kill(err error) {
-	w.mu.Lock()
-	if !w.dead {
-		w.dead = true
-		w.err = err
-		close(w.stop)
-	}
-	w.mu.Unlock()
-	w.nc.Close()
-}
+func (w *wire) kill(err error) { w.wc.Kill(err) }
 
 // cause is why the wire died.
-func (w *wire) cause() error {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.err
-}
+func (w *wire) cause() error { return w.wc.Cause() }
 
 // takePending returns the requests that were sent (or queued to be sent) and not answered.
 // Call it after kill, so nothing more is appended.
@@ -175,65 +115,14 @@ func (w *wire) takePending() []*request {
 	return p
 }
 
-// writeLoop writes queued frames in batches (one writev per batch) and pings when nothing
-// has been sent for pingInterval.
-func (w *wire) writeLoop() {
-	defer close(w.writerDone)
-	ping := time.NewTimer(w.pingInterval)
-	defer ping.Stop()
-	for {
-		select {
-		case <-w.kick:
-		case <-ping.C:
-			w.mu.Lock()
-			if len(w.outq) == 0 {
-				w.outq = append(w.outq, pingFrame)
-			}
-			w.mu.Unlock()
-		case <-w.stop:
-			return
-		}
-		w.mu.Lock()
-		batch := w.outq
-		w.outq, w.spare = w.spare[:0], nil
-		w.mu.Unlock()
-		if len(batch) == 0 {
-			continue
-		}
-		bufs := net.Buffers(batch)
-		if _, err := bufs.WriteTo(w.nc); err != nil {
-			w.kill(fmt.Errorf("write to %s: %w", w.addr, err))
-			return
-		}
-		clear(batch)
-		w.mu.Lock()
-		w.spare = batch[:0]
-		w.mu.Unlock()
-		ping.Reset(w.pingInterval)
-	}
-}
+// writeLoop writes queued frames in batches and pings when nothing has been sent for
+// pingInterval.
+func (w *wire) writeLoop() { w.wc.WriteLoop() }
 
 // readLoop reads and dispatches frames until the connection fails. It never blocks on
 // anything but the socket: replies close their callers' channels, notifications go
 // to non-blocking event queues.
-func (w *wire) readLoop() error {
-	for {
-		if err := w.nc.SetReadDeadline(time.Now().Add(w.readTimeout)); err != nil {
-			return err
-		}
-		frame, err := w.readFrame()
-		if err != nil {
-			var ne net.Error
-			if errors.As(err, &ne) && ne.Timeout() {
-				return fmt.Errorf("no reply from %s for %v: %w", w.addr, w.readTimeout, err)
-			}
-			return err
-		}
-		if err := w.handle(frame); err != nil {
-			return err
-		}
-	}
-}
+func (w *wire) readLoop() error { return protocolErr(w.wc.ReadLoop(w.handle)) }
 
 func (w *wire) handle(frame []byte) error {
 	c := w.c

@@ -231,7 +231,8 @@ func (w *worker) set(c *call) { w.b.keyRequest(c, jute.OpSetData, pickKey(w.rng,
 // caches the server shares with us on nearly every request.
 func (b *bench) keyRequest(c *call, op jute.OpCode, i int) {
 	c.op = op
-	f := append(c.frame[:0], 0, 0, 0, 0, 0, 0, 0, 0) // length and xid, set later
+	f, start := jute.StartFrame(c.frame[:0])
+	f = append(f, 0, 0, 0, 0) // xid, set by enqueue
 	f = binary.BigEndian.AppendUint32(f, uint32(op))
 	f = appendKeyPath(f, b.keyDir, i)
 	if op == jute.OpSetData {
@@ -241,7 +242,7 @@ func (b *bench) keyRequest(c *call, op jute.OpCode, i int) {
 	} else {
 		f = append(f, 0) // watch false
 	}
-	binary.BigEndian.PutUint32(f, uint32(len(f)-4))
+	jute.EndFrame(f, start)
 	c.frame = f
 }
 

@@ -7,8 +7,9 @@
 //     deterministically. Within zkd they import only each other and jute.
 //   - internal/admin and internal/storage never import server, directly or not: the
 //     server depends on them, not the reverse.
-//   - The client (zk and its packages) imports from zkd only jute and the SASL
-//     mechanisms (internal/sasl): never server code.
+//   - The client (zk and its packages) imports from zkd only jute, the client wire loop it
+//     shares with the harnesses (internal/clientwire) and the SASL mechanisms
+//     (internal/sasl): never server code.
 //   - Product code never depends on the test harnesses under internal/testing/ (zktest,
 //     the public harness, may).
 //

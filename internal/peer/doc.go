@@ -31,7 +31,8 @@
 //
 // # Messages
 //
-// After the header, both directions carry length-prefixed messages:
+// After the header, both directions carry jute's frames (jute/doc.go, "Framing"), one
+// message each:
 //
 //	+-------------------+---------------------------+
 //	| length int        | payload (length bytes)    |

@@ -17,6 +17,8 @@ import (
 	"sync"
 	"syscall"
 	"time"
+
+	"github.com/zkd-io/zkd/jute"
 )
 
 // Wire constants of QuorumCnxManager.
@@ -425,14 +427,10 @@ func (t *TCP) run(l *link) {
 }
 
 func (t *TCP) write(c *conn, msg []byte) error {
-	b := make([]byte, 4+len(msg))
-	binary.BigEndian.PutUint32(b, uint32(len(msg)))
-	copy(b[4:], msg)
 	if err := c.nc.SetWriteDeadline(time.Now().Add(t.cfg.WriteTimeout)); err != nil {
 		return err
 	}
-	_, err := c.nc.Write(b)
-	return err
+	return jute.WriteFrame(c.nc, msg)
 }
 
 // dial connects to a peer and sends our header. The connection is kept only when our sid is
@@ -543,18 +541,18 @@ func (t *TCP) dropConn(l *link, c *conn, err error) {
 func (t *TCP) read(l *link, c *conn) {
 	defer t.wg.Done()
 	var err error
-	var hdr [4]byte
 	for {
-		if _, err = io.ReadFull(c.r, hdr[:]); err != nil {
+		var msg []byte
+		msg, err = jute.ReadFrame(c.r, MaxMessageSize)
+		if errors.Is(err, jute.ErrFrameSize) {
+			err = fmt.Errorf("received packet with invalid length: %w", err)
+		}
+		if err != nil {
 			break
 		}
-		n := int32(binary.BigEndian.Uint32(hdr[:]))
-		if n <= 0 || n > MaxMessageSize {
-			err = fmt.Errorf("received packet with invalid length %d", n)
-			break
-		}
-		msg := make([]byte, n)
-		if _, err = io.ReadFull(c.r, msg); err != nil {
+		if len(msg) == 0 {
+			// QuorumCnxManager takes an empty message for a broken stream too.
+			err = errors.New("received packet with invalid length 0")
 			break
 		}
 		if deliver(t.recv, Message{From: l.sid, Payload: msg}) {

@@ -17,10 +17,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/testing/faultnet"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zk"
-	"github.com/zkd-io/zkd/zk/internal/faultproxy"
 	"github.com/zkd-io/zkd/zktest"
 )
 
@@ -155,9 +155,9 @@ func (e *tenv) conn(t *testing.T, opts ...zk.Option) *zk.Conn {
 
 // proxied returns a client that reaches the server through a fault proxy, with a short
 // session timeout so that partitioning it expires its session quickly.
-func (e *tenv) proxied(t *testing.T, opts ...zk.Option) (*zk.Conn, *faultproxy.Proxy) {
+func (e *tenv) proxied(t *testing.T, opts ...zk.Option) (*zk.Conn, *faultnet.Bridge) {
 	t.Helper()
-	p, err := faultproxy.Start(e.servers[0])
+	p, err := faultnet.Start(e.servers[0])
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -170,7 +170,7 @@ func (e *tenv) proxied(t *testing.T, opts ...zk.Option) (*zk.Conn, *faultproxy.P
 // expire partitions a proxied client until the server has expired its session (its
 // ephemeral node, probe, is gone as admin sees it), then heals the partition and waits until
 // the client knows.
-func expire(t *testing.T, c *zk.Conn, p *faultproxy.Proxy, admin *zk.Conn, probe string) {
+func expire(t *testing.T, c *zk.Conn, p *faultnet.Bridge, admin *zk.Conn, probe string) {
 	t.Helper()
 	ctx := testCtx(t)
 	p.Pause()

@@ -12,8 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/testing/faultnet"
 	"github.com/zkd-io/zkd/zk"
-	"github.com/zkd-io/zkd/zk/internal/faultproxy"
 )
 
 // incr adds one to the counter node at p. It is called under a lock, so it is the only
@@ -388,7 +388,7 @@ func testMutexLostCreateReply(t *testing.T, e *tenv) {
 // sessions take turns with the lock; exclusion holds, nothing is lost, no node is orphaned.
 func testMutexConnectionChaos(t *testing.T, e *tenv) {
 	var conns []*zk.Conn
-	var ps []*faultproxy.Proxy
+	var ps []*faultnet.Bridge
 	for range 3 {
 		c, p := e.proxied(t, zk.WithSessionTimeout(4*time.Second))
 		conns = append(conns, c)

@@ -572,8 +572,7 @@ func (g *gen) batch(s string) {
 		}
 		xid++
 		f := request(xid, added[0].Op, added[0].Body)
-		body = binary.BigEndian.AppendUint32(body, uint32(len(f)))
-		body = append(body, f...)
+		body = jute.AppendFrame(body, f)
 		n--
 	}
 	g.add(Step{Sess: s, Kind: Batch, Body: body})

@@ -2,7 +2,6 @@ package difffuzz
 
 import (
 	"bufio"
-	"encoding/binary"
 	"encoding/hex"
 	"fmt"
 	"io"
@@ -277,15 +276,16 @@ func parseHex(s string) ([]byte, error) {
 func SplitFrames(b []byte) ([][]byte, error) {
 	var out [][]byte
 	for len(b) > 0 {
-		if len(b) < 4 {
+		if len(b) < jute.FrameHeaderSize {
 			return nil, fmt.Errorf("batch: %d stray bytes", len(b))
 		}
-		n := int(int32(binary.BigEndian.Uint32(b)))
-		if n < 8 || n > len(b)-4 {
+		n, err := jute.FrameLen(b, len(b)-jute.FrameHeaderSize)
+		if err != nil || n < 8 {
 			return nil, fmt.Errorf("batch: frame length %d", n)
 		}
-		out = append(out, b[4:4+n])
-		b = b[4+n:]
+		b = b[jute.FrameHeaderSize:]
+		out = append(out, b[:n])
+		b = b[n:]
 	}
 	return out, nil
 }

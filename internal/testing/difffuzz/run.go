@@ -5,7 +5,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"net"
 	"sort"
 	"strings"
@@ -73,11 +72,8 @@ type frame struct {
 }
 
 func writeFrame(nc net.Conn, b []byte) error {
-	var l [4]byte
-	binary.BigEndian.PutUint32(l[:], uint32(len(b)))
 	nc.SetWriteDeadline(time.Now().Add(readDeadline))
-	_, err := nc.Write(append(l[:], b...))
-	return err
+	return jute.WriteFrame(nc, b)
 }
 
 // errClosed reports a connection the server closed.
@@ -85,19 +81,11 @@ var errClosed = errors.New("connection closed")
 
 func readFrame(nc net.Conn) ([]byte, error) {
 	nc.SetReadDeadline(time.Now().Add(readDeadline))
-	var l [4]byte
-	if _, err := io.ReadFull(nc, l[:]); err != nil {
+	b, err := jute.ReadFrame(nc, 16<<20)
+	if err != nil && !errors.Is(err, jute.ErrFrameSize) {
 		return nil, readErr(err)
 	}
-	n := binary.BigEndian.Uint32(l[:])
-	if n > 16<<20 {
-		return nil, fmt.Errorf("frame of %d bytes", n)
-	}
-	b := make([]byte, n)
-	if _, err := io.ReadFull(nc, b); err != nil {
-		return nil, readErr(err)
-	}
-	return b, nil
+	return b, err
 }
 
 func readErr(err error) error {
@@ -438,9 +426,7 @@ func (r *runner) send(st *Step, o *Outcome) {
 	case st.Kind == Raw && st.RawWire:
 		out = st.Body
 	case st.Kind == Raw:
-		var l [4]byte
-		binary.BigEndian.PutUint32(l[:], uint32(len(st.Body)))
-		out = append(l[:], st.Body...)
+		out = jute.AppendFrame(nil, st.Body)
 		op, xid = jute.OpCode(-1000), 0 // unknown: any reply but the pong is the step's
 		if len(st.Body) >= 8 {
 			xid = int32(binary.BigEndian.Uint32(st.Body))
@@ -451,10 +437,7 @@ func (r *runner) send(st *Step, o *Outcome) {
 			s.xid++
 			xid = s.xid
 		}
-		b := request(xid, op, st.Body)
-		var l [4]byte
-		binary.BigEndian.PutUint32(l[:], uint32(len(b)))
-		out = append(l[:], b...)
+		out = jute.AppendFrame(nil, request(xid, op, st.Body))
 	}
 	s.nc.SetWriteDeadline(time.Now().Add(readDeadline))
 	// A write error is not an outcome: a server that refuses a large frame may close the

@@ -2,16 +2,15 @@ package nemesis
 
 import (
 	"context"
-	"encoding/binary"
 	"errors"
 	"fmt"
-	"io"
 	"math/rand/v2"
 	"net"
 	"sync"
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/zkd-io/zkd/internal/clientwire"
 	"github.com/zkd-io/zkd/internal/testing/linearize"
 	"github.com/zkd-io/zkd/jute"
 )
@@ -139,9 +138,11 @@ type Client struct {
 	conn     *clientConn
 }
 
-// clientConn is one connection of the session.
+// clientConn is one connection of the session, on the client loop zk uses too
+// (internal/clientwire). The run loop is its only sender, so the event log and the
+// pending map, written before each Send, are in wire order.
 type clientConn struct {
-	nc      net.Conn
+	wc      *clientwire.Conn
 	log     *ConnLog
 	slots   chan struct{} // one per outstanding request
 	pending map[int32]*pendingOp
@@ -154,7 +155,7 @@ type clientConn struct {
 func (cc *clientConn) fail(why string) {
 	cc.once.Do(func() {
 		cc.why = why
-		cc.nc.Close()
+		cc.wc.Kill(errors.New(why))
 		close(cc.dead)
 	})
 }
@@ -228,18 +229,12 @@ func (c *Client) connect(ctx context.Context) (*clientConn, error) {
 	req := &jute.ConnectRequest{LastZxidSeen: lastZxid, TimeOut: int32(c.cfg.SessionTimeout / time.Millisecond),
 		SessionID: c.sid, Passwd: passwd, HasReadOnly: true}
 	nc.SetDeadline(time.Now().Add(c.cfg.SessionTimeout))
-	if err := writeFrame(nc, jute.Marshal(req)); err != nil {
-		nc.Close()
-		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
-	}
-	b, err := readFrame(nc)
+	// Writes are bounded by the requested timeout: the negotiated one is not known yet,
+	// and either bounds a write that a live server would take.
+	wc := clientwire.New(nc, clientwire.Config{Addr: addr, MaxFrame: maxFrame, WriteTimeout: c.cfg.SessionTimeout})
+	resp, err := wc.Handshake(req)
 	if err != nil {
 		// A member that does not serve, or that is behind the zxid we saw, closes.
-		nc.Close()
-		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
-	}
-	var resp jute.ConnectResponse
-	if err := jute.Unmarshal(b, &resp); err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}
@@ -265,7 +260,10 @@ func (c *Client) connect(ctx context.Context) (*clientConn, error) {
 	c.sid, c.passwd = resp.SessionID, resp.Passwd
 	c.timeout = time.Duration(resp.TimeOut) * time.Millisecond
 	nc.SetDeadline(time.Time{})
-	cc := &clientConn{nc: nc, slots: make(chan struct{}, c.cfg.Depth), pending: map[int32]*pendingOp{},
+	// As ZooKeeper's clients do: a member silent for 2/3 of the session timeout is gone.
+	// No pings from the loop: the run loop sends its own, which the log records.
+	wc.SetTimeouts(c.timeout*2/3, 0)
+	cc := &clientConn{wc: wc, slots: make(chan struct{}, c.cfg.Depth), pending: map[int32]*pendingOp{},
 		dead: make(chan struct{}), readErr: make(chan struct{})}
 	c.rec.mu.Lock()
 	cc.log = &ConnLog{ID: len(c.rec.conns) + 1, Client: c.cfg.ID, Session: c.sid, Server: server}
@@ -279,6 +277,7 @@ func (c *Client) connect(ctx context.Context) (*clientConn, error) {
 	c.mu.Lock()
 	c.conn = cc
 	c.mu.Unlock()
+	go wc.WriteLoop()
 	go c.read(cc)
 	return cc, nil
 }
@@ -401,32 +400,26 @@ func (c *Client) send(cc *clientConn, p *pendingOp, op jute.OpCode, body jute.Re
 	c.rec.mu.Lock()
 	c.rec.stats.Requests++
 	c.rec.mu.Unlock()
-	cc.nc.SetWriteDeadline(time.Now().Add(c.timeout))
-	if err := writeFrame(cc.nc, e.Buf); err != nil {
+	if err := cc.wc.Send(jute.AppendFrame(nil, e.Buf)); err != nil {
 		cc.fail("write: " + err.Error())
 		return false
 	}
 	return true
 }
 
+// errFailed ends the read loop of a connection the handler has already failed.
+var errFailed = errors.New("connection failed")
+
 // read takes replies off the connection until it fails.
 func (c *Client) read(cc *clientConn) {
 	defer close(cc.readErr)
-	// As ZooKeeper's clients do: a member silent for 2/3 of the session timeout is gone.
-	readTimeout := c.timeout * 2 / 3
-	for {
-		cc.nc.SetReadDeadline(time.Now().Add(readTimeout))
-		b, err := readFrame(cc.nc)
-		if err != nil {
-			cc.fail("read: " + err.Error())
-			return
-		}
+	err := cc.wc.ReadLoop(func(b []byte) error {
 		d := jute.NewDecoder(b)
 		var h jute.ReplyHeader
 		h.Decode(d)
 		if d.Err() != nil {
 			cc.fail("reply header: " + d.Err().Error())
-			return
+			return errFailed
 		}
 		now := c.rec.now()
 		c.mu.Lock()
@@ -443,18 +436,22 @@ func (c *Client) read(cc *clientConn) {
 			if h.Xid == jute.XidPing {
 				c.countReply()
 			}
-			continue
+			return nil
 		}
 		c.countReply()
 		if p == nil {
 			cc.fail(fmt.Sprintf("reply for xid %d, which is not outstanding", h.Xid))
-			return
+			return errFailed
 		}
 		<-cc.slots
 		if err := c.complete(p, h, d, now); err != nil {
 			cc.fail(fmt.Sprintf("reply to xid %d: %v", h.Xid, err))
-			return
+			return errFailed
 		}
+		return nil
+	})
+	if err != errFailed {
+		cc.fail("read: " + err.Error())
 	}
 }
 
@@ -555,24 +552,6 @@ func (c *Client) abandon(cc *clientConn) {
 	}
 }
 
-func writeFrame(w io.Writer, b []byte) error {
-	buf := make([]byte, 4+len(b))
-	binary.BigEndian.PutUint32(buf, uint32(len(b)))
-	copy(buf[4:], b)
-	_, err := w.Write(buf)
-	return err
-}
-
-func readFrame(r io.Reader) ([]byte, error) {
-	var l [4]byte
-	if _, err := io.ReadFull(r, l[:]); err != nil {
-		return nil, err
-	}
-	n := binary.BigEndian.Uint32(l[:])
-	if n > 1<<20 {
-		return nil, fmt.Errorf("frame of %d bytes", n)
-	}
-	b := make([]byte, n)
-	_, err := io.ReadFull(r, b)
-	return b, err
-}
+// maxFrame bounds a reply: the harness reads small nodes only, so a larger length is a
+// corrupt stream.
+const maxFrame = 1 << 20

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/anishathalye/porcupine"
+	"github.com/zkd-io/zkd/internal/clientwire"
 	"github.com/zkd-io/zkd/internal/testing/linearize"
 	"github.com/zkd-io/zkd/jute"
 )
@@ -412,9 +413,10 @@ func finalReads(cl *Cluster, keys []string, rec *Recorder) ([]FinalRead, []porcu
 	return nil, nil, fmt.Errorf("no final reads within 60s: %w", lastErr)
 }
 
-// session is a plain one-request-at-a-time session for setting up and reading back.
+// session is a plain one-request-at-a-time session for setting up and reading back: the
+// shared client connection (internal/clientwire) used synchronously, without its loops.
 type session struct {
-	nc  net.Conn
+	wc  *clientwire.Conn
 	xid int32
 }
 
@@ -440,21 +442,17 @@ func dialSessionTo(addr string) (*session, error) {
 		return nil, err
 	}
 	nc.SetDeadline(time.Now().Add(20 * time.Second))
-	if err := writeFrame(nc, jute.Marshal(&jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16), HasReadOnly: true})); err != nil {
-		nc.Close()
-		return nil, err
-	}
-	b, err := readFrame(nc)
+	wc := clientwire.New(nc, clientwire.Config{Addr: addr, MaxFrame: maxFrame})
+	resp, err := wc.Handshake(&jute.ConnectRequest{TimeOut: 10000, Passwd: make([]byte, 16), HasReadOnly: true})
 	if err != nil {
 		nc.Close()
 		return nil, fmt.Errorf("handshake with %s: %w", addr, err)
 	}
-	var resp jute.ConnectResponse
-	if err := jute.Unmarshal(b, &resp); err != nil || resp.SessionID == 0 {
+	if resp.SessionID == 0 {
 		nc.Close()
-		return nil, fmt.Errorf("handshake with %s: %+v %v", addr, resp, err)
+		return nil, fmt.Errorf("handshake with %s: %+v", addr, resp)
 	}
-	return &session{nc: nc}, nil
+	return &session{wc: wc}, nil
 }
 
 func (s *session) call(op jute.OpCode, req, resp jute.Record) (jute.ReplyHeader, error) {
@@ -464,11 +462,11 @@ func (s *session) call(op jute.OpCode, req, resp jute.Record) (jute.ReplyHeader,
 	if req != nil {
 		req.Encode(&e)
 	}
-	if err := writeFrame(s.nc, e.Buf); err != nil {
+	if err := s.wc.WriteFrame(e.Buf); err != nil {
 		return jute.ReplyHeader{}, err
 	}
 	for {
-		b, err := readFrame(s.nc)
+		b, err := s.wc.ReadFrame()
 		if err != nil {
 			return jute.ReplyHeader{}, err
 		}
@@ -509,7 +507,7 @@ func (s *session) syncRead(key string) (string, int32, error) {
 
 func (s *session) close() {
 	s.call(jute.OpCloseSession, nil, nil)
-	s.nc.Close()
+	s.wc.Kill(nil)
 }
 
 // BuildZkd compiles cmd/zkd into dir, with the race detector when race is set.

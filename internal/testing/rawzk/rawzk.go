@@ -4,9 +4,7 @@
 package rawzk
 
 import (
-	"encoding/binary"
 	"fmt"
-	"io"
 	"net"
 	"testing"
 	"time"
@@ -64,25 +62,21 @@ func (c *Client) connect() *Client {
 	return c
 }
 
-// WriteFrame writes one length-prefixed frame.
+// WriteFrame writes b as one frame; b itself may be anything, a malformed request included.
+// To send a bad length prefix, write to NC.
 func (c *Client) WriteFrame(b []byte) error {
-	var l [4]byte
-	binary.BigEndian.PutUint32(l[:], uint32(len(b)))
 	c.NC.SetWriteDeadline(time.Now().Add(10 * time.Second))
-	_, err := c.NC.Write(append(l[:], b...))
-	return err
+	return jute.WriteFrame(c.NC, b)
 }
 
-// ReadFrame reads one length-prefixed frame.
+// MaxFrame bounds the replies ReadFrame takes: far above anything a test provokes, so a
+// larger length means the stream is out of step.
+const MaxFrame = 64 << 20
+
+// ReadFrame reads one frame.
 func (c *Client) ReadFrame() ([]byte, error) {
 	c.NC.SetReadDeadline(time.Now().Add(20 * time.Second))
-	var l [4]byte
-	if _, err := io.ReadFull(c.NC, l[:]); err != nil {
-		return nil, err
-	}
-	b := make([]byte, binary.BigEndian.Uint32(l[:]))
-	_, err := io.ReadFull(c.NC, b)
-	return b, err
+	return jute.ReadFrame(c.NC, MaxFrame)
 }
 
 // Handshake sends a ConnectRequest and reads the response.
