@@ -48,7 +48,8 @@ type QuorumShape struct {
 	ObserverMasterPort int
 }
 
-// DefaultElectionPortBindRetry is ZooKeeper's DEFAULT_PORT_BIND_MAX_RETRY.
+// DefaultElectionPortBindRetry is ZooKeeper's DEFAULT_PORT_BIND_MAX_RETRY (the key table's
+// default for electionPortBindRetry).
 const DefaultElectionPortBindRetry = 3
 
 // ElectionPortBindRetries is how many times to try binding the election port; 0 = forever,
@@ -64,10 +65,9 @@ func (q *QuorumShape) ElectionPortBindRetries() int {
 }
 
 // setQuorumShapeKey applies key when it is a quorum shape key; handled is false otherwise.
-// multiAddress.* and electionPortBindRetry are system properties in ZooKeeper, so their
-// "zookeeper."-prefixed forms are taken too.
+// The key table has taken any "zookeeper." prefix off.
 func (q *QuorumShape) setQuorumShapeKey(key, v string) (handled bool, err error) {
-	bare := strings.TrimPrefix(key, "zookeeper.")
+	bare := key
 	switch {
 	case bare == MultiAddressKey:
 		q.MultiAddressEnabled, err = parseBool(v)
@@ -162,26 +162,4 @@ func (s ServerSpec) addrsString(sorted bool) string {
 		parts[i] = a.String()
 	}
 	return strings.Join(parts, "|")
-}
-
-// render writes the keys that differ from the defaults, for Config.String.
-func (q *QuorumShape) render(kv func(k string, v any)) {
-	if q.MultiAddressEnabled {
-		kv(MultiAddressKey, true)
-	}
-	if q.ReachabilityCheckDisabled {
-		kv(MultiAddressReachabilityKey, false)
-	}
-	if q.ReachabilityCheckTimeoutMs != 0 {
-		kv(MultiAddressTimeoutKey, q.ReachabilityCheckTimeoutMs)
-	}
-	if q.ListenOnAllIPs {
-		kv(QuorumListenOnAllIPsKey, true)
-	}
-	if q.ElectionPortBindRetry != 0 {
-		kv(ElectionPortBindRetryKey, q.ElectionPortBindRetries())
-	}
-	if q.ObserverMasterPort != 0 {
-		kv(ObserverMasterPortKey, q.ObserverMasterPort)
-	}
 }
