@@ -3,6 +3,7 @@
 //	zkd                       serve on 127.0.0.1:2181 with data in ./zkd-data
 //	zkd --config zoo.cfg      read an Apache ZooKeeper config file; flags override it
 //	zkd tool COMMAND ...      offline tools over data files (zkd tool help)
+//	zkd --config-keys         print every zoo.cfg key with its default (docs/configuration.md)
 package main
 
 import (
@@ -45,19 +46,18 @@ func run(args []string) error {
 	if len(args) > 0 && args[0] == "tool" {
 		return runTool(args[1:], os.Stdout, os.Stderr)
 	}
-	fset := flag.NewFlagSet("zkd", flag.ContinueOnError)
-	cfgPath := fset.String("config", "", "zoo.cfg to read (Apache ZooKeeper format)")
-	addr := fset.String("addr", "", "client address host:port (overrides clientPortAddress and clientPort)")
-	port := fset.Int("port", 0, "client port (overrides clientPort)")
-	dataDir := fset.String("data-dir", "", "data directory (overrides dataDir)")
-	dataLogDir := fset.String("data-log-dir", "", "txn log directory (overrides dataLogDir)")
-	tick := fset.Int("tick-time", 0, "tickTime in ms (overrides tickTime)")
-	extended := fset.Bool("extended-types", false, "enable TTL nodes (zookeeper.extendedTypesEnabled)")
-	containerCheck := fset.Duration("container-check-interval", 0, "how often to remove empty containers and expired TTL nodes (znode.container.checkIntervalMs)")
-	logLevel := fset.String("log-level", "info", "debug, info, warn or error")
-	pprofAddr := fset.String("pprof", "", "serve Go's /debug/pprof on this host:port (for profiling; keep it on loopback)")
-	zooEnv := fset.Bool("zoo-env", false, "configure as the official zookeeper container image does: $ZOO_CONF_DIR/zoo.cfg, written from the ZOO_* variables when missing, and $ZOO_DATA_DIR/myid from ZOO_MY_ID")
+	fset, f := newFlagSet()
+	cfgPath, addr, port, dataDir, dataLogDir := f.cfgPath, f.addr, f.port, f.dataDir, f.dataLogDir
+	tick, extended, containerCheck, logLevel := f.tick, f.extended, f.containerCheck, f.logLevel
+	pprofAddr, zooEnv := f.pprofAddr, f.zooEnv
 	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if *f.configKeys {
+		_, err := fmt.Fprint(os.Stdout, config.Markdown())
 		return err
 	}
 	if fset.NArg() == 1 && *cfgPath == "" && strings.HasSuffix(fset.Arg(0), ".cfg") {
@@ -245,6 +245,42 @@ func run(args []string) error {
 		err = errors.Join(err, cerr)
 	}
 	return err
+}
+
+// flagValues are the flags' values after parsing.
+type flagValues struct {
+	cfgPath, addr, dataDir, dataLogDir, logLevel, pprofAddr *string
+	port, tick                                              *int
+	extended, zooEnv, configKeys                            *bool
+	containerCheck                                          *time.Duration
+}
+
+// newFlagSet defines zkd's flags. Their descriptions are config.Flags, which
+// docs/configuration.md lists too.
+func newFlagSet() (*flag.FlagSet, *flagValues) {
+	fset := flag.NewFlagSet("zkd", flag.ContinueOnError)
+	u := config.FlagUsage
+	f := &flagValues{
+		cfgPath:        fset.String("config", "", u("config")),
+		addr:           fset.String("addr", "", u("addr")),
+		port:           fset.Int("port", 0, u("port")),
+		dataDir:        fset.String("data-dir", "", u("data-dir")),
+		dataLogDir:     fset.String("data-log-dir", "", u("data-log-dir")),
+		tick:           fset.Int("tick-time", 0, u("tick-time")),
+		extended:       fset.Bool("extended-types", false, u("extended-types")),
+		containerCheck: fset.Duration("container-check-interval", 0, u("container-check-interval")),
+		logLevel:       fset.String("log-level", "info", u("log-level")),
+		pprofAddr:      fset.String("pprof", "", u("pprof")),
+		zooEnv:         fset.Bool("zoo-env", false, u("zoo-env")),
+		configKeys:     fset.Bool("config-keys", false, u("config-keys")),
+	}
+	fset.Usage = func() {
+		out := fset.Output()
+		fmt.Fprintf(out, "usage: zkd [flags] [zoo.cfg]\n       zkd tool COMMAND ...\n\nflags:\n")
+		fset.PrintDefaults()
+		fmt.Fprintf(out, "\nzoo.cfg keys, their defaults and descriptions: %s, or zkd --config-keys\n", config.DocsPath)
+	}
+	return fset, f
 }
 
 // shutdownGrace bounds a clean stop (SIGTERM, SIGINT): the wait for requests in flight and
