@@ -47,9 +47,7 @@ func run(args []string) error {
 		return runTool(args[1:], os.Stdout, os.Stderr)
 	}
 	fset, f := newFlagSet()
-	cfgPath, addr, port, dataDir, dataLogDir := f.cfgPath, f.addr, f.port, f.dataDir, f.dataLogDir
-	tick, extended, containerCheck, logLevel := f.tick, f.extended, f.containerCheck, f.logLevel
-	pprofAddr, zooEnv := f.pprofAddr, f.zooEnv
+	cfgPath, logLevel, pprofAddr, zooEnv := f.cfgPath, f.logLevel, f.pprofAddr, f.zooEnv
 	if err := fset.Parse(args); err != nil {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
@@ -108,45 +106,8 @@ func run(args []string) error {
 			logger.Warn("ignoring unknown config key", "key", k)
 		}
 	}
-	set := map[string]bool{}
-	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["port"] {
-		cfg.ClientPort = *port
-	}
-	if set["addr"] {
-		host, p, err := net.SplitHostPort(*addr)
-		if err != nil {
-			return fmt.Errorf("--addr: %w", err)
-		}
-		if cfg.ClientPort, err = strconv.Atoi(p); err != nil {
-			return fmt.Errorf("--addr: bad port %q", p)
-		}
-		cfg.ClientPortAddress = host
-	}
-	if set["data-dir"] {
-		if cfg.DataLogDir == cfg.DataDir {
-			cfg.DataLogDir = *dataDir
-		}
-		cfg.DataDir = *dataDir
-	}
-	if set["data-log-dir"] {
-		cfg.DataLogDir = *dataLogDir
-	}
-	if set["tick-time"] {
-		// Session bounds derived from the old tickTime follow the new one.
-		if cfg.MinSessionTimeout == 2*cfg.TickTime {
-			cfg.MinSessionTimeout = 2 * *tick
-		}
-		if cfg.MaxSessionTimeout == 20*cfg.TickTime {
-			cfg.MaxSessionTimeout = 20 * *tick
-		}
-		cfg.TickTime = *tick
-	}
-	if set["extended-types"] {
-		cfg.ExtendedTypesEnabled = *extended
-	}
-	if set["container-check-interval"] {
-		cfg.ContainerCheckIntervalMs = int(containerCheck.Milliseconds())
+	if err := applyFlags(fset, f, cfg); err != nil {
+		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -154,7 +115,16 @@ func run(args []string) error {
 	if err := clientPortFromServers(cfg); err != nil {
 		return err
 	}
-	sc := serverConfig(cfg, logger)
+	var id int64
+	if len(cfg.Servers) > 1 || cfg.Distributed() {
+		// Like ZooKeeper: more than one server.N line (or one, with standaloneEnabled=false)
+		// means an ensemble, and dataDir/myid says which member this is.
+		var err error
+		if id, err = readMyID(cfg.DataDir); err != nil {
+			return err
+		}
+	}
+	sc := server.FromConfig(cfg, id, logger)
 	if spec := os.Getenv(failpointsEnv); spec != "" {
 		ffs, err := storage.NewFaultFS(storage.OSFS{}, spec)
 		if err != nil {
@@ -177,31 +147,8 @@ func run(args []string) error {
 		}
 		sc.InitialConfig = string(text)
 	}
-	if len(cfg.Servers) > 1 || cfg.Distributed() {
-		// Like ZooKeeper: more than one server.N line (or one, with standaloneEnabled=false)
-		// means an ensemble, and dataDir/myid says which member this is.
-		id, err := readMyID(cfg.DataDir)
-		if err != nil {
-			return err
-		}
-		sc.ServerID = id
-		sc.InitLimit, sc.SyncLimit = cfg.InitLimit, cfg.SyncLimit
-		sc.Hierarchy = cfg.Hierarchy
-		sc.QuorumListenOnAllIPs = cfg.QuorumShape.ListenOnAllIPs
-		sc.ObserverMasterPort = cfg.QuorumShape.ObserverMasterPort
-		sc.ElectionPortBindRetry = cfg.QuorumShape.ElectionPortBindRetry
-		for _, spec := range cfg.Servers {
-			p := server.Peer{
-				ID: int64(spec.ID), Host: spec.Host, QuorumPort: spec.QuorumPort,
-				ElectionPort: spec.ElectionPort, Observer: spec.Observer,
-				ClientHost: spec.ClientHost, ClientPort: spec.ClientPort,
-			}
-			for _, a := range spec.MoreAddrs {
-				p.MoreAddrs = append(p.MoreAddrs, server.PeerAddr(a))
-			}
-			sc.Peers = append(sc.Peers, p)
-		}
-		if err := applyReconfig(cfg, *cfgPath, &sc, logger); err != nil {
+	if id != 0 {
+		if err := persistReconfig(cfg, *cfgPath, &sc, logger); err != nil {
 			return err
 		}
 	}
@@ -245,6 +192,41 @@ func run(args []string) error {
 		err = errors.Join(err, cerr)
 	}
 	return err
+}
+
+// applyFlags overrides the settings with the flags given on the command line.
+func applyFlags(fset *flag.FlagSet, f *flagValues, cfg *config.Config) error {
+	set := map[string]bool{}
+	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["port"] {
+		cfg.ClientPort = *f.port
+	}
+	if set["addr"] {
+		host, p, err := net.SplitHostPort(*f.addr)
+		if err != nil {
+			return fmt.Errorf("--addr: %w", err)
+		}
+		if cfg.ClientPort, err = strconv.Atoi(p); err != nil {
+			return fmt.Errorf("--addr: bad port %q", p)
+		}
+		cfg.ClientPortAddress = host
+	}
+	if set["data-dir"] {
+		cfg.SetDataDir(*f.dataDir)
+	}
+	if set["data-log-dir"] {
+		cfg.DataLogDir = *f.dataLogDir
+	}
+	if set["tick-time"] {
+		cfg.SetTickTime(*f.tick)
+	}
+	if set["extended-types"] {
+		cfg.ExtendedTypesEnabled = *f.extended
+	}
+	if set["container-check-interval"] {
+		cfg.ContainerCheckIntervalMs = int(f.containerCheck.Milliseconds())
+	}
+	return nil
 }
 
 // flagValues are the flags' values after parsing.
@@ -298,68 +280,6 @@ func readMyID(dataDir string) (int64, error) {
 		return 0, fmt.Errorf("%s: %q is not a server id (1..254)", filepath.Join(dataDir, "myid"), strings.TrimSpace(string(b)))
 	}
 	return id, nil
-}
-
-func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
-	host := cfg.ClientPortAddress
-	sc := server.Config{
-		ListenAddr:             net.JoinHostPort(host, strconv.Itoa(cfg.ClientPort)),
-		DataDir:                cfg.DataDir,
-		DataLogDir:             cfg.DataLogDir,
-		TickTime:               cfg.TickTime,
-		MinSessionTimeout:      cfg.MinSessionTimeout,
-		MaxSessionTimeout:      cfg.MaxSessionTimeout,
-		MaxClientCnxns:         cfg.MaxClientCnxns,
-		SnapCount:              cfg.SnapCount,
-		PreAllocSize:           cfg.PreAllocSize,
-		NoSync:                 !cfg.ForceSync,
-		NoDigest:               !cfg.DigestEnabled,
-		JuteMaxBuffer:          cfg.JuteMaxBuffer,
-		ExtendedTypes:          cfg.ExtendedTypesEnabled,
-		EnforceQuota:           cfg.EnforceQuota,
-		SuperDigest:            cfg.SuperDigest,
-		EnforceAuthSchemes:     cfg.Security.EnforcedSchemes(),
-		GlobalOutstandingLimit: cfg.GlobalOutstandingLimit,
-		ContainerCheckInterval: time.Duration(cfg.ContainerCheckIntervalMs) * time.Millisecond,
-		SnapRetainCount:        cfg.SnapRetainCount,
-		PurgeInterval:          time.Duration(cfg.PurgeInterval) * time.Hour,
-		FourLetterWhitelist:    cfg.FourLetterWhitelist,
-		SessionSecretFile:      cfg.SessionSecretFile,
-		ReadOnlyMode:           cfg.ReadOnlyMode,
-		FastElection:           cfg.FastElection,
-		LocalSessions:          cfg.LocalSessions.Enabled,
-		LocalSessionsUpgrading: cfg.LocalSessions.Upgrading,
-		Logger:                 logger,
-	}
-	comp, known := storage.ParseSnapCompression(cfg.SnapshotCompression)
-	if !known {
-		// ZooKeeper falls back to uncompressed snapshots silently; a typo deserves a word.
-		logger.Warn("unknown zookeeper.snapshot.compression.method; writing uncompressed snapshots",
-			"value", cfg.SnapshotCompression)
-	}
-	sc.SnapshotCompression = comp
-	if cfg.AdminEnableServer {
-		sc.AdminAddr, sc.AdminCommandURL = cfg.AdminListenAddr(), cfg.AdminURL()
-		sc.AdminSnap = server.AdminSnapConfig{
-			SnapshotDisabled:   cfg.AdminSnapshotDisabled,
-			RestoreEnabled:     cfg.AdminRestoreEnabled,
-			RateLimitMs:        cfg.AdminRateLimiterMs,
-			NeedClientAuth:     cfg.AdminNeedClientAuth,
-			RestoreMaxBytes:    cfg.AdminGuards.RestoreMaxBytes,
-			RestoreReadTimeout: time.Duration(cfg.AdminGuards.RestoreReadTimeoutMs) * time.Millisecond,
-		}
-		sc.AdminAllowedHosts = cfg.AdminGuards.AllowedHosts
-	}
-	sc.ConfText = func(dataSize, logSize int64, quorum []byte) string {
-		info := config.ConfInfo{DataDirSize: dataSize, DataLogSize: logSize, ServerID: sc.ServerID}
-		if quorum != nil {
-			if d, err := config.ParseDynamicStandalone(quorum, cfg.StandaloneEnabled()); err == nil {
-				info.Quorum = &d
-			}
-		}
-		return cfg.Conf(info)
-	}
-	return sc
 }
 
 // prepareZooEnv does what the official zookeeper image's docker-entrypoint.sh does before

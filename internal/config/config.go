@@ -9,7 +9,7 @@
 //
 // A Config holds effective values: after Parse or Defaults, settings that ZooKeeper derives from
 // others (session timeout bounds from tickTime, dataLogDir from dataDir) are already filled in.
-// Code that changes TickTime or DataDir afterwards must update the derived fields itself.
+// SetTickTime and SetDataDir change those two afterwards and keep the derived fields in step.
 package config
 
 import (
@@ -301,15 +301,49 @@ func (c *Config) resolve() {
 	if c.DataLogDir == "" {
 		c.DataLogDir = c.DataDir
 	}
+	minTimeout, maxTimeout := SessionTimeoutBounds(c.TickTime)
 	if c.MinSessionTimeout == -1 {
-		c.MinSessionTimeout = 2 * c.TickTime
+		c.MinSessionTimeout = minTimeout
 	}
 	if c.MaxSessionTimeout == -1 {
-		c.MaxSessionTimeout = 20 * c.TickTime
+		c.MaxSessionTimeout = maxTimeout
 	}
 	c.SnapRetainCount = max(c.SnapRetainCount, minSnapRetainCount)
 	c.PurgeInterval = max(c.PurgeInterval, 0)
 	c.SnapCount = max(c.SnapCount, minSnapCount)
+}
+
+// SessionTimeoutBounds are the session timeout bounds ZooKeeper derives from tickTime when
+// minSessionTimeout and maxSessionTimeout are not set.
+func SessionTimeoutBounds(tickTime int) (minTimeout, maxTimeout int) {
+	return 2 * tickTime, 20 * tickTime
+}
+
+// SetTickTime changes tickTime after parsing (a flag overriding the file); session timeout
+// bounds that were derived from the old value follow the new one.
+func (c *Config) SetTickTime(ms int) {
+	oldMin, oldMax := SessionTimeoutBounds(c.TickTime)
+	newMin, newMax := SessionTimeoutBounds(ms)
+	if c.MinSessionTimeout == oldMin {
+		c.MinSessionTimeout = newMin
+	}
+	if c.MaxSessionTimeout == oldMax {
+		c.MaxSessionTimeout = newMax
+	}
+	c.TickTime = ms
+}
+
+// SetDataDir changes dataDir after parsing; dataLogDir follows unless it was set apart.
+func (c *Config) SetDataDir(dir string) {
+	if c.DataLogDir == c.DataDir {
+		c.DataLogDir = dir
+	}
+	c.DataDir = dir
+}
+
+// ClientAddr is the client port's host:port ("" host = every interface).
+func (c *Config) ClientAddr() string {
+	return net.JoinHostPort(c.ClientPortAddress, strconv.Itoa(c.ClientPort))
 }
 
 var errUnknownKey = errors.New("unknown key")
