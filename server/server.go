@@ -106,7 +106,7 @@ type Config struct {
 	SnapshotCompression storage.SnapCompression
 	// Peers lists the ensemble's members, this server (ServerID) included; empty means
 	// standalone.
-	Peers []Peer
+	Peers []config.Member
 	// Hierarchy is the ensemble's group.N and weight.N lines: a hierarchical quorum when set,
 	// majority otherwise.
 	Hierarchy config.Hierarchy

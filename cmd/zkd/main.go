@@ -325,7 +325,7 @@ func clientPortFromServers(cfg *config.Config) error {
 	if cfg.ClientPort != 0 || len(cfg.Servers) == 0 {
 		return nil
 	}
-	var spec config.ServerSpec
+	var spec config.Member
 	if len(cfg.Servers) == 1 {
 		for _, sp := range cfg.Servers {
 			spec = sp

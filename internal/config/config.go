@@ -55,48 +55,6 @@ func (e *KeyError) Unwrap() error { return e.Err }
 // Is makes every KeyError match ErrInvalid.
 func (e *KeyError) Is(target error) bool { return target == ErrInvalid }
 
-// ServerSpec is one `server.N=host:quorumPort:electionPort[:participant|observer][;[clientHost:]clientPort]` line.
-type ServerSpec struct {
-	ID           int
-	Host         string
-	QuorumPort   int
-	ElectionPort int
-	Observer     bool
-	ClientHost   string // "" when the line gives no client address (or only a port)
-	ClientPort   int    // 0 when the line has no client part
-	// MoreAddrs are the addresses after the first ('|'-separated, multiAddress.enabled);
-	// Host, QuorumPort and ElectionPort are the first.
-	MoreAddrs []ServerAddr
-}
-
-// String renders the spec in zoo.cfg syntax (the value of the server.N key), as
-// QuorumServer.toString does: several addresses are sorted by host.
-func (s ServerSpec) String() string { return s.render(true) }
-
-// render is String; unsorted keeps the addresses in the order written, so that the first
-// stays first when the line is read back.
-func (s ServerSpec) render(sorted bool) string {
-	role := "participant"
-	if s.Observer {
-		role = "observer"
-	}
-	out := s.addrsString(sorted) + ":" + role
-	switch {
-	case s.ClientPort != 0 && s.ClientHost != "":
-		out += fmt.Sprintf(";%s:%d", bracketHost(s.ClientHost), s.ClientPort)
-	case s.ClientPort != 0:
-		out += fmt.Sprintf(";%d", s.ClientPort)
-	}
-	return out
-}
-
-func bracketHost(h string) string {
-	if strings.Contains(h, ":") {
-		return "[" + h + "]"
-	}
-	return h
-}
-
 // Config is the set of ZooKeeper settings zkd understands. Times are in milliseconds unless a
 // field says otherwise.
 type Config struct {
@@ -132,7 +90,7 @@ type Config struct {
 	GlobalOutstandingLimit   int
 	ContainerCheckIntervalMs int
 
-	Servers map[int]ServerSpec // ensemble members; empty for standalone
+	Servers map[int]Member // ensemble members; empty for standalone
 	// Hierarchy is group.N and weight.N (quorum.go): a hierarchical quorum when set.
 	Hierarchy Hierarchy
 
@@ -487,7 +445,7 @@ func (c *Config) validate(file string) error {
 		key := fmt.Sprintf("server.%d", id)
 		if err := s.validate(); err != nil {
 			bad(key, s, "%v", err)
-		} else if s.ID != id {
+		} else if s.ID != int64(id) {
 			bad(key, s, "listed under id %d but has ID %d", id, s.ID)
 		}
 	}

@@ -320,9 +320,9 @@ var keys = []Key{
 				return err
 			}
 			if c.Servers == nil {
-				c.Servers = make(map[int]ServerSpec)
+				c.Servers = make(map[int]Member)
 			}
-			c.Servers[s.ID] = s
+			c.Servers[int(s.ID)] = s
 			return nil
 		}},
 	// ZooKeeper switches to hierarchical quorums for any key starting with "group" or
