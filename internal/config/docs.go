@@ -95,7 +95,7 @@ func Markdown() string {
 			p("\n## %s\n\n", section)
 			p("| key | default | without a config file | description |\n| --- | --- | --- | --- |\n")
 		}
-		name := "`" + k.DisplayName() + "`"
+		name := "`" + k.displayName() + "`"
 		if k.SysProp {
 			name += " †"
 		}

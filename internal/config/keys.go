@@ -4,17 +4,16 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
-	"maps"
 	"slices"
 	"strconv"
 	"strings"
 )
 
-// Key is one row of the key table: everything zkd knows about one zoo.cfg key. The table
+// keyDef is one row of the key table: everything zkd knows about one zoo.cfg key. The table
 // (keys) is the only place a key's name, default and parser are written; Parse dispatches
 // through it, fileDefaults and Defaults are built from it, String and the `conf` four-letter
 // word render from it, and docs/configuration.md is generated from it (Markdown).
-type Key struct {
+type keyDef struct {
 	// Name is the key as written in zoo.cfg. For a Prefix row it is the part before the free
 	// one ("server.", "ssl.quorum."), and Syntax shows the whole form.
 	Name   string
@@ -44,11 +43,8 @@ type Key struct {
 	value func(c *Config) string
 }
 
-// DisplayName is how the documentation names the key.
-func (k Key) DisplayName() string { return cmp.Or(k.Syntax, k.Name) }
-
-// Keys returns the key table, in documentation order.
-func Keys() []Key { return slices.Clone(keys) }
+// displayName is how the documentation names the key.
+func (k keyDef) displayName() string { return cmp.Or(k.Syntax, k.Name) }
 
 // Table sections, in documentation order.
 const (
@@ -124,7 +120,7 @@ func notNegative(n int) error {
 
 // keys is the key table. Rows are in documentation order; within the exact-name rows the
 // order is also the order of String's lines and of the checks' errors.
-var keys = []Key{
+var keys = []keyDef{
 	// Basic.
 	{Name: "tickTime", Default: "3000", ZkdDefault: "2000", Section: secBasic,
 		Doc:   "The basic time unit in milliseconds; session timeouts and the ensemble's limits count in ticks.",
@@ -528,9 +524,9 @@ var keys = []Key{
 // variables may read defaults.
 var keyIndex, prefixRows = indexKeys()
 
-func indexKeys() (map[string]*Key, []*Key) {
-	index := map[string]*Key{}
-	var prefixes []*Key
+func indexKeys() (map[string]*keyDef, []*keyDef) {
+	index := map[string]*keyDef{}
+	var prefixes []*keyDef
 	for i := range keys {
 		k := &keys[i]
 		if k.Prefix {
@@ -539,13 +535,13 @@ func indexKeys() (map[string]*Key, []*Key) {
 		}
 		index[k.Name] = k
 	}
-	slices.SortStableFunc(prefixes, func(a, b *Key) int { return len(b.Name) - len(a.Name) })
+	slices.SortStableFunc(prefixes, func(a, b *keyDef) int { return len(b.Name) - len(a.Name) })
 	return index, prefixes
 }
 
 // lookup finds the row for a key as written and the name its parser gets (without a
 // "zookeeper." prefix that the row allows).
-func lookup(key string) (*Key, string) {
+func lookup(key string) (*keyDef, string) {
 	bare, prefixed := strings.CutPrefix(key, "zookeeper.")
 	if k := keyIndex[key]; k != nil {
 		return k, key
@@ -631,6 +627,3 @@ func (c *Config) checkKeys(bad func(key string, value any, format string, args .
 		}
 	}
 }
-
-// sortedKeys is the names of the table's exact rows, sorted; for tests.
-func sortedKeys() []string { return slices.Sorted(maps.Keys(keyIndex)) }

@@ -34,10 +34,10 @@ func TestFileDefaults(t *testing.T) {
 func TestKeyTable(t *testing.T) {
 	seen := map[string]bool{}
 	for _, k := range keys {
-		if seen[k.DisplayName()] {
-			t.Errorf("%s: two rows", k.DisplayName())
+		if seen[k.displayName()] {
+			t.Errorf("%s: two rows", k.displayName())
 		}
-		seen[k.DisplayName()] = true
+		seen[k.displayName()] = true
 		if k.Doc == "" || k.Section == "" || k.parse == nil {
 			t.Errorf("%s: row without doc, section or parser", k.Name)
 		}
@@ -46,10 +46,10 @@ func TestKeyTable(t *testing.T) {
 		}
 		name := k.Name
 		if k.Prefix {
-			name = strings.ReplaceAll(strings.ReplaceAll(k.DisplayName(), "N", "1"), "*", "x")
+			name = strings.ReplaceAll(strings.ReplaceAll(k.displayName(), "N", "1"), "*", "x")
 			name = strings.ReplaceAll(name, ".X", ".x")
 		}
-		if got, _ := lookup(name); got == nil || got.DisplayName() != k.DisplayName() {
+		if got, _ := lookup(name); got == nil || got.displayName() != k.displayName() {
 			t.Errorf("lookup(%q) does not find its row", name)
 		}
 		if got, _ := lookup("zookeeper." + name); (got != nil) != k.SysProp {
