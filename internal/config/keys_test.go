@@ -1,6 +1,7 @@
 package config
 
 import (
+	"errors"
 	"reflect"
 	"strings"
 	"testing"
@@ -54,6 +55,10 @@ func TestKeyTable(t *testing.T) {
 		}
 		if got, _ := lookup("zookeeper." + name); (got != nil) != k.SysProp {
 			t.Errorf("lookup(zookeeper.%s) found %v, want a row only for a system property", name, got != nil)
+		}
+		var scratch Config
+		if err := k.parse(&scratch, strings.TrimPrefix(name, "zookeeper."), "x"); errors.Is(err, errUnknownKey) {
+			t.Errorf("%s: the row's parser does not know the key", k.Name)
 		}
 		for _, v := range []string{k.Default, k.ZkdDefault} {
 			if v == "" || k.Prefix {
