@@ -470,8 +470,8 @@ func (s *Server) quorumJSON(cmd string) (admin.Object, string, bool) {
 		return admin.Object{
 			{Key: "myid", Value: s.cfg.ServerID},
 			{Key: "is_leader", Value: v.mode == "leader"},
-			{Key: "quorum_address", Value: me.quorumAddr()},
-			{Key: "election_address", Value: me.electionAddr()},
+			{Key: "quorum_address", Value: me.QuorumAddr()},
+			{Key: "election_address", Value: me.ElectionAddr()},
 			{Key: "client_address", Value: s.Addr()},
 			{Key: "voting", Value: !me.Observer},
 			{Key: "last_zxid", Value: "0x" + strconv.FormatUint(uint64(v.zxid), 16)},
@@ -489,8 +489,8 @@ func (s *Server) quorumJSON(cmd string) (admin.Object, string, bool) {
 					continue
 				}
 				view = append(view, admin.Field{Key: strconv.FormatInt(p.ID, 10), Value: admin.Object{
-					{Key: "quorum_addr", Value: p.quorumAddr()},
-					{Key: "election_addr", Value: p.electionAddr()},
+					{Key: "quorum_addr", Value: p.QuorumAddr()},
+					{Key: "election_addr", Value: p.ElectionAddr()},
 					{Key: "learner_type", Value: "participant"},
 				}})
 			}

@@ -9,7 +9,7 @@ import (
 // hierarchical quorum). zkd has no dynamic reconfiguration yet, so the
 // configuration is the static one, whose version is 0.
 func (s *Server) quorumConfigText() []byte {
-	return []byte(config.HierarchicalText(specsOf(s.ens.peers), s.ens.hier, s.ens.version))
+	return []byte(config.HierarchicalText(membersByID(s.ens.peers), s.ens.hier, s.ens.version))
 }
 
 // fillConfigNode writes the ensemble's configuration into /zookeeper/config, where ZooKeeper

@@ -9,15 +9,16 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"
 )
 
 // wantConfigText is /zookeeper/config's text for peers as ZooKeeper 3.8 prints it (ids
 // below 16 list in ascending order).
-func wantConfigText(peers []server.Peer) string {
+func wantConfigText(peers []config.Member) string {
 	peers = slices.Clone(peers)
-	slices.SortFunc(peers, func(a, b server.Peer) int { return int(a.ID - b.ID) })
+	slices.SortFunc(peers, func(a, b config.Member) int { return int(a.ID - b.ID) })
 	var b strings.Builder
 	for _, p := range peers {
 		role := "participant"
@@ -74,7 +75,7 @@ func checkConfigNode(t *testing.T, who string, c *zk.Conn, want string) {
 }
 
 func TestEnsembleConfigNode(t *testing.T) {
-	var peers []server.Peer
+	var peers []config.Member
 	e := startEnsembleFull(t, 3, 1, func(c *server.Config) {
 		if peers == nil {
 			// Client parts in the forms ZooKeeper prints differently: host:port, a lone

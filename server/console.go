@@ -567,7 +567,7 @@ func (b consoleBackend) Ensemble(ctx context.Context) (console.Ensemble, error) 
 	peers := slices.Clone(s.cfg.Peers)
 	slices.SortFunc(peers, func(a, b Peer) int { return cmp.Compare(a.ID, b.ID) })
 	for _, p := range peers {
-		m := console.Member{ID: p.ID, Quorum: p.quorumAddr(), Election: p.electionAddr(), Observer: p.Observer,
+		m := console.Member{ID: p.ID, Quorum: p.QuorumAddr(), Election: p.ElectionAddr(), Observer: p.Observer,
 			Leader: p.ID == v.leader, Self: p.ID == s.cfg.ServerID}
 		if m.Self {
 			m.Zxid = hex(v.zxid)

@@ -24,49 +24,10 @@ import (
 	"github.com/zkd-io/zkd/jute"
 )
 
-// Peer is one member of an ensemble (a server.N line).
-type Peer struct {
-	ID           int64
-	Host         string
-	QuorumPort   int
-	ElectionPort int
-	Observer     bool
-	// ClientHost and ClientPort are the line's client part (after ';'), which
-	// /zookeeper/config lists: ClientPort is 0 when there was none, ClientHost "" when it
-	// was a lone port.
-	ClientHost string
-	ClientPort int
-	// MoreAddrs are the line's further addresses (multiAddress.enabled): the member listens
-	// on all of them and the others dial them in turn after Host's.
-	MoreAddrs []PeerAddr
-}
-
-// PeerAddr is one more host:quorumPort:electionPort of a member.
-type PeerAddr struct {
-	Host         string
-	QuorumPort   int
-	ElectionPort int
-}
-
-func (p Peer) quorumAddr() string   { return net.JoinHostPort(p.Host, strconv.Itoa(p.QuorumPort)) }
-func (p Peer) electionAddr() string { return net.JoinHostPort(p.Host, strconv.Itoa(p.ElectionPort)) }
-
-// quorumAddrs and electionAddrs are every address of the member, the first first.
-func (p Peer) quorumAddrs() []string {
-	out := []string{p.quorumAddr()}
-	for _, a := range p.MoreAddrs {
-		out = append(out, net.JoinHostPort(a.Host, strconv.Itoa(a.QuorumPort)))
-	}
-	return out
-}
-
-func (p Peer) electionAddrs() []string {
-	out := []string{p.electionAddr()}
-	for _, a := range p.MoreAddrs {
-		out = append(out, net.JoinHostPort(a.Host, strconv.Itoa(a.ElectionPort)))
-	}
-	return out
-}
+// Peer is the ensemble member type of Config.Peers. It is config.Member (zkd has one
+// membership type); the alias remains for the AdminServer's code, which is moving out of
+// this package.
+type Peer = config.Member
 
 // listenAddrs is where a member's port listens: its addresses, or with quorumListenOnAllIPs
 // every interface on each distinct port (QuorumCnxManager and Leader bind the wildcard
@@ -103,7 +64,7 @@ type ensemble struct {
 	// The committed configuration (reconfig.go): its members, quorum shape and version;
 	// lastSeen is a newer one proposed, nil when none. observer is this server's learner
 	// type (a server the configuration leaves out is a participant without a vote).
-	peers    []Peer
+	peers    []config.Member
 	hier     config.Hierarchy
 	version  int64
 	lastSeen *config.Dynamic
@@ -184,18 +145,18 @@ func (s *Server) onPeerStates() {
 
 func (s *Server) ensembleMode() bool { return len(s.cfg.Peers) > 0 }
 
-func (s *Server) self() Peer {
+func (s *Server) self() config.Member {
 	p, _ := s.peer(s.cfg.ServerID)
 	return p
 }
 
-func (s *Server) peer(id int64) (Peer, bool) {
+func (s *Server) peer(id int64) (config.Member, bool) {
 	for _, p := range s.ens.peers {
 		if p.ID == id {
 			return p, true
 		}
 	}
-	return Peer{}, false
+	return config.Member{}, false
 }
 
 func (s *Server) voters() []int64 {

@@ -15,7 +15,7 @@ import (
 func newTCPElectionTransport(s *Server) (ElectionTransport, error) {
 	self := s.self()
 	peers := s.electionPeers()
-	ln, err := s.bindElectionPort(listenAddrs(self.electionAddrs(), s.cfg.QuorumListenOnAllIPs))
+	ln, err := s.bindElectionPort(listenAddrs(self.ElectionAddrs(), s.cfg.QuorumListenOnAllIPs))
 	if err != nil {
 		return nil, err
 	}
@@ -26,7 +26,7 @@ func newTCPElectionTransport(s *Server) (ElectionTransport, error) {
 		version = peer.ProtocolVersionV2 // what ZooKeeper sends with multiAddress.enabled
 	}
 	if len(self.MoreAddrs) > 0 || s.cfg.QuorumListenOnAllIPs {
-		adv = strings.Join(self.electionAddrs(), "|")
+		adv = strings.Join(self.ElectionAddrs(), "|")
 	}
 	t, err := peer.NewTCP(peer.TCPConfig{
 		ID:              s.cfg.ServerID,
@@ -41,7 +41,7 @@ func newTCPElectionTransport(s *Server) (ElectionTransport, error) {
 	})
 	if err != nil {
 		ln.Close()
-		return nil, fmt.Errorf("server: election port %s: %w", self.electionAddr(), err)
+		return nil, fmt.Errorf("server: election port %s: %w", self.ElectionAddr(), err)
 	}
 	return t, nil
 }

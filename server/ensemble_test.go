@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/testing/rawzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
@@ -116,9 +117,9 @@ func startEnsembleObservers(t *testing.T, n, obs int) *testEnsemble {
 
 func startEnsembleFull(t *testing.T, n, obs int, f func(*server.Config)) *testEnsemble {
 	ports := freePorts(t, 2*(n+obs))
-	var peers []server.Peer
+	var peers []config.Member
 	for i := 0; i < n+obs; i++ {
-		peers = append(peers, server.Peer{ID: int64(i + 1), Host: "127.0.0.1", QuorumPort: ports[2*i], ElectionPort: ports[2*i+1], Observer: i >= n})
+		peers = append(peers, config.Member{ID: int64(i + 1), Host: "127.0.0.1", QuorumPort: ports[2*i], ElectionPort: ports[2*i+1], Observer: i >= n})
 	}
 	n += obs
 	e := &testEnsemble{t: t, net: newMemElection()}

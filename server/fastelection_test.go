@@ -7,6 +7,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/server"
 )
 
@@ -16,9 +17,9 @@ import (
 // the two others need only each other's votes).
 func TestFastElectionFailover(t *testing.T) {
 	ports := freePorts(t, 6)
-	var peers []server.Peer
+	var peers []config.Member
 	for i := 0; i < 3; i++ {
-		peers = append(peers, server.Peer{ID: int64(i + 1), Host: "127.0.0.1", QuorumPort: ports[2*i], ElectionPort: ports[2*i+1]})
+		peers = append(peers, config.Member{ID: int64(i + 1), Host: "127.0.0.1", QuorumPort: ports[2*i], ElectionPort: ports[2*i+1]})
 	}
 	e := &testEnsemble{t: t}
 	for i := 0; i < 3; i++ {

@@ -75,9 +75,9 @@ func newLeaderRole(s *Server) role {
 		}
 	}
 	self := s.self()
-	ln, err := peer.ListenAll(listenAddrs(self.quorumAddrs(), s.cfg.QuorumListenOnAllIPs))
+	ln, err := peer.ListenAll(listenAddrs(self.QuorumAddrs(), s.cfg.QuorumListenOnAllIPs))
 	if err != nil {
-		s.log.Error("cannot listen on the quorum port", "addr", self.quorumAddrs(), "err", err)
+		s.log.Error("cannot listen on the quorum port", "addr", self.QuorumAddrs(), "err", err)
 		s.stepDown = fmt.Errorf("quorum port unavailable: %w", err)
 		return lookingRole{} // no state machine behind it: nothing may call into one
 	}

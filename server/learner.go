@@ -78,8 +78,8 @@ func unknownLeader(s *Server, leader int64) role {
 
 func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
 	p, _ := s.peer(leader)
-	s.log.Info("following", "leader", leader, "addr", p.quorumAddrs())
-	return newLearnerRoleAt(s, leader, leader, p.quorumAddrs(), 0, observer)
+	s.log.Info("following", "leader", leader, "addr", p.QuorumAddrs())
+	return newLearnerRoleAt(s, leader, leader, p.QuorumAddrs(), 0, observer)
 }
 
 // newLearnerRoleAt starts a learner that dials master at addrs: the leader, or an

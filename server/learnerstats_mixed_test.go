@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
 )
@@ -92,12 +93,12 @@ func jsonShape(v any) []string {
 // (requests 0, last_zxid) are the same on both kinds of leader.
 func observersFromMixedLeader(t *testing.T, refLeads bool) map[string]any {
 	ports := freePorts(t, 6)
-	var peers []server.Peer
+	var peers []config.Member
 	var lines []string
 	for i := int64(1); i <= 3; i++ {
 		q, e := ports[2*(i-1)], ports[2*(i-1)+1]
 		obs := i == 3
-		peers = append(peers, server.Peer{ID: i, Host: "127.0.0.1", QuorumPort: q, ElectionPort: e, Observer: obs})
+		peers = append(peers, config.Member{ID: i, Host: "127.0.0.1", QuorumPort: q, ElectionPort: e, Observer: obs})
 		l := fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i, q, e)
 		if obs {
 			l += ":observer"

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
 )
@@ -67,11 +68,11 @@ func startMixedOpts(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg f
 func startMixedPer(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg func(*server.Config), refOpts func(int64, *refzk.Options)) []*mixedMember {
 	refzk.Require(t)
 	ports := freePorts(t, 6)
-	var peers []server.Peer
+	var peers []config.Member
 	var lines []string
 	for i := int64(1); i <= 3; i++ {
 		q, e := ports[2*(i-1)], ports[2*(i-1)+1]
-		peers = append(peers, server.Peer{ID: i, Host: "127.0.0.1", QuorumPort: q, ElectionPort: e})
+		peers = append(peers, config.Member{ID: i, Host: "127.0.0.1", QuorumPort: q, ElectionPort: e})
 		lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i, q, e))
 	}
 	members := make([]*mixedMember, 3)

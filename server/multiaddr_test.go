@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/server"
 )
 
@@ -17,16 +18,16 @@ import (
 // the dead one. f adjusts every member's configuration.
 func startMultiAddrEnsemble(t *testing.T, n int, f func(*server.Config)) []*tcpMember {
 	ports := freePorts(t, 4*n)
-	live := func(i int) server.Peer {
-		return server.Peer{ID: int64(i + 1), Host: "127.0.0.2", QuorumPort: ports[4*i], ElectionPort: ports[4*i+1]}
+	live := func(i int) config.Member {
+		return config.Member{ID: int64(i + 1), Host: "127.0.0.2", QuorumPort: ports[4*i], ElectionPort: ports[4*i+1]}
 	}
 	return startTCPEnsembleFull(t, n, func(i int, c *server.Config) {
 		c.Peers = nil
 		for j := range n {
 			p := live(j)
 			if j != i {
-				p = server.Peer{ID: int64(j + 1), Host: "127.0.0.1", QuorumPort: ports[4*j+2], ElectionPort: ports[4*j+3],
-					MoreAddrs: []server.PeerAddr{{Host: p.Host, QuorumPort: p.QuorumPort, ElectionPort: p.ElectionPort}}}
+				p = config.Member{ID: int64(j + 1), Host: "127.0.0.1", QuorumPort: ports[4*j+2], ElectionPort: ports[4*j+3],
+					MoreAddrs: []config.MemberAddr{{Host: p.Host, QuorumPort: p.QuorumPort, ElectionPort: p.ElectionPort}}}
 			}
 			c.Peers = append(c.Peers, p)
 		}
@@ -113,7 +114,7 @@ func TestElectionPortBindRetry(t *testing.T) {
 		ListenAddr: "127.0.0.1:0", DataDir: t.TempDir(), TickTime: 200, InitLimit: 20, SyncLimit: 10,
 		ServerID: 1, PreAllocSize: 1 << 20, Logger: slog.New(slog.NewTextHandler(io.Discard, nil)),
 		ElectionPortBindRetry: 2,
-		Peers: []server.Peer{
+		Peers: []config.Member{
 			{ID: 1, Host: "127.0.0.1", QuorumPort: ports[0], ElectionPort: ports[1]},
 			{ID: 2, Host: "127.0.0.1", QuorumPort: ports[2], ElectionPort: ports[3]},
 		},

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"strconv"
 
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/zab"
 	"github.com/zkd-io/zkd/jute"
@@ -257,7 +258,7 @@ func (r *learnerRole) omConfigChanged() {
 // nextObserverMaster picks the follower an observer syncs from: the voting members in a
 // shuffled order, the next one each time (QuorumPeer.nextObserverMaster); the order is
 // drawn again when the voters change (updateObserverMasterList).
-func (s *Server) nextObserverMaster() (Peer, bool) {
+func (s *Server) nextObserverMaster() (config.Member, bool) {
 	voters := s.voters()
 	slices.Sort(voters)
 	if !slices.Equal(voters, s.ens.omVoters) {
@@ -267,7 +268,7 @@ func (s *Server) nextObserverMaster() (Peer, bool) {
 		s.ens.omNext = 0
 	}
 	if len(s.ens.omOrder) == 0 {
-		return Peer{}, false
+		return config.Member{}, false
 	}
 	if s.ens.omNext >= len(s.ens.omOrder) {
 		// zookeeper.observer.reconnectDelayMs defaults to 0: no pause before starting over.

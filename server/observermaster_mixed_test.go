@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
 )
@@ -34,12 +35,12 @@ func TestMixedObserverMasters(t *testing.T) {
 	ports := freePorts(t, 12)
 	omA, omB := ports[10], ports[11]
 	host := func(id int64) string { return "127.0.0." + strconv.FormatInt(id, 10) }
-	var peers []server.Peer
+	var peers []config.Member
 	var lines []string
 	for i := int64(1); i <= 5; i++ {
 		q, e := ports[2*(i-1)], ports[2*(i-1)+1]
 		obs := i >= 4
-		peers = append(peers, server.Peer{ID: i, Host: host(i), QuorumPort: q, ElectionPort: e, Observer: obs})
+		peers = append(peers, config.Member{ID: i, Host: host(i), QuorumPort: q, ElectionPort: e, Observer: obs})
 		l := fmt.Sprintf("server.%d=%s:%d:%d", i, host(i), q, e)
 		if obs {
 			l += ":observer"

@@ -11,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/sasl"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
@@ -70,9 +71,9 @@ type tcpEnsemble struct {
 func newTCPEnsemble(t *testing.T, qs []*peer.QuorumSASL) *tcpEnsemble {
 	n := len(qs)
 	ports := freePorts(t, 2*n)
-	var peers []server.Peer
+	var peers []config.Member
 	for i := 0; i < n; i++ {
-		peers = append(peers, server.Peer{ID: int64(i + 1), Host: "127.0.0.1", QuorumPort: ports[2*i], ElectionPort: ports[2*i+1]})
+		peers = append(peers, config.Member{ID: int64(i + 1), Host: "127.0.0.1", QuorumPort: ports[2*i], ElectionPort: ports[2*i+1]})
 	}
 	e := &tcpEnsemble{t: t, srvs: make([]*server.Server, n), sasl: qs}
 	for i := 0; i < n; i++ {
@@ -364,11 +365,11 @@ func TestMixedQuorumSASLWrongPassword(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			ports := freePorts(t, 6)
-			var peers []server.Peer
+			var peers []config.Member
 			lines := append([]string{"initLimit=10", "syncLimit=5"}, quorumSASLRefLines...)
 			for i := int64(1); i <= 3; i++ {
 				q, e := ports[2*(i-1)], ports[2*(i-1)+1]
-				peers = append(peers, server.Peer{ID: i, Host: "127.0.0.1", QuorumPort: q, ElectionPort: e})
+				peers = append(peers, config.Member{ID: i, Host: "127.0.0.1", QuorumPort: q, ElectionPort: e})
 				lines = append(lines, fmt.Sprintf("server.%d=127.0.0.1:%d:%d", i, q, e))
 			}
 			members := map[int64]*mixedMember{}

@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/tlsconf"
 	"github.com/zkd-io/zkd/internal/tlsconf/tlstest"
@@ -119,9 +120,9 @@ func startTCPEnsembleConfig(t *testing.T, n int, f func(*server.Config)) []*tcpM
 
 func startTCPEnsembleFull(t *testing.T, n int, f func(i int, c *server.Config)) []*tcpMember {
 	ports := freePorts(t, 2*n)
-	var peers []server.Peer
+	var peers []config.Member
 	for i := range n {
-		peers = append(peers, server.Peer{ID: int64(i + 1), Host: "127.0.0.1", QuorumPort: ports[2*i], ElectionPort: ports[2*i+1]})
+		peers = append(peers, config.Member{ID: int64(i + 1), Host: "127.0.0.1", QuorumPort: ports[2*i], ElectionPort: ports[2*i+1]})
 	}
 	var members []*tcpMember
 	for i := range n {

@@ -36,43 +36,27 @@ type afterReconfig struct {
 	zxid   int64
 }
 
-// specsOf renders members as config's server specs.
-func specsOf(peers []Peer) map[int]config.ServerSpec {
-	specs := make(map[int]config.ServerSpec, len(peers))
+// membersByID indexes members by id, as a configuration holds them.
+func membersByID(peers []config.Member) map[int]config.Member {
+	out := make(map[int]config.Member, len(peers))
 	for _, p := range peers {
-		spec := config.ServerSpec{
-			ID: int(p.ID), Host: p.Host, QuorumPort: p.QuorumPort, ElectionPort: p.ElectionPort,
-			Observer: p.Observer, ClientHost: p.ClientHost, ClientPort: p.ClientPort,
-		}
-		for _, a := range p.MoreAddrs {
-			spec.MoreAddrs = append(spec.MoreAddrs, config.ServerAddr(a))
-		}
-		specs[int(p.ID)] = spec
+		out[int(p.ID)] = p
 	}
-	return specs
+	return out
 }
 
-// PeersOf turns a configuration's server specs into members, sorted by id.
-func PeersOf(servers map[int]config.ServerSpec) []Peer {
-	var out []Peer
+// PeersOf lists a configuration's members, sorted by id.
+func PeersOf(servers map[int]config.Member) []config.Member {
+	var out []config.Member
 	for _, id := range slices.Sorted(maps.Keys(servers)) {
-		spec := servers[id]
-		p := Peer{
-			ID: int64(spec.ID), Host: spec.Host, QuorumPort: spec.QuorumPort,
-			ElectionPort: spec.ElectionPort, Observer: spec.Observer,
-			ClientHost: spec.ClientHost, ClientPort: spec.ClientPort,
-		}
-		for _, a := range spec.MoreAddrs {
-			p.MoreAddrs = append(p.MoreAddrs, PeerAddr(a))
-		}
-		out = append(out, p)
+		out = append(out, servers[id])
 	}
 	return out
 }
 
 // dynamic is the committed configuration.
 func (s *Server) dynamic() config.Dynamic {
-	return config.Dynamic{Servers: specsOf(s.ens.peers), Hierarchy: s.ens.hier, Version: s.ens.version}
+	return config.Dynamic{Servers: membersByID(s.ens.peers), Hierarchy: s.ens.hier, Version: s.ens.version}
 }
 
 // zabConfig is a configuration as Zab needs it.
@@ -175,7 +159,7 @@ func (s *Server) rememberLastSeen(d config.Dynamic) {
 		peers := s.electionPeers()
 		for _, p := range PeersOf(d.Servers) {
 			if _, known := peers[p.ID]; !known && p.ID != s.cfg.ServerID {
-				peers[p.ID] = strings.Join(p.electionAddrs(), "|")
+				peers[p.ID] = strings.Join(p.ElectionAddrs(), "|")
 			}
 		}
 		ps.SetPeers(peers)
@@ -229,7 +213,7 @@ func (s *Server) electionPeers() map[int64]string {
 	peers := map[int64]string{}
 	for _, p := range s.ens.peers {
 		if p.ID != s.cfg.ServerID {
-			peers[p.ID] = strings.Join(p.electionAddrs(), "|")
+			peers[p.ID] = strings.Join(p.ElectionAddrs(), "|")
 		}
 	}
 	return peers

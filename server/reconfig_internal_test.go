@@ -25,7 +25,7 @@ func TestLeaderLastSeenReplacesTruncatedProposal(t *testing.T) {
 		next    bool
 	}
 	writes := make(chan write, 16)
-	peers := PeersOf(map[int]config.ServerSpec{
+	peers := PeersOf(map[int]config.Member{
 		1: {ID: 1, Host: "127.0.0.1", QuorumPort: 1001, ElectionPort: 2001},
 		2: {ID: 2, Host: "127.0.0.1", QuorumPort: 1002, ElectionPort: 2002},
 		3: {ID: 3, Host: "127.0.0.1", QuorumPort: 1003, ElectionPort: 2003},
@@ -61,11 +61,11 @@ func TestLeaderLastSeenReplacesTruncatedProposal(t *testing.T) {
 
 	cur := s.dynamic()
 	proposed := cur
-	proposed.Servers = map[int]config.ServerSpec{}
+	proposed.Servers = map[int]config.Member{}
 	for id, spec := range cur.Servers {
 		proposed.Servers[id] = spec
 	}
-	proposed.Servers[4] = config.ServerSpec{ID: 4, Host: "127.0.0.1", QuorumPort: 1004, ElectionPort: 2004}
+	proposed.Servers[4] = config.Member{ID: 4, Host: "127.0.0.1", QuorumPort: 1004, ElectionPort: 2004}
 	proposed.Version = zab.MakeZxid(1, 7)
 	s.onConfigEvent(zab.ConfigEvent{Kind: zab.ConfigSeen, Zxid: proposed.Version, Text: []byte(proposed.Text()), Designated: zab.NoLeader})
 	if s.ens.lastSeen == nil || s.ens.lastSeen.Version != proposed.Version {
@@ -94,7 +94,7 @@ func TestLeaderLastSeenReplacesTruncatedProposal(t *testing.T) {
 // is on disk before the proposal is acked.
 func TestProposedConfigWrittenBeforeItsTxn(t *testing.T) {
 	order := make(chan string, 16)
-	peers := PeersOf(map[int]config.ServerSpec{
+	peers := PeersOf(map[int]config.Member{
 		1: {ID: 1, Host: "127.0.0.1", QuorumPort: 1001, ElectionPort: 2001},
 		2: {ID: 2, Host: "127.0.0.1", QuorumPort: 1002, ElectionPort: 2002},
 		3: {ID: 3, Host: "127.0.0.1", QuorumPort: 1003, ElectionPort: 2003},
@@ -118,7 +118,7 @@ func TestProposedConfigWrittenBeforeItsTxn(t *testing.T) {
 		s.txlog.Close()
 	}()
 	next := s.dynamic()
-	next.Servers = map[int]config.ServerSpec{1: next.Servers[1], 2: next.Servers[2]}
+	next.Servers = map[int]config.Member{1: next.Servers[1], 2: next.Servers[2]}
 	zxid := zab.MakeZxid(1, 1)
 	next.Version = zxid
 	txn := jute.EncodeTxn(nil, &jute.LoggedTxn{

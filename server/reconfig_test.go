@@ -13,6 +13,7 @@ import (
 	"github.com/go-zookeeper/zk"
 
 	"github.com/zkd-io/zkd/internal/auth"
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/server"
 )
 
@@ -28,9 +29,9 @@ func reconfigEnsemble(t *testing.T, n int) *testEnsemble {
 
 // join starts one more server whose configuration is the first member's plus itself as a
 // participant, as an operator starts a server before adding it by reconfig.
-func (e *testEnsemble) join(id int64) (server.Peer, *ensembleMember) {
+func (e *testEnsemble) join(id int64) (config.Member, *ensembleMember) {
 	ports := freePorts(e.t, 2)
-	p := server.Peer{ID: id, Host: "127.0.0.1", QuorumPort: ports[0], ElectionPort: ports[1]}
+	p := config.Member{ID: id, Host: "127.0.0.1", QuorumPort: ports[0], ElectionPort: ports[1]}
 	cfg := e.members[0].cfg
 	cfg.ServerID = id
 	cfg.DataDir = e.t.TempDir()

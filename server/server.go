@@ -39,15 +39,16 @@ import (
 
 type applyResult = datatree.Result
 
-// Config is what the server needs to run; cmd/zkd fills it from zoo.cfg.
+// Config is what the server needs to run; FromConfig fills it from a parsed zoo.cfg. Zero
+// fields take defaults (setDefaults): those of zoo.cfg keys come from config's key table.
 type Config struct {
 	ListenAddr        string // host:port for clients
 	DataDir           string
 	DataLogDir        string // defaults to DataDir
 	TickTime          int    // ms
-	MinSessionTimeout int    // ms; 0 = 2*TickTime
-	MaxSessionTimeout int    // ms; 0 = 20*TickTime
-	MaxClientCnxns    int    // per IP; 0 = unlimited
+	MinSessionTimeout int    // ms; 0 = derived from TickTime (config.SessionTimeoutBounds)
+	MaxSessionTimeout int    // ms; 0 = derived from TickTime
+	MaxClientCnxns    int    // per IP; 0 = unlimited (not the key's default)
 	SnapCount         int
 	PreAllocSize      int64
 	// NoSync skips fsync (zoo.cfg forceSync=no): faster, and acknowledged writes can be
@@ -105,7 +106,7 @@ type Config struct {
 	SnapshotCompression storage.SnapCompression
 	// Peers lists the ensemble's members, this server (ServerID) included; empty means
 	// standalone.
-	Peers []Peer
+	Peers []config.Member
 	// Hierarchy is the ensemble's group.N and weight.N lines: a hierarchical quorum when set,
 	// majority otherwise.
 	Hierarchy config.Hierarchy
@@ -206,48 +207,55 @@ type Config struct {
 	finalizeWaitMs int64
 }
 
+// setDefaults fills in the fields left zero. A field that is a zoo.cfg key takes the key
+// table's value for zkd with no config file (config.Defaults), so that a Config written by
+// hand (tests, embedders) runs as `zkd` with no arguments does; the one exception is
+// MaxClientCnxns, whose zero means no limit. The other defaults are the server's own: they
+// have no zoo.cfg key.
 func (c *Config) setDefaults() {
+	d := config.Defaults()
 	if c.Metrics == nil {
 		c.Metrics = metrics.New(metrics.Options{MntrOnly: true})
 	}
 	if c.ListenAddr == "" {
-		c.ListenAddr = "127.0.0.1:2181"
+		c.ListenAddr = d.ClientAddr()
 	}
 	if c.DataDir == "" {
-		c.DataDir = "zkd-data"
+		c.DataDir = d.DataDir
 	}
 	if c.DataLogDir == "" {
 		c.DataLogDir = c.DataDir
 	}
 	if c.TickTime <= 0 {
-		c.TickTime = 2000
+		c.TickTime = d.TickTime
 	}
+	minTimeout, maxTimeout := config.SessionTimeoutBounds(c.TickTime)
 	if c.MinSessionTimeout <= 0 {
-		c.MinSessionTimeout = 2 * c.TickTime
+		c.MinSessionTimeout = minTimeout
 	}
 	if c.MaxSessionTimeout <= 0 {
-		c.MaxSessionTimeout = 20 * c.TickTime
+		c.MaxSessionTimeout = maxTimeout
 	}
 	if c.SnapCount <= 1 {
-		c.SnapCount = 100000
+		c.SnapCount = d.SnapCount
 	}
 	if c.PreAllocSize <= 0 {
-		c.PreAllocSize = 64 << 20
+		c.PreAllocSize = d.PreAllocSize
 	}
 	if c.JuteMaxBuffer <= 0 {
-		c.JuteMaxBuffer = 0xfffff
+		c.JuteMaxBuffer = d.JuteMaxBuffer
 	}
 	if c.GlobalOutstandingLimit <= 0 {
-		c.GlobalOutstandingLimit = 1000
+		c.GlobalOutstandingLimit = d.GlobalOutstandingLimit
 	}
 	if c.MaxOutgoingBytes <= 0 {
 		c.MaxOutgoingBytes = 64 << 20
 	}
 	if c.ContainerCheckInterval == 0 {
-		c.ContainerCheckInterval = time.Minute
+		c.ContainerCheckInterval = time.Duration(d.ContainerCheckIntervalMs) * time.Millisecond
 	}
-	if c.SnapRetainCount < 3 {
-		c.SnapRetainCount = 3
+	if c.SnapRetainCount < d.SnapRetainCount {
+		c.SnapRetainCount = d.SnapRetainCount
 	}
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = 10 * time.Second
@@ -259,10 +267,10 @@ func (c *Config) setDefaults() {
 		c.ServerID = 1
 	}
 	if c.InitLimit <= 0 {
-		c.InitLimit = 10
+		c.InitLimit = d.InitLimit
 	}
 	if c.SyncLimit <= 0 {
-		c.SyncLimit = 5
+		c.SyncLimit = d.SyncLimit
 	}
 	if c.Logger == nil {
 		c.Logger = slog.Default()
@@ -277,7 +285,7 @@ func (c *Config) setDefaults() {
 		c.Rand = rand.New(rand.NewPCG(uint64(time.Now().UnixNano()), 0x7a6b64))
 	}
 	if c.FourLetterWhitelist == nil {
-		c.FourLetterWhitelist = []string{"srvr"}
+		c.FourLetterWhitelist = d.FourLetterWhitelist
 	}
 }
 

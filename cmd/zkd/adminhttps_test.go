@@ -74,7 +74,7 @@ ssl.quorum.trustStore.location=%s
 	if err != nil {
 		t.Fatal(err)
 	}
-	sc := serverConfig(cfg, slog.New(slog.DiscardHandler))
+	sc := server.FromConfig(cfg, 0, slog.New(slog.DiscardHandler))
 	err = applyAdminTLS(cfg, &sc, slog.New(slog.DiscardHandler))
 	if err == nil || !strings.Contains(err.Error(), "ssl.quorum.keyStore") || strings.Contains(err.Error(), "wrong") {
 		t.Fatalf("err = %v, want one naming ssl.quorum.keyStore without the password", err)

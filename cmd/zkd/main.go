@@ -3,6 +3,7 @@
 //	zkd                       serve on 127.0.0.1:2181 with data in ./zkd-data
 //	zkd --config zoo.cfg      read an Apache ZooKeeper config file; flags override it
 //	zkd tool COMMAND ...      offline tools over data files (zkd tool help)
+//	zkd --config-keys         print every zoo.cfg key with its default (docs/configuration.md)
 package main
 
 import (
@@ -45,19 +46,16 @@ func run(args []string) error {
 	if len(args) > 0 && args[0] == "tool" {
 		return runTool(args[1:], os.Stdout, os.Stderr)
 	}
-	fset := flag.NewFlagSet("zkd", flag.ContinueOnError)
-	cfgPath := fset.String("config", "", "zoo.cfg to read (Apache ZooKeeper format)")
-	addr := fset.String("addr", "", "client address host:port (overrides clientPortAddress and clientPort)")
-	port := fset.Int("port", 0, "client port (overrides clientPort)")
-	dataDir := fset.String("data-dir", "", "data directory (overrides dataDir)")
-	dataLogDir := fset.String("data-log-dir", "", "txn log directory (overrides dataLogDir)")
-	tick := fset.Int("tick-time", 0, "tickTime in ms (overrides tickTime)")
-	extended := fset.Bool("extended-types", false, "enable TTL nodes (zookeeper.extendedTypesEnabled)")
-	containerCheck := fset.Duration("container-check-interval", 0, "how often to remove empty containers and expired TTL nodes (znode.container.checkIntervalMs)")
-	logLevel := fset.String("log-level", "info", "debug, info, warn or error")
-	pprofAddr := fset.String("pprof", "", "serve Go's /debug/pprof on this host:port (for profiling; keep it on loopback)")
-	zooEnv := fset.Bool("zoo-env", false, "configure as the official zookeeper container image does: $ZOO_CONF_DIR/zoo.cfg, written from the ZOO_* variables when missing, and $ZOO_DATA_DIR/myid from ZOO_MY_ID")
+	fset, f := newFlagSet()
+	cfgPath, logLevel, pprofAddr, zooEnv := f.cfgPath, f.logLevel, f.pprofAddr, f.zooEnv
 	if err := fset.Parse(args); err != nil {
+		if errors.Is(err, flag.ErrHelp) {
+			return nil
+		}
+		return err
+	}
+	if *f.configKeys {
+		_, err := fmt.Fprint(os.Stdout, config.Markdown())
 		return err
 	}
 	if fset.NArg() == 1 && *cfgPath == "" && strings.HasSuffix(fset.Arg(0), ".cfg") {
@@ -108,45 +106,8 @@ func run(args []string) error {
 			logger.Warn("ignoring unknown config key", "key", k)
 		}
 	}
-	set := map[string]bool{}
-	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
-	if set["port"] {
-		cfg.ClientPort = *port
-	}
-	if set["addr"] {
-		host, p, err := net.SplitHostPort(*addr)
-		if err != nil {
-			return fmt.Errorf("--addr: %w", err)
-		}
-		if cfg.ClientPort, err = strconv.Atoi(p); err != nil {
-			return fmt.Errorf("--addr: bad port %q", p)
-		}
-		cfg.ClientPortAddress = host
-	}
-	if set["data-dir"] {
-		if cfg.DataLogDir == cfg.DataDir {
-			cfg.DataLogDir = *dataDir
-		}
-		cfg.DataDir = *dataDir
-	}
-	if set["data-log-dir"] {
-		cfg.DataLogDir = *dataLogDir
-	}
-	if set["tick-time"] {
-		// Session bounds derived from the old tickTime follow the new one.
-		if cfg.MinSessionTimeout == 2*cfg.TickTime {
-			cfg.MinSessionTimeout = 2 * *tick
-		}
-		if cfg.MaxSessionTimeout == 20*cfg.TickTime {
-			cfg.MaxSessionTimeout = 20 * *tick
-		}
-		cfg.TickTime = *tick
-	}
-	if set["extended-types"] {
-		cfg.ExtendedTypesEnabled = *extended
-	}
-	if set["container-check-interval"] {
-		cfg.ContainerCheckIntervalMs = int(containerCheck.Milliseconds())
+	if err := applyFlags(fset, f, cfg); err != nil {
+		return err
 	}
 	if err := cfg.Validate(); err != nil {
 		return err
@@ -154,7 +115,16 @@ func run(args []string) error {
 	if err := clientPortFromServers(cfg); err != nil {
 		return err
 	}
-	sc := serverConfig(cfg, logger)
+	var id int64
+	if len(cfg.Servers) > 1 || cfg.Distributed() {
+		// Like ZooKeeper: more than one server.N line (or one, with standaloneEnabled=false)
+		// means an ensemble, and dataDir/myid says which member this is.
+		var err error
+		if id, err = readMyID(cfg.DataDir); err != nil {
+			return err
+		}
+	}
+	sc := server.FromConfig(cfg, id, logger)
 	if spec := os.Getenv(failpointsEnv); spec != "" {
 		ffs, err := storage.NewFaultFS(storage.OSFS{}, spec)
 		if err != nil {
@@ -177,31 +147,8 @@ func run(args []string) error {
 		}
 		sc.InitialConfig = string(text)
 	}
-	if len(cfg.Servers) > 1 || cfg.Distributed() {
-		// Like ZooKeeper: more than one server.N line (or one, with standaloneEnabled=false)
-		// means an ensemble, and dataDir/myid says which member this is.
-		id, err := readMyID(cfg.DataDir)
-		if err != nil {
-			return err
-		}
-		sc.ServerID = id
-		sc.InitLimit, sc.SyncLimit = cfg.InitLimit, cfg.SyncLimit
-		sc.Hierarchy = cfg.Hierarchy
-		sc.QuorumListenOnAllIPs = cfg.QuorumShape.ListenOnAllIPs
-		sc.ObserverMasterPort = cfg.QuorumShape.ObserverMasterPort
-		sc.ElectionPortBindRetry = cfg.QuorumShape.ElectionPortBindRetry
-		for _, spec := range cfg.Servers {
-			p := server.Peer{
-				ID: int64(spec.ID), Host: spec.Host, QuorumPort: spec.QuorumPort,
-				ElectionPort: spec.ElectionPort, Observer: spec.Observer,
-				ClientHost: spec.ClientHost, ClientPort: spec.ClientPort,
-			}
-			for _, a := range spec.MoreAddrs {
-				p.MoreAddrs = append(p.MoreAddrs, server.PeerAddr(a))
-			}
-			sc.Peers = append(sc.Peers, p)
-		}
-		if err := applyReconfig(cfg, *cfgPath, &sc, logger); err != nil {
+	if id != 0 {
+		if err := persistReconfig(cfg, *cfgPath, &sc, logger); err != nil {
 			return err
 		}
 	}
@@ -247,6 +194,77 @@ func run(args []string) error {
 	return err
 }
 
+// applyFlags overrides the settings with the flags given on the command line.
+func applyFlags(fset *flag.FlagSet, f *flagValues, cfg *config.Config) error {
+	set := map[string]bool{}
+	fset.Visit(func(f *flag.Flag) { set[f.Name] = true })
+	if set["port"] {
+		cfg.ClientPort = *f.port
+	}
+	if set["addr"] {
+		host, p, err := net.SplitHostPort(*f.addr)
+		if err != nil {
+			return fmt.Errorf("--addr: %w", err)
+		}
+		if cfg.ClientPort, err = strconv.Atoi(p); err != nil {
+			return fmt.Errorf("--addr: bad port %q", p)
+		}
+		cfg.ClientPortAddress = host
+	}
+	if set["data-dir"] {
+		cfg.SetDataDir(*f.dataDir)
+	}
+	if set["data-log-dir"] {
+		cfg.DataLogDir = *f.dataLogDir
+	}
+	if set["tick-time"] {
+		cfg.SetTickTime(*f.tick)
+	}
+	if set["extended-types"] {
+		cfg.ExtendedTypesEnabled = *f.extended
+	}
+	if set["container-check-interval"] {
+		cfg.ContainerCheckIntervalMs = int(f.containerCheck.Milliseconds())
+	}
+	return nil
+}
+
+// flagValues are the flags' values after parsing.
+type flagValues struct {
+	cfgPath, addr, dataDir, dataLogDir, logLevel, pprofAddr *string
+	port, tick                                              *int
+	extended, zooEnv, configKeys                            *bool
+	containerCheck                                          *time.Duration
+}
+
+// newFlagSet defines zkd's flags. Their descriptions are config.Flags, which
+// docs/configuration.md lists too.
+func newFlagSet() (*flag.FlagSet, *flagValues) {
+	fset := flag.NewFlagSet("zkd", flag.ContinueOnError)
+	u := config.FlagUsage
+	f := &flagValues{
+		cfgPath:        fset.String("config", "", u("config")),
+		addr:           fset.String("addr", "", u("addr")),
+		port:           fset.Int("port", 0, u("port")),
+		dataDir:        fset.String("data-dir", "", u("data-dir")),
+		dataLogDir:     fset.String("data-log-dir", "", u("data-log-dir")),
+		tick:           fset.Int("tick-time", 0, u("tick-time")),
+		extended:       fset.Bool("extended-types", false, u("extended-types")),
+		containerCheck: fset.Duration("container-check-interval", 0, u("container-check-interval")),
+		logLevel:       fset.String("log-level", "info", u("log-level")),
+		pprofAddr:      fset.String("pprof", "", u("pprof")),
+		zooEnv:         fset.Bool("zoo-env", false, u("zoo-env")),
+		configKeys:     fset.Bool("config-keys", false, u("config-keys")),
+	}
+	fset.Usage = func() {
+		out := fset.Output()
+		fmt.Fprintf(out, "usage: zkd [flags] [zoo.cfg]\n       zkd tool COMMAND ...\n\nflags:\n")
+		fset.PrintDefaults()
+		fmt.Fprintf(out, "\nzoo.cfg keys, their defaults and descriptions: %s, or zkd --config-keys\n", config.DocsPath)
+	}
+	return fset, f
+}
+
 // shutdownGrace bounds a clean stop (SIGTERM, SIGINT): the wait for requests in flight and
 // the final snapshot, which is skipped when it would not fit (the next start replays the
 // log instead).
@@ -262,68 +280,6 @@ func readMyID(dataDir string) (int64, error) {
 		return 0, fmt.Errorf("%s: %q is not a server id (1..254)", filepath.Join(dataDir, "myid"), strings.TrimSpace(string(b)))
 	}
 	return id, nil
-}
-
-func serverConfig(cfg *config.Config, logger *slog.Logger) server.Config {
-	host := cfg.ClientPortAddress
-	sc := server.Config{
-		ListenAddr:             net.JoinHostPort(host, strconv.Itoa(cfg.ClientPort)),
-		DataDir:                cfg.DataDir,
-		DataLogDir:             cfg.DataLogDir,
-		TickTime:               cfg.TickTime,
-		MinSessionTimeout:      cfg.MinSessionTimeout,
-		MaxSessionTimeout:      cfg.MaxSessionTimeout,
-		MaxClientCnxns:         cfg.MaxClientCnxns,
-		SnapCount:              cfg.SnapCount,
-		PreAllocSize:           cfg.PreAllocSize,
-		NoSync:                 !cfg.ForceSync,
-		NoDigest:               !cfg.DigestEnabled,
-		JuteMaxBuffer:          cfg.JuteMaxBuffer,
-		ExtendedTypes:          cfg.ExtendedTypesEnabled,
-		EnforceQuota:           cfg.EnforceQuota,
-		SuperDigest:            cfg.SuperDigest,
-		EnforceAuthSchemes:     cfg.Security.EnforcedSchemes(),
-		GlobalOutstandingLimit: cfg.GlobalOutstandingLimit,
-		ContainerCheckInterval: time.Duration(cfg.ContainerCheckIntervalMs) * time.Millisecond,
-		SnapRetainCount:        cfg.SnapRetainCount,
-		PurgeInterval:          time.Duration(cfg.PurgeInterval) * time.Hour,
-		FourLetterWhitelist:    cfg.FourLetterWhitelist,
-		SessionSecretFile:      cfg.SessionSecretFile,
-		ReadOnlyMode:           cfg.ReadOnlyMode,
-		FastElection:           cfg.FastElection,
-		LocalSessions:          cfg.LocalSessions.Enabled,
-		LocalSessionsUpgrading: cfg.LocalSessions.Upgrading,
-		Logger:                 logger,
-	}
-	comp, known := storage.ParseSnapCompression(cfg.SnapshotCompression)
-	if !known {
-		// ZooKeeper falls back to uncompressed snapshots silently; a typo deserves a word.
-		logger.Warn("unknown zookeeper.snapshot.compression.method; writing uncompressed snapshots",
-			"value", cfg.SnapshotCompression)
-	}
-	sc.SnapshotCompression = comp
-	if cfg.AdminEnableServer {
-		sc.AdminAddr, sc.AdminCommandURL = cfg.AdminListenAddr(), cfg.AdminURL()
-		sc.AdminSnap = server.AdminSnapConfig{
-			SnapshotDisabled:   cfg.AdminSnapshotDisabled,
-			RestoreEnabled:     cfg.AdminRestoreEnabled,
-			RateLimitMs:        cfg.AdminRateLimiterMs,
-			NeedClientAuth:     cfg.AdminNeedClientAuth,
-			RestoreMaxBytes:    cfg.AdminGuards.RestoreMaxBytes,
-			RestoreReadTimeout: time.Duration(cfg.AdminGuards.RestoreReadTimeoutMs) * time.Millisecond,
-		}
-		sc.AdminAllowedHosts = cfg.AdminGuards.AllowedHosts
-	}
-	sc.ConfText = func(dataSize, logSize int64, quorum []byte) string {
-		info := config.ConfInfo{DataDirSize: dataSize, DataLogSize: logSize, ServerID: sc.ServerID}
-		if quorum != nil {
-			if d, err := config.ParseDynamicStandalone(quorum, cfg.StandaloneEnabled()); err == nil {
-				info.Quorum = &d
-			}
-		}
-		return cfg.Conf(info)
-	}
-	return sc
 }
 
 // prepareZooEnv does what the official zookeeper image's docker-entrypoint.sh does before
@@ -369,7 +325,7 @@ func clientPortFromServers(cfg *config.Config) error {
 	if cfg.ClientPort != 0 || len(cfg.Servers) == 0 {
 		return nil
 	}
-	var spec config.ServerSpec
+	var spec config.Member
 	if len(cfg.Servers) == 1 {
 		for _, sp := range cfg.Servers {
 			spec = sp

@@ -12,11 +12,10 @@ import (
 	"github.com/zkd-io/zkd/server"
 )
 
-// Default JAAS sections of quorum SASL (quorum.auth.server.saslLoginContext,
-// quorum.auth.learner.saslLoginContext).
-const (
-	defaultQuorumServerSection  = "QuorumServer"
-	defaultQuorumLearnerSection = "QuorumLearner"
+// Default JAAS sections of quorum SASL, from the key table.
+var (
+	defaultQuorumServerSection  = config.DefaultString("quorum.auth.server.saslLoginContext")
+	defaultQuorumLearnerSection = config.DefaultString("quorum.auth.learner.saslLoginContext")
 )
 
 // jaasPath is the JAAS login configuration file: zoo.cfg's java.security.auth.login.config,

@@ -10,19 +10,10 @@ import (
 	"github.com/zkd-io/zkd/server"
 )
 
-// applyReconfig carries the dynamic reconfiguration settings to the server: whether it is
-// on, the version of the configuration the server.N lines are (a dynamic file's), the
-// proposed one of zoo.cfg.dynamic.next, and how a new configuration is written: as
-// ZooKeeper's QuorumPeer.setQuorumVerifier and setLastSeenQuorumVerifier write it, next to
-// the zoo.cfg (nothing is written without one, as ZooKeeper writes nothing without a
-// config file).
-func applyReconfig(cfg *config.Config, cfgPath string, sc *server.Config, logger *slog.Logger) error {
-	sc.ReconfigEnabled = cfg.ReconfigEnabled
-	sc.StandaloneEnabled = cfg.StandaloneEnabled()
-	sc.ConfigVersion = cfg.DynamicVersion
-	if cfg.NextDynamic != nil {
-		sc.LastSeenConfig = []byte(cfg.NextDynamic.Text())
-	}
+// persistReconfig tells the server how a new configuration is written: as ZooKeeper's
+// QuorumPeer.setQuorumVerifier and setLastSeenQuorumVerifier write it, next to the zoo.cfg
+// (nothing is written without one, as ZooKeeper writes nothing without a config file).
+func persistReconfig(cfg *config.Config, cfgPath string, sc *server.Config, logger *slog.Logger) error {
 	if cfgPath == "" || !cfg.ReconfigEnabled {
 		return nil
 	}

@@ -108,7 +108,7 @@ func applySASL(sec *config.Security, sc *server.Config, logger *slog.Logger, get
 	}
 	explicitSection := section != ""
 	if section == "" {
-		section = "Server"
+		section = config.DefaultString("sasl.serverconfig")
 	}
 	if sec.SASLSuperUser != "" {
 		sc.SASLSuperUsers = []string{sec.SASLSuperUser}

@@ -63,16 +63,3 @@ func (c *Config) setAdminGuard(key, v string) error {
 	}
 	return nil
 }
-
-// render writes the keys that are set.
-func (g AdminGuards) render(kv func(string, any)) {
-	if len(g.AllowedHosts) > 0 {
-		kv(AdminAllowedHostsKey, strings.Join(g.AllowedHosts, ","))
-	}
-	if g.RestoreMaxBytes != 0 {
-		kv(AdminRestoreMaxBytesKey, g.RestoreMaxBytes)
-	}
-	if g.RestoreReadTimeoutMs != 0 {
-		kv(AdminRestoreReadTimeoutKey, g.RestoreReadTimeoutMs)
-	}
-}

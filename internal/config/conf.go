@@ -22,6 +22,14 @@ type ConfInfo struct {
 	Quorum *Dynamic
 }
 
+// confKeys are the lines of a standalone server's `conf`, in ZooKeeper 3.8's order: keys of
+// the table, rendered by their rows, and the run-time values of ConfInfo.
+var confKeys = []string{
+	"clientPort", "secureClientPort", "dataDir", "dataDirSize", "dataLogDir", "dataLogSize",
+	"tickTime", "maxClientCnxns", "minSessionTimeout", "maxSessionTimeout",
+	"clientPortListenBacklog", "serverId",
+}
+
 // Pairs returns the lines of a standalone ZooKeeper 3.8 `conf` answer, in its order.
 func (c *Config) Pairs(info ConfInfo) []KV {
 	if info.SnapDir == "" {
@@ -30,20 +38,24 @@ func (c *Config) Pairs(info ConfInfo) []KV {
 	if info.LogDir == "" {
 		info.LogDir = versionDir(c.DataLogDir)
 	}
-	itoa := strconv.Itoa
-	pairs := []KV{
-		{"clientPort", itoa(c.ClientPort)},
-		{"secureClientPort", "-1"}, // zkd has no TLS port
-		{"dataDir", info.SnapDir},
-		{"dataDirSize", strconv.FormatInt(info.DataDirSize, 10)},
-		{"dataLogDir", info.LogDir},
-		{"dataLogSize", strconv.FormatInt(info.DataLogSize, 10)},
-		{"tickTime", itoa(c.TickTime)},
-		{"maxClientCnxns", itoa(c.MaxClientCnxns)},
-		{"minSessionTimeout", itoa(c.MinSessionTimeout)},
-		{"maxSessionTimeout", itoa(c.MaxSessionTimeout)},
-		{"clientPortListenBacklog", itoa(c.ClientPortListenBacklog)},
-		{"serverId", strconv.FormatInt(info.ServerID, 10)},
+	runtime := map[string]string{
+		"secureClientPort": "-1", // zkd has no TLS port
+		"dataDir":          info.SnapDir,
+		"dataDirSize":      strconv.FormatInt(info.DataDirSize, 10),
+		"dataLogDir":       info.LogDir,
+		"dataLogSize":      strconv.FormatInt(info.DataLogSize, 10),
+		"serverId":         strconv.FormatInt(info.ServerID, 10),
+	}
+	line := func(name string) KV {
+		if v, ok := runtime[name]; ok {
+			return KV{name, v}
+		}
+		// A key's effective value, rendered by its row of the key table.
+		return KV{name, keyIndex[name].value(c)}
+	}
+	var pairs []KV
+	for _, name := range confKeys {
+		pairs = append(pairs, line(name))
 	}
 	if info.Quorum == nil {
 		return pairs
@@ -59,8 +71,8 @@ func (c *Config) Pairs(info ConfInfo) []KV {
 		peerType = "1"
 	}
 	return append(pairs,
-		KV{"initLimit", itoa(c.InitLimit)},
-		KV{"syncLimit", itoa(c.SyncLimit)},
+		line("initLimit"),
+		line("syncLimit"),
 		KV{"electionAlg", "3"},
 		KV{"electionPort", strings.Join(election, "|")},
 		KV{"quorumPort", strings.Join(quorum, "|")},

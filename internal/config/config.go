@@ -1,17 +1,19 @@
 // Package config owns zkd's settings: reading a zoo.cfg the way Apache ZooKeeper 3.8 reads it
 // (java.util.Properties syntax, ZooKeeper's key names, defaults and checks), the defaults of
 // zkd's no-argument mode, validation, and the rendering of the settings for the `conf`
-// four-letter word. It also owns quorum configurations as dynamic reconfiguration handles
+// four-letter word. One table (keys.go) holds every key with its default, parser, check and
+// documentation; all of those, and docs/configuration.md, come from it. It also owns quorum configurations as dynamic reconfiguration handles
 // them (Dynamic: the /zookeeper/config text, ZooKeeper's zoo.cfg.dynamic.<version> files and
 // the edits of zoo.cfg, and the leader's computation of a reconfig request, ApplyReconfig),
 // as pure functions and file writes; running a reconfig is the server's.
 //
 // A Config holds effective values: after Parse or Defaults, settings that ZooKeeper derives from
 // others (session timeout bounds from tickTime, dataLogDir from dataDir) are already filled in.
-// Code that changes TickTime or DataDir afterwards must update the derived fields itself.
+// SetTickTime and SetDataDir change those two afterwards and keep the derived fields in step.
 package config
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"io"
@@ -53,48 +55,6 @@ func (e *KeyError) Unwrap() error { return e.Err }
 // Is makes every KeyError match ErrInvalid.
 func (e *KeyError) Is(target error) bool { return target == ErrInvalid }
 
-// ServerSpec is one `server.N=host:quorumPort:electionPort[:participant|observer][;[clientHost:]clientPort]` line.
-type ServerSpec struct {
-	ID           int
-	Host         string
-	QuorumPort   int
-	ElectionPort int
-	Observer     bool
-	ClientHost   string // "" when the line gives no client address (or only a port)
-	ClientPort   int    // 0 when the line has no client part
-	// MoreAddrs are the addresses after the first ('|'-separated, multiAddress.enabled);
-	// Host, QuorumPort and ElectionPort are the first.
-	MoreAddrs []ServerAddr
-}
-
-// String renders the spec in zoo.cfg syntax (the value of the server.N key), as
-// QuorumServer.toString does: several addresses are sorted by host.
-func (s ServerSpec) String() string { return s.render(true) }
-
-// render is String; unsorted keeps the addresses in the order written, so that the first
-// stays first when the line is read back.
-func (s ServerSpec) render(sorted bool) string {
-	role := "participant"
-	if s.Observer {
-		role = "observer"
-	}
-	out := s.addrsString(sorted) + ":" + role
-	switch {
-	case s.ClientPort != 0 && s.ClientHost != "":
-		out += fmt.Sprintf(";%s:%d", bracketHost(s.ClientHost), s.ClientPort)
-	case s.ClientPort != 0:
-		out += fmt.Sprintf(";%d", s.ClientPort)
-	}
-	return out
-}
-
-func bracketHost(h string) string {
-	if strings.Contains(h, ":") {
-		return "[" + h + "]"
-	}
-	return h
-}
-
 // Config is the set of ZooKeeper settings zkd understands. Times are in milliseconds unless a
 // field says otherwise.
 type Config struct {
@@ -130,7 +90,7 @@ type Config struct {
 	GlobalOutstandingLimit   int
 	ContainerCheckIntervalMs int
 
-	Servers map[int]ServerSpec // ensemble members; empty for standalone
+	Servers map[int]Member // ensemble members; empty for standalone
 	// Hierarchy is group.N and weight.N (quorum.go): a hierarchical quorum when set.
 	Hierarchy Hierarchy
 
@@ -202,37 +162,21 @@ type Config struct {
 
 // Defaults returns the settings of zkd's no-argument mode: a loopback-only server on port 2181
 // keeping its data in ./zkd-data. (A zoo.cfg that omits a key gets ZooKeeper's default for it
-// instead; for tickTime that is 3000, and dataDir and clientPort have none.)
+// instead; for tickTime that is 3000, and dataDir and clientPort have none.) Both come from
+// the key table (keys.go): its ZkdDefault and Default columns.
 func Defaults() *Config {
-	c := fileDefaults()
-	c.TickTime = 2000
-	c.InitLimit, c.SyncLimit = 10, 5
-	c.DataDir, c.DataLogDir = "./zkd-data", "./zkd-data"
-	c.ClientPort = 2181
-	c.ClientPortAddress = "127.0.0.1"
-	c.MinSessionTimeout, c.MaxSessionTimeout = 2*c.TickTime, 20*c.TickTime
+	c := &Config{}
+	applyDefaults(c, true)
+	c.resolve()
 	return c
 }
 
-// fileDefaults is what ZooKeeper assumes for keys a zoo.cfg leaves out. -1 and "" mark values
-// derived from other keys after parsing.
+// fileDefaults is what ZooKeeper assumes for keys a zoo.cfg leaves out (the table's Default
+// column). -1 and "" mark values derived from other keys after parsing.
 func fileDefaults() *Config {
-	return &Config{
-		TickTime:                 3000,
-		MaxClientCnxns:           60,
-		MinSessionTimeout:        -1,
-		MaxSessionTimeout:        -1,
-		ClientPortListenBacklog:  -1,
-		SnapRetainCount:          minSnapRetainCount,
-		SnapCount:                100000,
-		PreAllocSize:             65536 * 1024,
-		ForceSync:                true,
-		DigestEnabled:            true,
-		JuteMaxBuffer:            0xfffff,
-		FourLetterWhitelist:      []string{"srvr"},
-		GlobalOutstandingLimit:   1000,
-		ContainerCheckIntervalMs: 60000,
-	}
+	c := &Config{}
+	applyDefaults(c, false)
+	return c
 }
 
 const (
@@ -315,201 +259,60 @@ func (c *Config) resolve() {
 	if c.DataLogDir == "" {
 		c.DataLogDir = c.DataDir
 	}
+	minTimeout, maxTimeout := SessionTimeoutBounds(c.TickTime)
 	if c.MinSessionTimeout == -1 {
-		c.MinSessionTimeout = 2 * c.TickTime
+		c.MinSessionTimeout = minTimeout
 	}
 	if c.MaxSessionTimeout == -1 {
-		c.MaxSessionTimeout = 20 * c.TickTime
+		c.MaxSessionTimeout = maxTimeout
 	}
 	c.SnapRetainCount = max(c.SnapRetainCount, minSnapRetainCount)
 	c.PurgeInterval = max(c.PurgeInterval, 0)
 	c.SnapCount = max(c.SnapCount, minSnapCount)
 }
 
+// SessionTimeoutBounds are the session timeout bounds ZooKeeper derives from tickTime when
+// minSessionTimeout and maxSessionTimeout are not set.
+func SessionTimeoutBounds(tickTime int) (minTimeout, maxTimeout int) {
+	return 2 * tickTime, 20 * tickTime
+}
+
+// SetTickTime changes tickTime after parsing (a flag overriding the file); session timeout
+// bounds that were derived from the old value follow the new one.
+func (c *Config) SetTickTime(ms int) {
+	oldMin, oldMax := SessionTimeoutBounds(c.TickTime)
+	newMin, newMax := SessionTimeoutBounds(ms)
+	if c.MinSessionTimeout == oldMin {
+		c.MinSessionTimeout = newMin
+	}
+	if c.MaxSessionTimeout == oldMax {
+		c.MaxSessionTimeout = newMax
+	}
+	c.TickTime = ms
+}
+
+// SetDataDir changes dataDir after parsing; dataLogDir follows unless it was set apart.
+func (c *Config) SetDataDir(dir string) {
+	if c.DataLogDir == c.DataDir {
+		c.DataLogDir = dir
+	}
+	c.DataDir = dir
+}
+
+// ClientAddr is the client port's host:port ("" host = every interface).
+func (c *Config) ClientAddr() string {
+	return net.JoinHostPort(c.ClientPortAddress, strconv.Itoa(c.ClientPort))
+}
+
 var errUnknownKey = errors.New("unknown key")
 
-// set applies one zoo.cfg entry.
+// set applies one zoo.cfg entry through its row of the key table.
 func (c *Config) set(key, v string) error {
-	if id, ok := strings.CutPrefix(key, "server."); ok {
-		s, err := parseServer(id, v)
-		if err != nil {
-			return err
-		}
-		if c.Servers == nil {
-			c.Servers = make(map[int]ServerSpec)
-		}
-		c.Servers[s.ID] = s
-		return nil
-	}
-	if c.Metrics.setMetricsKey(key, v) {
-		return nil
-	}
-	if handled, err := c.Hierarchy.setHierarchyKey(key, v); handled {
-		return err
-	}
-	if handled, err := c.Security.setSecurityKey(key, v); handled {
-		return err
-	}
-	if handled, err := c.QuorumShape.setQuorumShapeKey(key, v); handled {
-		return err
-	}
-	var err error
-	switch canonicalKey(key) {
-	case "tickTime":
-		c.TickTime, err = javaParseInt(v)
-	case "initLimit":
-		c.InitLimit, err = javaParseInt(v)
-	case "syncLimit":
-		c.SyncLimit, err = javaParseInt(v)
-	case "dataDir":
-		c.DataDir = v
-	case "dataLogDir":
-		c.DataLogDir = v
-	case "clientPort":
-		c.ClientPort, err = javaParseInt(v)
-	case "clientPortAddress":
-		c.ClientPortAddress = v
-	case "maxClientCnxns":
-		c.MaxClientCnxns, err = javaParseInt(v)
-	case "minSessionTimeout":
-		c.MinSessionTimeout, err = javaParseInt(v)
-	case "maxSessionTimeout":
-		c.MaxSessionTimeout, err = javaParseInt(v)
-	case "clientPortListenBacklog":
-		c.ClientPortListenBacklog, err = javaParseInt(v)
-	case "autopurge.snapRetainCount":
-		c.SnapRetainCount, err = javaParseInt(v)
-	case "autopurge.purgeInterval":
-		c.PurgeInterval, err = javaParseInt(v)
-	// The keys below are system properties in ZooKeeper, read with Integer.getInteger (which
-	// takes hex and octal too) or compared as strings.
-	case "snapCount":
-		c.SnapCount, err = javaDecodeInt(v)
-	case "preAllocSize":
-		kib, perr := strconv.ParseInt(v, 10, 64)
-		switch {
-		case perr != nil:
-			err = errors.New("not an integer (KiB)")
-		case kib < 0 || kib > 1<<40:
-			err = errors.New("must be between 0 and 2^40 KiB")
-		}
-		c.PreAllocSize = kib * 1024
-	case "forceSync":
-		switch v {
-		case "yes":
-			c.ForceSync = true
-		case "no":
-			c.ForceSync = false
-		default:
-			err = errors.New(`must be "yes" or "no"`)
-		}
-	case "jute.maxbuffer":
-		c.JuteMaxBuffer, err = javaDecodeInt(v)
-	case "4lw.commands.whitelist":
-		c.FourLetterWhitelist = parseWhitelist(v)
-	case "extendedTypesEnabled":
-		c.ExtendedTypesEnabled, err = parseBool(v)
-	case "digest.enabled":
-		c.DigestEnabled, err = parseBool(v)
-	case "DigestAuthenticationProvider.superDigest":
-		c.SuperDigest = v
-	case "globalOutstandingLimit":
-		c.GlobalOutstandingLimit, err = javaDecodeInt(v)
-	case "znode.container.checkIntervalMs":
-		c.ContainerCheckIntervalMs, err = javaDecodeInt(v)
-	// Quotas part.
-	case "enforceQuota":
-		c.EnforceQuota, err = parseBool(v)
-	// AdminServer (issue 14): system properties in ZooKeeper, read with Boolean.getBoolean,
-	// System.getProperty and Integer.getInteger.
-	case "admin.enableServer":
-		c.AdminEnableServer, err = parseBool(v)
-	case "admin.serverAddress":
-		c.AdminServerAddress = v
-	case "admin.serverPort":
-		c.AdminServerPort, err = javaDecodeInt(v)
-	case "admin.commandURL":
-		c.AdminCommandURL = v
-	// Snapshot compression part: a system property in ZooKeeper, read once by SnapStream.
-	case "snapshot.compression.method":
-		c.SnapshotCompression = v
-	// AdminServer snapshot/restore part: Boolean.parseBoolean in ZooKeeper, strictBool
-	// here; Integer.parseInt.
-	case "admin.snapshot.enabled":
-		var on bool
-		on, err = strictBool(v)
-		c.AdminSnapshotDisabled = !on
-	case "admin.restore.enabled":
-		c.AdminRestoreEnabled, err = strictBool(v)
-	case "admin.rateLimiterIntervalInMS":
-		var ms int
-		if ms, err = strconv.Atoi(v); err == nil {
-			// ZooKeeper's RateLimiter lets a call through whenever the interval has
-			// passed, so an interval <= 0 limits (nearly) nothing.
-			c.AdminRateLimiterMs = max(int64(ms), -1)
-			if ms == 0 {
-				c.AdminRateLimiterMs = -1
-			}
-		}
-	// AdminServer HTTPS part: Boolean.getBoolean in ZooKeeper, strictBool here.
-	case "admin.needClientAuth":
-		c.AdminNeedClientAuth, err = strictBool(v)
-	case "admin.portUnification":
-		c.AdminTLS.PortUnification, err = strictBool(v)
-	case "admin.forceHttps":
-		c.AdminTLS.ForceHTTPS, err = strictBool(v)
-	case AdminAllowedHostsKey, AdminRestoreMaxBytesKey, AdminRestoreReadTimeoutKey:
-		err = c.setAdminGuard(key, v)
-	case SessionSecretKey:
-		err = c.setSessionSecretFile(v)
-	case FastElectionKey:
-		err = c.setFastElection(v)
-	case ReadOnlyModeKey, "zookeeper." + ReadOnlyModeKey:
-		c.setReadOnlyMode(v)
-	case LocalSessionsKey, LocalSessionsUpgradingKey:
-		err = c.setLocalSessions(key, v)
-	// Dynamic reconfiguration (issue 13): QuorumPeerConfig.parseBoolean.
-	case ReconfigEnabledKey:
-		c.ReconfigEnabled, err = parseBool(v)
-	case StandaloneEnabledKey:
-		var on bool
-		on, err = parseBool(v)
-		c.StandaloneDisabled = !on
-	case DynamicConfigFileKey:
-		c.DynamicConfigFile = v
-	default:
+	k, name := lookup(key)
+	if k == nil {
 		return errUnknownKey
 	}
-	return err
-}
-
-// sysPropKeys are keys that ZooKeeper reads as "zookeeper."-prefixed system properties. In a
-// zoo.cfg the bare name is the one that works with ZooKeeper (it adds the prefix), but people
-// also write the prefixed name; zkd takes both.
-var sysPropKeys = map[string]bool{
-	"snapCount": true, "preAllocSize": true, "forceSync": true, "jute.maxbuffer": true,
-	"4lw.commands.whitelist": true, "extendedTypesEnabled": true, "digest.enabled": true,
-	"DigestAuthenticationProvider.superDigest": true, "globalOutstandingLimit": true,
-	"znode.container.checkIntervalMs": true,
-	// Quotas part.
-	"enforceQuota": true,
-	// AdminServer (issue 14).
-	"admin.enableServer": true, "admin.serverAddress": true, "admin.serverPort": true,
-	"admin.commandURL": true,
-	// Snapshot compression part.
-	"snapshot.compression.method": true,
-	// AdminServer snapshot/restore part.
-	"admin.snapshot.enabled": true, "admin.restore.enabled": true,
-	"admin.rateLimiterIntervalInMS": true, "admin.needClientAuth": true,
-	// AdminServer HTTPS part.
-	"admin.portUnification": true, "admin.forceHttps": true,
-}
-
-func canonicalKey(key string) string {
-	if bare, ok := strings.CutPrefix(key, "zookeeper."); ok && sysPropKeys[bare] {
-		return bare
-	}
-	return key
+	return k.parse(c, name, v)
 }
 
 // parseWhitelist follows ZooKeeper: comma-separated, trimmed, "*" enables everything, and
@@ -611,12 +414,7 @@ func (c *Config) validate(file string) error {
 	bad := func(key string, value any, format string, args ...any) {
 		errs = append(errs, &KeyError{File: file, Key: key, Value: fmt.Sprint(value), Err: fmt.Errorf(format, args...)})
 	}
-	if c.TickTime <= 0 {
-		bad("tickTime", c.TickTime, "must be positive (tickTime is not set)")
-	}
-	if c.DataDir == "" {
-		bad("dataDir", c.DataDir, "dataDir is not set")
-	}
+	c.checkKeys(bad)
 	switch {
 	case c.ClientPort < 0 || c.ClientPort > 65535:
 		bad("clientPort", c.ClientPort, "port out of range")
@@ -625,21 +423,9 @@ func (c *Config) validate(file string) error {
 	case c.ClientPort == 0 && len(c.Servers) == 0:
 		bad("clientPort", c.ClientPort, "clientPort is not set")
 	}
-	if c.MinSessionTimeout < 0 {
-		bad("minSessionTimeout", c.MinSessionTimeout, "must not be negative")
-	}
-	if c.MaxSessionTimeout < 0 {
-		bad("maxSessionTimeout", c.MaxSessionTimeout, "must not be negative")
-	}
 	if c.MinSessionTimeout > c.MaxSessionTimeout {
 		bad("minSessionTimeout", c.MinSessionTimeout,
 			"minSessionTimeout must not be larger than maxSessionTimeout (%d)", c.MaxSessionTimeout)
-	}
-	if c.InitLimit < 0 {
-		bad("initLimit", c.InitLimit, "must not be negative")
-	}
-	if c.SyncLimit < 0 {
-		bad("syncLimit", c.SyncLimit, "must not be negative")
 	}
 	if len(c.Servers) > 0 {
 		if c.InitLimit == 0 {
@@ -648,37 +434,6 @@ func (c *Config) validate(file string) error {
 		if c.SyncLimit == 0 {
 			bad("syncLimit", c.SyncLimit, "syncLimit is not set")
 		}
-	}
-	if c.SnapRetainCount < minSnapRetainCount {
-		bad("autopurge.snapRetainCount", c.SnapRetainCount, "must be at least %d", minSnapRetainCount)
-	}
-	if c.PurgeInterval < 0 {
-		bad("autopurge.purgeInterval", c.PurgeInterval, "must not be negative")
-	}
-	if c.SnapCount < minSnapCount {
-		bad("snapCount", c.SnapCount, "must be at least %d", minSnapCount)
-	}
-	if c.PreAllocSize < 0 {
-		bad("preAllocSize", c.PreAllocSize/1024, "must not be negative")
-	}
-	if c.JuteMaxBuffer <= 0 {
-		bad("jute.maxbuffer", c.JuteMaxBuffer, "must be positive")
-	}
-	if c.GlobalOutstandingLimit <= 0 {
-		bad("globalOutstandingLimit", c.GlobalOutstandingLimit, "must be positive")
-	}
-	if c.ContainerCheckIntervalMs <= 0 {
-		bad("znode.container.checkIntervalMs", c.ContainerCheckIntervalMs, "must be positive")
-	}
-	if len(c.FourLetterWhitelist) == 0 {
-		bad("4lw.commands.whitelist", "", `must contain at least "srvr"`)
-	}
-	// AdminServer (issue 14).
-	if c.AdminServerPort < 0 || c.AdminServerPort > 65535 {
-		bad("admin.serverPort", c.AdminServerPort, "port out of range")
-	}
-	if c.AdminCommandURL != "" && !strings.HasPrefix(c.AdminCommandURL, "/") {
-		bad("admin.commandURL", c.AdminCommandURL, `must start with "/"`)
 	}
 	c.validateAdminTLS(bad)
 	c.Metrics.validate(bad)
@@ -690,7 +445,7 @@ func (c *Config) validate(file string) error {
 		key := fmt.Sprintf("server.%d", id)
 		if err := s.validate(); err != nil {
 			bad(key, s, "%v", err)
-		} else if s.ID != id {
+		} else if s.ID != int64(id) {
 			bad(key, s, "listed under id %d but has ID %d", id, s.ID)
 		}
 	}
@@ -699,115 +454,33 @@ func (c *Config) validate(file string) error {
 
 // AdminListenAddr is the AdminServer's host:port (AdminServer, issue 14).
 func (c *Config) AdminListenAddr() string {
-	host, port := c.AdminServerAddress, c.AdminServerPort
-	if host == "" {
-		host = "127.0.0.1"
-	}
-	if port == 0 {
-		port = 8080
-	}
+	host := cmp.Or(c.AdminServerAddress, DefaultString("admin.serverAddress"))
+	port := cmp.Or(c.AdminServerPort, DefaultInt("admin.serverPort"))
 	return net.JoinHostPort(host, strconv.Itoa(port))
 }
 
 // AdminURL is the AdminServer's command URL (AdminServer, issue 14).
 func (c *Config) AdminURL() string {
-	if c.AdminCommandURL == "" {
-		return "/commands"
-	}
-	return c.AdminCommandURL
+	return cmp.Or(c.AdminCommandURL, DefaultString("admin.commandURL"))
 }
 
 // String renders the config as a zoo.cfg that Parse reads back to an equal Config (Unknown
-// aside). Prefixed names are not used, so ZooKeeper reads it the same way.
+// aside): the keys of the table whose value is not what leaving them out gives, then the
+// members and the metrics provider's settings. Prefixed names are not used, so ZooKeeper
+// reads it the same way.
 func (c *Config) String() string {
 	var b strings.Builder
 	kv := func(k string, v any) { fmt.Fprintf(&b, "%s=%s\n", k, escapeValue(fmt.Sprint(v))) }
-	kv("tickTime", c.TickTime)
-	kv("initLimit", c.InitLimit)
-	kv("syncLimit", c.SyncLimit)
-	kv("dataDir", c.DataDir)
-	kv("dataLogDir", c.DataLogDir)
-	if c.ClientPort != 0 {
-		kv("clientPort", c.ClientPort)
-	}
-	if c.ClientPortAddress != "" {
-		kv("clientPortAddress", c.ClientPortAddress)
-	}
-	kv("maxClientCnxns", c.MaxClientCnxns)
-	kv("minSessionTimeout", c.MinSessionTimeout)
-	kv("maxSessionTimeout", c.MaxSessionTimeout)
-	kv("clientPortListenBacklog", c.ClientPortListenBacklog)
-	kv("autopurge.snapRetainCount", c.SnapRetainCount)
-	kv("autopurge.purgeInterval", c.PurgeInterval)
-	kv("snapCount", c.SnapCount)
-	kv("preAllocSize", c.PreAllocSize/1024)
-	if c.ForceSync {
-		kv("forceSync", "yes")
-	} else {
-		kv("forceSync", "no")
-	}
-	kv("jute.maxbuffer", c.JuteMaxBuffer)
-	kv("4lw.commands.whitelist", strings.Join(c.FourLetterWhitelist, ","))
-	kv("extendedTypesEnabled", c.ExtendedTypesEnabled)
-	if !c.DigestEnabled {
-		// As a system property in ZooKeeper: zoo.cfg keys it does not know become one.
-		kv("digest.enabled", c.DigestEnabled)
-	}
-	if c.SuperDigest != "" {
-		kv("DigestAuthenticationProvider.superDigest", c.SuperDigest)
-	}
-	kv("globalOutstandingLimit", c.GlobalOutstandingLimit)
-	kv("znode.container.checkIntervalMs", c.ContainerCheckIntervalMs)
-	// AdminServer (issue 14).
-	if c.AdminEnableServer {
-		kv("admin.enableServer", c.AdminEnableServer)
-	}
-	if c.AdminServerAddress != "" {
-		kv("admin.serverAddress", c.AdminServerAddress)
-	}
-	if c.AdminServerPort != 0 {
-		kv("admin.serverPort", c.AdminServerPort)
-	}
-	if c.AdminCommandURL != "" {
-		kv("admin.commandURL", c.AdminCommandURL)
-	}
-	// AdminServer snapshot/restore part.
-	if c.AdminSnapshotDisabled {
-		kv("admin.snapshot.enabled", false)
-	}
-	if c.AdminRestoreEnabled {
-		kv("admin.restore.enabled", true)
-	}
-	c.AdminGuards.render(kv)
-	if c.AdminRateLimiterMs != 0 {
-		kv("admin.rateLimiterIntervalInMS", max(c.AdminRateLimiterMs, 0))
-	}
-	if c.AdminNeedClientAuth {
-		kv("admin.needClientAuth", true)
-	}
-	if c.AdminTLS.PortUnification {
-		kv("admin.portUnification", true)
-	}
-	if c.AdminTLS.ForceHTTPS {
-		kv("admin.forceHttps", true)
-	}
+	c.renderKeys(kv)
 	c.Metrics.render(kv)
-	if c.ReconfigEnabled {
-		kv(ReconfigEnabledKey, true)
-	}
-	if c.StandaloneDisabled {
-		kv(StandaloneEnabledKey, false)
-	}
-	if c.DynamicConfigFile != "" {
-		// The members live in that file; ZooKeeper refuses them in both.
-		kv(DynamicConfigFileKey, c.DynamicConfigFile)
-	} else {
+	if c.DynamicConfigFile == "" {
+		// With a dynamicConfigFile the members live in that file; ZooKeeper refuses them in
+		// both.
 		for _, id := range slices.Sorted(maps.Keys(c.Servers)) {
 			kv(fmt.Sprintf("server.%d", id), c.Servers[id].render(false))
 		}
 		c.Hierarchy.render(kv)
 	}
-	c.QuorumShape.render(kv)
 	return b.String()
 }
 

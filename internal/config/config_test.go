@@ -91,7 +91,7 @@ syncEnabled=true
 		ExtendedTypesEnabled:   true,
 		SuperDigest:            "super:D/InIHSb7yEEbrWz8b9l71RjZJU=",
 		GlobalOutstandingLimit: 500, ContainerCheckIntervalMs: 1000,
-		Servers: map[int]ServerSpec{
+		Servers: map[int]Member{
 			1: {ID: 1, Host: "zk1", QuorumPort: 2888, ElectionPort: 3888},
 			2: {ID: 2, Host: "zk2", QuorumPort: 2888, ElectionPort: 3888, Observer: true, ClientPort: 12182},
 			3: {ID: 3, Host: "::1", QuorumPort: 2889, ElectionPort: 3889, ClientHost: "::1", ClientPort: 12183},
@@ -151,9 +151,9 @@ func TestParseValues(t *testing.T) {
 		{"zookeeper. prefix only for system properties", "zookeeper.tickTime=5", func(c *Config) any { return [2]any{c.TickTime, c.Unknown} }, [2]any{3000, []string{"zookeeper.tickTime"}}},
 		{"negative maxClientCnxns allowed", "maxClientCnxns=-1", func(c *Config) any { return c.MaxClientCnxns }, -1},
 		{"server client address", "initLimit=5\nsyncLimit=2\nserver.4=h:1:2;0.0.0.0:2181", func(c *Config) any { return c.Servers[4] },
-			ServerSpec{ID: 4, Host: "h", QuorumPort: 1, ElectionPort: 2, ClientHost: "0.0.0.0", ClientPort: 2181}},
+			Member{ID: 4, Host: "h", QuorumPort: 1, ElectionPort: 2, ClientHost: "0.0.0.0", ClientPort: 2181}},
 		{"server empty client part", "initLimit=5\nsyncLimit=2\nserver.0=h:1:2:OBSERVER;", func(c *Config) any { return c.Servers[0] },
-			ServerSpec{ID: 0, Host: "h", QuorumPort: 1, ElectionPort: 2, Observer: true}},
+			Member{ID: 0, Host: "h", QuorumPort: 1, ElectionPort: 2, Observer: true}},
 		{"servers need no clientPort", "initLimit=5\nsyncLimit=2\nclientPort=0\nserver.1=h:1:2", func(c *Config) any { return c.ClientPort }, 0},
 	}
 	for _, tt := range tests {

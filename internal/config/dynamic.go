@@ -32,7 +32,7 @@ const NextDynamicConfigSuffix = ".dynamic.next"
 // configuration that only ever came from a zoo.cfg). It is the value ZooKeeper's
 // QuorumVerifier holds, and what /zookeeper/config and zoo.cfg.dynamic.<version> contain.
 type Dynamic struct {
-	Servers   map[int]ServerSpec
+	Servers   map[int]Member
 	Hierarchy Hierarchy
 	Version   int64
 }
@@ -144,9 +144,9 @@ func dynamicFromProps(props []property, standaloneEnabled, backwardCompatible bo
 				return Dynamic{}, configErr("%s=%s: %v", key, v, err)
 			}
 			if d.Servers == nil {
-				d.Servers = make(map[int]ServerSpec)
+				d.Servers = make(map[int]Member)
 			}
-			d.Servers[s.ID] = s
+			d.Servers[int(s.ID)] = s
 		case strings.HasPrefix(key, "group"), strings.HasPrefix(key, "weight"):
 			if _, err := d.Hierarchy.setHierarchyKey(key, v); err != nil {
 				return Dynamic{}, illegalArg("%s=%s: %v", key, v, err)

@@ -24,7 +24,7 @@ import (
 // insertion order, which follows java.util.Properties' own hash order; zkd takes ascending
 // ids there, so ensembles with ids at or above the capacity may list colliding ids in
 // another order than ZooKeeper.
-func QuorumText(servers map[int]ServerSpec, version int64) string {
+func QuorumText(servers map[int]Member, version int64) string {
 	var b strings.Builder
 	writeServerLines(&b, servers)
 	b.WriteString("version=")
@@ -33,14 +33,14 @@ func QuorumText(servers map[int]ServerSpec, version int64) string {
 }
 
 // writeServerLines writes QuorumText's server.N lines.
-func writeServerLines(b *strings.Builder, servers map[int]ServerSpec) {
+func writeServerLines(b *strings.Builder, servers map[int]Member) {
 	for _, id := range serverOrder(servers) {
 		fmt.Fprintf(b, "server.%d=%s\n", id, quorumServerString(servers[id]))
 	}
 }
 
 // serverOrder is the order in which ZooKeeper's HashMap of members lists the servers.
-func serverOrder(servers map[int]ServerSpec) []int {
+func serverOrder(servers map[int]Member) []int {
 	ids := make([]int, 0, len(servers))
 	for id := range servers {
 		ids = append(ids, id)
@@ -56,7 +56,7 @@ func serverOrder(servers map[int]ServerSpec) []int {
 }
 
 // quorumServerString is QuorumServer.toString.
-func quorumServerString(s ServerSpec) string {
+func quorumServerString(s Member) string {
 	role := "participant"
 	if s.Observer {
 		role = "observer"

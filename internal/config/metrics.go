@@ -126,11 +126,8 @@ func (m MetricsConfig) validate(bad func(key string, value any, format string, a
 	}
 }
 
-// render writes the keys for Config.String.
+// render writes the provider's settings for Config.String (the key table renders the class).
 func (m MetricsConfig) render(kv func(k string, v any)) {
-	if m.ClassName != "" {
-		kv("metricsProvider.className", m.ClassName)
-	}
 	for _, k := range slices.Sorted(maps.Keys(m.Props)) {
 		kv(fmt.Sprintf("metricsProvider.%s", k), m.Props[k])
 	}

@@ -70,7 +70,7 @@ func (h *Hierarchy) setHierarchyKey(key, v string) (bool, error) {
 // participant in exactly one group), plus what ZooKeeper does not check but cannot work:
 // observers or unknown ids in a group (ZooKeeper fails with a NullPointerException for
 // them), negative weights, and groups that all weigh 0 (no quorum could ever form).
-func (h Hierarchy) validate(servers map[int]ServerSpec, bad func(key string, value any, format string, args ...any)) {
+func (h Hierarchy) validate(servers map[int]Member, bad func(key string, value any, format string, args ...any)) {
 	if !h.Hierarchical() || len(servers) == 0 {
 		return
 	}
@@ -141,7 +141,7 @@ func (h Hierarchy) render(kv func(k string, v any)) {
 
 // Verifier is the quorum rule of an ensemble with these server.N lines: majority, or
 // hierarchical when group.N or weight.N is set.
-func (h Hierarchy) Verifier(servers map[int]ServerSpec) (quorum.Verifier, error) {
+func (h Hierarchy) Verifier(servers map[int]Member) (quorum.Verifier, error) {
 	var voters []int64
 	for id, s := range servers {
 		if !s.Observer {
@@ -169,7 +169,7 @@ func (h Hierarchy) Verifier(servers map[int]ServerSpec) (quorum.Verifier, error)
 // group.N keys by ascending N (the ids of a group as written), and weight.N keys by
 // ascending N followed by the participants' default weights in server.N order. Only ids that
 // share a bucket (for small ensembles: ids 16 or more apart) can come out differently.
-func HierarchicalText(servers map[int]ServerSpec, h Hierarchy, version int64) string {
+func HierarchicalText(servers map[int]Member, h Hierarchy, version int64) string {
 	if !h.Hierarchical() {
 		return QuorumText(servers, version)
 	}

@@ -1,12 +1,9 @@
 package config
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"maps"
 	"slices"
-	"strings"
 )
 
 // Quorum shape keys (issue 13): several addresses per server.N line, listening on all
@@ -48,7 +45,8 @@ type QuorumShape struct {
 	ObserverMasterPort int
 }
 
-// DefaultElectionPortBindRetry is ZooKeeper's DEFAULT_PORT_BIND_MAX_RETRY.
+// DefaultElectionPortBindRetry is ZooKeeper's DEFAULT_PORT_BIND_MAX_RETRY (the key table's
+// default for electionPortBindRetry).
 const DefaultElectionPortBindRetry = 3
 
 // ElectionPortBindRetries is how many times to try binding the election port; 0 = forever,
@@ -64,10 +62,9 @@ func (q *QuorumShape) ElectionPortBindRetries() int {
 }
 
 // setQuorumShapeKey applies key when it is a quorum shape key; handled is false otherwise.
-// multiAddress.* and electionPortBindRetry are system properties in ZooKeeper, so their
-// "zookeeper."-prefixed forms are taken too.
+// The key table has taken any "zookeeper." prefix off.
 func (q *QuorumShape) setQuorumShapeKey(key, v string) (handled bool, err error) {
-	bare := strings.TrimPrefix(key, "zookeeper.")
+	bare := key
 	switch {
 	case bare == MultiAddressKey:
 		q.MultiAddressEnabled, err = parseBool(v)
@@ -100,7 +97,7 @@ func (q *QuorumShape) setQuorumShapeKey(key, v string) (handled bool, err error)
 
 // validate applies ZooKeeper's rule that several addresses need multiAddress.enabled (which
 // QuorumServer checks whatever the order of the keys).
-func (q *QuorumShape) validate(servers map[int]ServerSpec, bad func(key string, value any, format string, args ...any)) {
+func (q *QuorumShape) validate(servers map[int]Member, bad func(key string, value any, format string, args ...any)) {
 	if !q.MultiAddressEnabled {
 		for _, id := range slices.Sorted(maps.Keys(servers)) {
 			if s := servers[id]; len(s.MoreAddrs) > 0 {
@@ -108,80 +105,5 @@ func (q *QuorumShape) validate(servers map[int]ServerSpec, bad func(key string, 
 					"addresses were specified for sid %d (set %s=true)", id, MultiAddressKey)
 			}
 		}
-	}
-}
-
-// ServerAddr is one host:quorumPort:electionPort of a server.N line.
-type ServerAddr struct {
-	Host         string
-	QuorumPort   int
-	ElectionPort int
-}
-
-func (a ServerAddr) String() string {
-	return fmt.Sprintf("%s:%d:%d", bracketHost(a.Host), a.QuorumPort, a.ElectionPort)
-}
-
-func (a ServerAddr) validate() error {
-	switch {
-	case a.Host == "" || strings.ContainsAny(a.Host, " \t"):
-		return fmt.Errorf("bad host %q", a.Host)
-	case a.QuorumPort < 1 || a.QuorumPort > 65535:
-		return fmt.Errorf("quorum port %d out of range", a.QuorumPort)
-	case a.ElectionPort < 1 || a.ElectionPort > 65535:
-		return fmt.Errorf("election port %d out of range", a.ElectionPort)
-	case a.QuorumPort == a.ElectionPort:
-		return errors.New("quorum and election port must be different")
-	}
-	return nil
-}
-
-// Addrs is every address of the server, the first one first, then the others as written.
-func (s ServerSpec) Addrs() []ServerAddr {
-	return append([]ServerAddr{{s.Host, s.QuorumPort, s.ElectionPort}}, s.MoreAddrs...)
-}
-
-// sortedAddrs is Addrs in the order ZooKeeper keeps them: sorted by host, then port.
-func (s ServerSpec) sortedAddrs() []ServerAddr {
-	addrs := s.Addrs()
-	slices.SortStableFunc(addrs, func(a, b ServerAddr) int {
-		return cmp.Or(strings.Compare(a.Host, b.Host), a.QuorumPort-b.QuorumPort)
-	})
-	return addrs
-}
-
-// addrsString is the address part of QuorumServer.toString, joined with '|': sorted by
-// host when asked, as ZooKeeper (which keeps them in a set) prints them.
-func (s ServerSpec) addrsString(sorted bool) string {
-	addrs := s.Addrs()
-	if sorted {
-		addrs = s.sortedAddrs()
-	}
-	parts := make([]string, len(addrs))
-	for i, a := range addrs {
-		parts[i] = a.String()
-	}
-	return strings.Join(parts, "|")
-}
-
-// render writes the keys that differ from the defaults, for Config.String.
-func (q *QuorumShape) render(kv func(k string, v any)) {
-	if q.MultiAddressEnabled {
-		kv(MultiAddressKey, true)
-	}
-	if q.ReachabilityCheckDisabled {
-		kv(MultiAddressReachabilityKey, false)
-	}
-	if q.ReachabilityCheckTimeoutMs != 0 {
-		kv(MultiAddressTimeoutKey, q.ReachabilityCheckTimeoutMs)
-	}
-	if q.ListenOnAllIPs {
-		kv(QuorumListenOnAllIPsKey, true)
-	}
-	if q.ElectionPortBindRetry != 0 {
-		kv(ElectionPortBindRetryKey, q.ElectionPortBindRetries())
-	}
-	if q.ObserverMasterPort != 0 {
-		kv(ObserverMasterPortKey, q.ObserverMasterPort)
 	}
 }

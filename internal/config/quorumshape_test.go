@@ -18,7 +18,7 @@ func TestMultiAddressParse(t *testing.T) {
 	}
 	s1 := c.Servers[1]
 	if !s1.Observer || s1.Host != "127.0.0.2" || s1.QuorumPort != 2888 || len(s1.MoreAddrs) != 1 ||
-		s1.MoreAddrs[0] != (ServerAddr{"127.0.0.1", 2889, 3889}) {
+		s1.MoreAddrs[0] != (MemberAddr{"127.0.0.1", 2889, 3889}) {
 		t.Fatalf("server.1 = %+v", s1)
 	}
 	// ZooKeeper's QuorumServer.toString sorts the addresses by host.

@@ -97,7 +97,7 @@ func ApplyReconfig(cur Dynamic, joining, leaving string, newMembers *string, o R
 		}
 		servers := maps.Clone(cur.Servers)
 		if servers == nil {
-			servers = map[int]ServerSpec{}
+			servers = map[int]Member{}
 		}
 		for _, l := range javaSplit(leaving, ",") {
 			sid, err := strconv.ParseInt(l, 10, 64)
@@ -121,7 +121,7 @@ func ApplyReconfig(cur Dynamic, joining, leaving string, newMembers *string, o R
 					return Dynamic{}, err
 				}
 			}
-			servers[s.ID] = s
+			servers[int(s.ID)] = s
 		}
 		next = Dynamic{Servers: servers}
 	}
@@ -155,23 +155,23 @@ func ApplyReconfig(cur Dynamic, joining, leaving string, newMembers *string, o R
 
 // parseJoiner reads one joining server as PrepRequestProcessor does: "key=spec", the id
 // after the key's last '.', and a spec with all three ports.
-func parseJoiner(j string) (ServerSpec, error) {
+func parseJoiner(j string) (Member, error) {
 	parts := javaSplit(j, "=")
 	if len(parts) != 2 {
-		return ServerSpec{}, reconfigErr(jute.ErrBadArguments, "Wrong format of server string")
+		return Member{}, reconfigErr(jute.ErrBadArguments, "Wrong format of server string")
 	}
 	id := parts[0][strings.LastIndexByte(parts[0], '.')+1:]
 	sid, err := strconv.ParseInt(id, 10, 64)
 	if err != nil {
-		return ServerSpec{}, reconfigErr(jute.ErrMarshallingError, "server id %q is not a number", id)
+		return Member{}, reconfigErr(jute.ErrMarshallingError, "server id %q is not a number", id)
 	}
 	s, err := parseServer(strconv.FormatInt(sid, 10), parts[1])
 	if err != nil {
 		// ZooKeeper logs the ConfigException and answers a generic message.
-		return ServerSpec{}, reconfigErr(jute.ErrBadArguments, "Reconfiguration failed: %v", err)
+		return Member{}, reconfigErr(jute.ErrBadArguments, "Reconfiguration failed: %v", err)
 	}
 	if s.ClientPort == 0 {
-		return ServerSpec{}, reconfigErr(jute.ErrBadArguments,
+		return Member{}, reconfigErr(jute.ErrBadArguments,
 			"Wrong format of server string - each server should have 3 ports specified")
 	}
 	return s, nil
@@ -180,12 +180,12 @@ func parseJoiner(j string) (ServerSpec, error) {
 // checkAddressDuplicate is QuorumServer.checkAddressDuplicate: no address of the joining
 // server may be one of another member's, wildcard and loopback addresses aside. ZooKeeper
 // compares resolved addresses; zkd compares hosts as written.
-func checkAddressDuplicate(s, other ServerSpec) error {
+func checkAddressDuplicate(s, other Member) error {
 	type hp struct {
 		host string
 		port int
 	}
-	addrs := func(x ServerSpec) []hp {
+	addrs := func(x Member) []hp {
 		var out []hp
 		for _, a := range x.Addrs() {
 			out = append(out, hp{a.Host, a.QuorumPort}, hp{a.Host, a.ElectionPort})

@@ -36,7 +36,7 @@ func TestReconfigMatchesZooKeeper(t *testing.T) {
 		ports[i] = p
 	}
 	dir := t.TempDir()
-	initial := Dynamic{Version: 0x100000000, Servers: map[int]ServerSpec{
+	initial := Dynamic{Version: 0x100000000, Servers: map[int]Member{
 		1: {ID: 1, Host: "127.0.0.1", QuorumPort: ports[0], ElectionPort: ports[1]},
 	}}
 	dynPath := filepath.Join(dir, "zoo.cfg.dynamic.100000000")

@@ -84,27 +84,9 @@ var notImplemented = map[string]string{
 	"quorum.auth.kerberos.servicePrincipal": "quorum SASL with Kerberos (zkd's quorum SASL is DIGEST-MD5)",
 }
 
-// securitySysProps are the security keys ZooKeeper reads as "zookeeper."-prefixed system
-// properties; the others are zoo.cfg keys only (but zkd, like canonicalKey elsewhere, takes
-// the prefixed form of these too).
-var securitySysProps = []string{
-	"client.portUnification", "client.certReload", "sslQuorumReloadCertFiles",
-	"enforce.auth.enabled", "enforce.auth.schemes", "sessionRequireClientSASLAuth",
-	"allowSaslFailedClients", "kerberos.removeHostFromPrincipal",
-	"kerberos.removeRealmFromPrincipal", "superUser", "X509AuthenticationProvider.superUser",
-	"sasl.serverconfig", "serverCnxnFactory", "security.auth_to_local",
-	"SASLAuthenticationProvider.superPassword",
-}
-
-// setSecurityKey applies key when it is a security key; handled is false otherwise.
-func (s *Security) setSecurityKey(key, v string) (handled bool, err error) {
-	bare := key
-	if b, ok := strings.CutPrefix(key, "zookeeper."); ok {
-		if slices.Contains(securitySysProps, b) || strings.HasPrefix(b, "ssl.") ||
-			strings.HasPrefix(b, "authProvider.") {
-			bare = b
-		}
-	}
+// setSecurityKey applies key (as the key table matched it, without a "zookeeper." prefix)
+// when it is a security key; handled is false otherwise.
+func (s *Security) setSecurityKey(bare, v string) (handled bool, err error) {
 	ask := func(name string) { s.asked = append(s.asked, askedKey{name, v}) }
 	askIf := func(name string, on bool) {
 		if on {

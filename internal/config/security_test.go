@@ -213,16 +213,17 @@ func TestSecurityKeysThatAskNothing(t *testing.T) {
 // TestSecurityKeysParsed: the values land in Security whether or not zkd implements them, so
 // a part that implements a feature finds them there.
 func TestSecurityKeysParsed(t *testing.T) {
-	var s Security
+	var c Config
 	for _, kv := range [][2]string{
 		{"secureClientPort", "2281"}, {"ssl.clientAuth", "need"},
 		{"zookeeper.ssl.quorum.keyStore.type", "JKS"}, {"enforce.auth.schemes", " sasl, x509 ,"},
 		{"zookeeper.superUser", "bob"},
 	} {
-		if ok, err := s.setSecurityKey(kv[0], kv[1]); !ok || err != nil {
-			t.Fatalf("%s: handled %v, err %v", kv[0], ok, err)
+		if err := c.set(kv[0], kv[1]); err != nil {
+			t.Fatalf("%s: err %v", kv[0], err)
 		}
 	}
+	s := c.Security
 	if s.SecureClientPort != 2281 || s.SSL["clientAuth"] != "need" || s.SSLQuorum["keyStore.type"] != "JKS" ||
 		strings.Join(s.EnforceAuthSchemes, "|") != "sasl|x509" || s.SASLSuperUser != "bob" {
 		t.Fatalf("parsed %+v", s)

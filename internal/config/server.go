@@ -12,13 +12,13 @@ const serverFormat = "want host:quorumPort:electionPort[:participant|observer][;
 // parseServer reads the value of a server.N key the way ZooKeeper 3.8's QuorumServer does,
 // minus name resolution. Several '|'-separated addresses are parsed here; validate refuses
 // them unless multiAddress.enabled (quorumshape.go).
-func parseServer(id, v string) (ServerSpec, error) {
-	var s ServerSpec
+func parseServer(id, v string) (Member, error) {
+	var s Member
 	n, err := strconv.Atoi(id)
 	if err != nil || n < 0 {
 		return s, fmt.Errorf("server id %q is not a non-negative integer", id)
 	}
-	s.ID = n
+	s.ID = int64(n)
 	serverPart, clientPart, hasClient := strings.Cut(v, ";")
 	if strings.Contains(clientPart, ";") {
 		return s, errors.New(serverFormat)
@@ -64,7 +64,7 @@ func parseServer(id, v string) (ServerSpec, error) {
 
 // parseServerAddr reads one host:quorumPort:electionPort[:participant|observer]; role is ""
 // when the address names none.
-func parseServerAddr(v string) (a ServerAddr, role string, err error) {
+func parseServerAddr(v string) (a MemberAddr, role string, err error) {
 	host, fields, err := splitHostPorts(v)
 	if err != nil {
 		return a, "", err
@@ -120,7 +120,7 @@ func parsePort(v string) (int, error) {
 	return p, nil
 }
 
-func (s ServerSpec) validate() error {
+func (s Member) validate() error {
 	switch {
 	case s.ID < 0:
 		return fmt.Errorf("server id %d is negative", s.ID)
