@@ -426,15 +426,7 @@ func (s *Server) gatherQuorum() (quorumView, bool) {
 		v.serving = s.serving()
 		v.zxid = s.tree.LastZxid()
 		v.peers = slices.Clone(s.ens.peers) // a reconfig changes them on the core
-		v.leader = -1
-		switch r := s.role.(type) {
-		case *leaderRole:
-			v.leader = s.cfg.ServerID
-		case followerRole:
-			v.leader = r.leaderSid
-		case observerRole:
-			v.leader = r.leaderSid
-		}
+		v.leader = s.role.view().leader
 	})
 	return v, ok
 }

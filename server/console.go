@@ -555,17 +555,10 @@ func (b consoleBackend) Ensemble(ctx context.Context) (console.Ensemble, error) 
 		v.ensemble = s.ensembleMode()
 		v.mode = s.role.mode()
 		v.zxid = s.tree.LastZxid()
-		v.leader = -1
-		switch r := s.role.(type) {
-		case *leaderRole:
-			v.leader = s.cfg.ServerID
-			if r.zl != nil {
-				learners, proposed = r.zl.Learners(), r.zl.LastProposed()
-			}
-		case followerRole:
-			v.leader = r.leaderSid
-		case observerRole:
-			v.leader = r.leaderSid
+		rv := s.role.view()
+		v.leader = rv.leader
+		if rv.lead != nil {
+			learners, proposed = rv.lead.learners, rv.lead.lastProposed
 		}
 	})
 	if err != nil {

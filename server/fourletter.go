@@ -186,9 +186,7 @@ func (s *Server) resetServerStats() {
 	// serving has none to reset.
 	s.coreQuery(func() {
 		s.ens.diffs, s.ens.snaps, s.ens.truncs = 0, 0, 0
-		if r, ok := s.role.(*leaderRole); ok {
-			r.proposalSizes = admin.NewBufferStats()
-		}
+		s.role.resetStats()
 	})
 }
 

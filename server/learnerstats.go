@@ -255,38 +255,12 @@ func (l *learnerQPs) reset() {
 	}
 }
 
-// eachObserver calls f, on the core, with each synced observer's connection: this
-// leader's (Leader.observingLearners: registered with OBSERVERINFO and forwarded to) or
-// this follower's observer master's (counted as mntr's synced_observers); none elsewhere.
-func (s *Server) eachObserver(f func(q *quorumConn, sid int64)) {
-	switch r := s.role.(type) {
-	case *leaderRole:
-		if r.zl == nil {
-			return
-		}
-		for _, ls := range r.zl.Learners() {
-			if q := r.conns[ls.Conn]; q != nil && ls.ObserverInfo && ls.Synced {
-				f(q, ls.Sid)
-			}
-		}
-	case followerRole:
-		if r.om == nil {
-			return
-		}
-		for _, ls := range r.om.om.Observers() {
-			if q := r.om.conns[ls.Conn]; q != nil && ls.Started {
-				f(q, ls.Sid)
-			}
-		}
-	}
-}
-
 // observersView is the observers command's answer, gathered in one core step that only
 // loads counters; false when the server is not serving.
 func (s *Server) observersView() ([]admin.LearnerInfo, bool) {
 	var out []admin.LearnerInfo
 	ok := s.coreQuery(func() {
-		s.eachObserver(func(q *quorumConn, sid int64) { out = append(out, q.info(sid)) })
+		s.role.eachObserver(func(q *quorumConn, sid int64) { out = append(out, q.info(sid)) })
 	})
 	slices.SortFunc(out, func(a, b admin.LearnerInfo) int { return cmp.Compare(a.Sid, b.Sid) })
 	return out, ok
@@ -296,6 +270,6 @@ func (s *Server) observersView() ([]admin.LearnerInfo, bool) {
 // resetObserverConnectionStats, on the connections the observers command lists.
 func (s *Server) resetObserverStats() {
 	s.coreQuery(func() {
-		s.eachObserver(func(q *quorumConn, _ int64) { q.st.resetObserverStats() })
+		s.role.eachObserver(func(q *quorumConn, _ int64) { q.st.resetObserverStats() })
 	})
 }

@@ -1,8 +1,6 @@
 package server
 
 import (
-	"time"
-
 	"github.com/zkd-io/zkd/internal/admin"
 )
 
@@ -51,14 +49,11 @@ func (s *Server) roleStats(st *admin.ServerStats) {
 	st.PeerState = state
 	// The committed configuration's voters (a reconfig changes them).
 	st.RoleGauges = append(st.RoleGauges, admin.Gauge{Name: "quorum_size", Value: int64(len(s.voters()))})
-	switch r := s.role.(type) {
-	case *leaderRole:
-		ls := r.zl.Stats()
-		var uptime int64
-		if r.established {
-			uptime = time.Since(r.establishedAt).Milliseconds()
-		}
-		ps := r.proposalSizes
+	rv := s.role.view()
+	if rv.lead != nil {
+		ls := rv.lead.stats
+		uptime := rv.lead.uptime.Milliseconds()
+		ps := rv.lead.proposalSizes
 		st.ProposalSizes = &ps
 		st.RoleGauges = append(st.RoleGauges,
 			admin.Gauge{Name: "learners", Value: int64(ls.Learners)},
@@ -71,15 +66,13 @@ func (s *Server) roleStats(st *admin.ServerStats) {
 			admin.Gauge{Name: "max_proposal_size", Value: ps.Max},
 			admin.Gauge{Name: "min_proposal_size", Value: ps.Min},
 		)
-	case observerRole:
-		// ObserverZooKeeperServer.dumpMonitorValues: the learner master, the leader
-		// without observerMasterPort.
-		st.ObserverMasterID = r.masterSid
-	case followerRole:
-		// Follower.getSyncedObserverSize: its observer master's observers, null (and not
-		// printed) without one.
-		if n, ok := r.syncedObservers(); ok {
-			st.RoleGauges = append(st.RoleGauges, admin.Gauge{Name: "synced_observers", Value: int64(n)})
-		}
+	}
+	// ObserverZooKeeperServer.dumpMonitorValues: the learner master, the leader without
+	// observerMasterPort.
+	st.ObserverMasterID = rv.masterSid
+	// Follower.getSyncedObserverSize: its observer master's observers, null (and not
+	// printed) without one.
+	if rv.syncedObservers >= 0 {
+		st.RoleGauges = append(st.RoleGauges, admin.Gauge{Name: "synced_observers", Value: int64(rv.syncedObservers)})
 	}
 }

@@ -429,7 +429,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.Metrics.DBInit(time.Since(loadStart))
 	s.resetSnapThreshold()
-	s.role = &standaloneRole{s}
+	s.role = &standaloneRole{s: s}
 	if s.ensembleMode() {
 		s.role = lookingRole{}
 		if _, ok := s.peer(cfg.ServerID); !ok {
