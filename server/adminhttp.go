@@ -420,7 +420,7 @@ type quorumView struct {
 
 func (s *Server) gatherQuorum() (quorumView, bool) {
 	var v quorumView
-	ok := s.Query(func() {
+	ok := s.query(func() {
 		v.ensemble = s.ensembleMode()
 		v.mode = s.role.mode()
 		v.serving = s.serving()

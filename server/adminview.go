@@ -62,7 +62,7 @@ func releaseBuilder() { <-adminBuilders }
 // read what f writes.
 func (s *Server) coreQuery(f func()) bool {
 	serving := true
-	ok := s.Query(func() {
+	ok := s.query(func() {
 		if serving = s.serving(); serving {
 			f()
 		}
@@ -101,7 +101,7 @@ func (s *Server) gatherWatches() (watchView, bool) {
 				stop()
 			}
 		}
-		if !s.Query(stopScan) {
+		if !s.query(stopScan) {
 			stopScan()
 		}
 	}()

@@ -403,7 +403,7 @@ func (s *Server) consoleSession(ctx context.Context, remote string, ids []jute.I
 		return nil, fmt.Errorf("console session: connect: %w: %w", console.ErrNotServing, err)
 	}
 	found := false
-	ok := s.Query(func() {
+	ok := s.query(func() {
 		s.connsMu.Lock()
 		defer s.connsMu.Unlock()
 		for sc := range s.allConns {

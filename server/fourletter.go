@@ -93,7 +93,7 @@ func (s *Server) fourLetterText(cmd string, self *conn) string {
 		var quorum []byte
 		if s.ensembleMode() {
 			// The committed configuration, which a reconfig changes on the core.
-			if !s.Query(func() { quorum = s.quorumConfigText() }) {
+			if !s.query(func() { quorum = s.quorumConfigText() }) {
 				return notServing(cmd)
 			}
 		}

@@ -712,9 +712,10 @@ func (s *Server) stop(deadline time.Time) error {
 	return s.closeErr
 }
 
-// Query runs f on the core goroutine and waits for it: tests and admin commands read core
-// state this way.
-func (s *Server) Query(f func()) bool {
+// query runs f on the core goroutine and waits for it; false when the server stops first
+// (f may then still run). Observers go through the admin backend (adminbackend.go), which
+// copies values on the core with it.
+func (s *Server) query(f func()) bool {
 	done := make(chan struct{})
 	select {
 	case s.events <- event{kind: evQuery, query: func() { f(); close(done) }}:
@@ -806,7 +807,7 @@ func (s *Server) recordLatency(c *conn, r *request) {
 // observer), or "" while it does not serve clients (looking for a leader, or syncing).
 func (s *Server) Mode() string {
 	var m string
-	if !s.Query(func() {
+	if !s.query(func() {
 		if s.role.serving() {
 			m = s.role.mode()
 		}
