@@ -13,6 +13,7 @@ import (
 	"strings"
 
 	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/internal/admin/dispatch"
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/console"
 	"github.com/zkd-io/zkd/internal/datatree"
@@ -77,10 +78,11 @@ func (b consoleBackend) query(ctx context.Context, f func()) error {
 }
 
 func (b consoleBackend) builder() (func(), error) {
-	if !b.s.acquireBuilder() {
+	release, ok := adminBackend{s: b.s}.Builder()
+	if !ok {
 		return nil, console.ErrNotServing
 	}
-	return releaseBuilder, nil
+	return release, nil
 }
 
 func (s *Server) consoleCanRead(aclKey int64, ids []jute.ID) bool {
@@ -529,12 +531,12 @@ func (b consoleBackend) Watches(ctx context.Context) ([]console.PathWatches, err
 		return nil, err
 	}
 	defer release()
-	v, ok := b.s.gatherWatches()
+	v, ok := adminBackend{s: b.s}.Watches()
 	if !ok {
 		return nil, console.ErrNotServing
 	}
 	var out []console.PathWatches
-	for _, p := range v.byPath() {
+	for _, p := range v.ByPath() {
 		ids := make([]string, len(p.Sessions))
 		for i, id := range p.Sessions {
 			ids[i] = hex(id)
@@ -547,16 +549,18 @@ func (b consoleBackend) Watches(ctx context.Context) ([]console.PathWatches, err
 func (b consoleBackend) Ensemble(ctx context.Context) (console.Ensemble, error) {
 	s := b.s
 	var (
-		v        quorumView
-		learners []zab.LearnerState
-		proposed int64
+		mode         string
+		ensemble     bool
+		leader, zxid int64
+		learners     []zab.LearnerState
+		proposed     int64
 	)
 	err := b.query(ctx, func() {
-		v.ensemble = s.ensembleMode()
-		v.mode = s.role.mode()
-		v.zxid = s.tree.LastZxid()
+		ensemble = s.ensembleMode()
+		mode = s.role.mode()
+		zxid = s.tree.LastZxid()
 		rv := s.role.view()
-		v.leader = rv.leader
+		leader = rv.leader
 		if rv.lead != nil {
 			learners, proposed = rv.lead.learners, rv.lead.lastProposed
 		}
@@ -564,8 +568,8 @@ func (b consoleBackend) Ensemble(ctx context.Context) (console.Ensemble, error) 
 	if err != nil {
 		return console.Ensemble{}, err
 	}
-	e := console.Ensemble{Mode: v.mode, Leader: v.leader, Zxid: hex(v.zxid)}
-	if !v.ensemble {
+	e := console.Ensemble{Mode: mode, Leader: leader, Zxid: hex(zxid)}
+	if !ensemble {
 		return e, nil
 	}
 	known := make(map[int64]zab.LearnerState, len(learners))
@@ -576,9 +580,9 @@ func (b consoleBackend) Ensemble(ctx context.Context) (console.Ensemble, error) 
 	slices.SortFunc(peers, func(a, b Peer) int { return cmp.Compare(a.ID, b.ID) })
 	for _, p := range peers {
 		m := console.Member{ID: p.ID, Quorum: p.quorumAddr(), Election: p.electionAddr(), Observer: p.Observer,
-			Leader: p.ID == v.leader, Self: p.ID == s.cfg.ServerID}
+			Leader: p.ID == leader, Self: p.ID == s.cfg.ServerID}
 		if m.Self {
-			m.Zxid = hex(v.zxid)
+			m.Zxid = hex(zxid)
 		}
 		if l, ok := known[p.ID]; ok {
 			m.Known, m.Synced = true, l.Synced
@@ -603,7 +607,7 @@ func (b consoleBackend) Metrics(ctx context.Context) (map[string]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	st, ok := b.s.gatherStats()
+	st, ok := dispatch.Stats(adminBackend{s: b.s})
 	if !ok {
 		return nil, console.ErrNotServing
 	}

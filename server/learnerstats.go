@@ -1,7 +1,6 @@
 package server
 
 import (
-	"cmp"
 	"encoding/binary"
 	"net"
 	"net/netip"
@@ -253,23 +252,4 @@ func (l *learnerQPs) reset() {
 		qp.size, qp.time, qp.times, qp.next = admin.Summary{}, admin.Summary{}, nil, 0
 		qp.mu.Unlock()
 	}
-}
-
-// observersView is the observers command's answer, gathered in one core step that only
-// loads counters; false when the server is not serving.
-func (s *Server) observersView() ([]admin.LearnerInfo, bool) {
-	var out []admin.LearnerInfo
-	ok := s.coreQuery(func() {
-		s.role.eachObserver(func(q *quorumConn, sid int64) { out = append(out, q.info(sid)) })
-	})
-	slices.SortFunc(out, func(a, b admin.LearnerInfo) int { return cmp.Compare(a.Sid, b.Sid) })
-	return out, ok
-}
-
-// resetObserverStats is observer_connection_stat_reset: Leader's or Follower's
-// resetObserverConnectionStats, on the connections the observers command lists.
-func (s *Server) resetObserverStats() {
-	s.coreQuery(func() {
-		s.role.eachObserver(func(q *quorumConn, _ int64) { q.st.resetObserverStats() })
-	})
 }

@@ -51,13 +51,6 @@ func (s *Server) armReadOnly(gen int) {
 // isReadOnly reports whether the member serves read-only now.
 func (s *Server) isReadOnly() bool { return s.role.mode() == readOnlyState }
 
-// readOnlyAnswer reports whether the role is read-only, so isro and is_read_only can say
-// "ro"; serving is false when the server serves nobody (isro's "null"). It runs on the core.
-func (s *Server) readOnlyAnswer() (serving, ro bool) {
-	ok := s.query(func() { serving, ro = s.role.serving(), s.isReadOnly() })
-	return ok && serving, ro
-}
-
 const readOnlyState = "read-only"
 
 func (r *readOnlyRole) mode() string   { return readOnlyState }

@@ -24,6 +24,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/internal/admin/dispatch"
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/clock"
 	"github.com/zkd-io/zkd/internal/config"
@@ -521,7 +522,7 @@ func (s *Server) Start() error {
 		go s.watchSessionSecret()
 	}
 	// Only now: a scrape's gathering is a step on the core, which runs from here on.
-	s.cfg.Metrics.SetSource(metricsSource{s})
+	s.cfg.Metrics.SetSource(dispatch.MetricsSource(adminBackend{s: s}))
 	// Last, so that a failure leaves a started server that Close stops as usual.
 	if err := s.startAdmin(); err != nil {
 		return err
