@@ -42,7 +42,7 @@ func (b adminBackend) Info() admin.Info {
 		SnappedZxid:   s.snappedZxid.Load(),
 	}
 	if s.ensembleMode() {
-		info.ServerID = s.cfg.ServerID
+		info.Ensemble, info.ServerID = true, s.cfg.ServerID
 	}
 	if ln := s.listener(); ln != nil {
 		info.ClientAddr = ln.Addr().String()

@@ -14,6 +14,7 @@ import (
 
 	"github.com/zkd-io/zkd/internal/admin"
 	"github.com/zkd-io/zkd/internal/admin/dispatch"
+	"github.com/zkd-io/zkd/internal/admin/httpadmin"
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/console"
 	"github.com/zkd-io/zkd/internal/datatree"
@@ -32,30 +33,33 @@ import (
 // ConsoleURL is where the console is served on the AdminServer's port.
 const ConsoleURL = "/console"
 
-type consoleBackend struct{ s *Server }
+type consoleBackend struct {
+	s     *Server
+	guard *httpadmin.Guard
+}
 
 var _ console.Backend = consoleBackend{}
 
 func (s *Server) consoleHandler() http.Handler {
-	return console.Handler(ConsoleURL, consoleBackend{s}, s.log.With("component", "console"))
+	return console.Handler(ConsoleURL, consoleBackend{s: s, guard: s.adminGuard()}, s.log.With("component", "console"))
 }
 
 func (b consoleBackend) Authenticate(header string, r *http.Request) ([]jute.ID, error) {
-	return b.s.adminAuthenticate(header, r)
+	return b.guard.Authenticate(header, r)
 }
 
-// Authorized holds console writes to what snapshot and restore need (adminAuthorize): a
+// Authorized holds console writes to what snapshot and restore need (Guard.Authorize): a
 // write through the console is made as the header's ids, so ids that prove nothing (a
 // made-up digest user let in by world:anyone) must not reach it.
 func (b consoleBackend) Authorized(ids []jute.ID) (bool, error) {
-	v, ok := b.s.adminAuthorize(ids)
+	v, ok := b.guard.Authorize(ids)
 	switch {
 	case !ok:
 		return false, console.ErrNotServing
-	case v == adminNoIdentity:
-		return false, fmt.Errorf("%w: %s", console.ErrNoAuth, adminNeedsIdentityHint)
+	case v == httpadmin.NoIdentity:
+		return false, fmt.Errorf("%w: %s", console.ErrNoAuth, httpadmin.NeedsIdentityHint)
 	}
-	return v == adminAllowed, nil
+	return v == httpadmin.Allowed, nil
 }
 
 func (b consoleBackend) AnonymousIDs(r *http.Request) []jute.ID {

@@ -65,13 +65,6 @@ func SessionQueue(s *Server, id int64) (ops []jute.OpCode, ok bool) {
 	return ops, ok
 }
 
-// AdminHostAllowed reports whether the AdminServer's Host check is on for a server bound to
-// bind with names listed (zkd.admin.allowedHosts), and whether it lets host through.
-func AdminHostAllowed(bind string, names []string, host string) (on, ok bool) {
-	c := newAdminHostCheck(bind, names)
-	return c.on, !c.on || c.allows(host)
-}
-
 // PlantDivergence changes the data of the node at path in s's tree alone, as a txn applied
 // differently on this member would: s's tree, and so its digest, now differs from the other
 // members'. It reports whether the node was there.

@@ -65,6 +65,8 @@ type Backend interface {
 
 // Info is the server's settings as ZooKeeperServerConf reports them, and its directories.
 type Info struct {
+	// Ensemble is false on a standalone server.
+	Ensemble bool
 	// ServerID is myid, 0 on a standalone server.
 	ServerID int64
 	// ClientAddr is the client port's address (host:port), "" when it does not listen.
