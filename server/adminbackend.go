@@ -60,8 +60,8 @@ func (b adminBackend) ReadOnly() (serving, readOnly bool) {
 	return ok && serving, readOnly
 }
 
-func (b adminBackend) TraceMask() int64        { return b.s.traceMask.Load() }
-func (b adminBackend) SetTraceMask(mask int64) { b.s.traceMask.Store(mask) }
+func (b adminBackend) TraceMask() int64        { return b.s.admin.traceMask.Load() }
+func (b adminBackend) SetTraceMask(mask int64) { b.s.admin.traceMask.Store(mask) }
 
 func (b adminBackend) ConfText(dataDirSize, logDirSize int64) (string, bool) {
 	s := b.s

@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"net"
 	"net/http"
+	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/admin/httpadmin"
@@ -34,6 +36,18 @@ const (
 // AdminMaxHeaderBytes is the most request line and headers the AdminServer accepts.
 const AdminMaxHeaderBytes = httpadmin.MaxHeaderBytes
 
+// adminState is the AdminServer's listener and server (nil when it is off; set by Start)
+// and the trace mask.
+type adminState struct {
+	ln   net.Listener
+	srv  *http.Server
+	once sync.Once // stops srv
+	// traceMask is what stmk set and gtmk reports. ZooKeeper keeps it in ZooTrace, a
+	// JVM-wide static; zkd keeps it per server so servers sharing a process (tests) do not
+	// see each other's. It affects no logging: zkd has no trace levels.
+	traceMask atomic.Int64
+}
+
 // startAdmin listens on Config.AdminAddr and serves the AdminServer there until Close.
 func (s *Server) startAdmin() error {
 	if s.cfg.AdminAddr == "" {
@@ -43,13 +57,13 @@ func (s *Server) startAdmin() error {
 	if err != nil {
 		return fmt.Errorf("server: admin server: %w", err)
 	}
-	s.adminLn = ln
-	s.adminSrv = httpadmin.NewServer(s.AdminHandler(s.cfg.AdminCommandURL), s.log.With("component", "admin"))
+	s.admin.ln = ln
+	s.admin.srv = httpadmin.NewServer(s.AdminHandler(s.cfg.AdminCommandURL), s.log.With("component", "admin"))
 	ln = httpadmin.WrapListener(ln, s.cfg.AdminTLS, func() { s.counters.add(cntInsecureAdmin, 1) }, s.log)
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
-		if err := s.adminSrv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+		if err := s.admin.srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
 			s.log.Error("admin server stopped", "err", err)
 		}
 	}()
@@ -67,22 +81,22 @@ func (s *Server) startAdmin() error {
 // stopAdmin closes the AdminServer's listener and connections. Requests in flight end
 // when their gathering sees the server stopping.
 func (s *Server) stopAdmin() {
-	if s.adminSrv == nil {
+	if s.admin.srv == nil {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.Background(), time.Second)
 	defer cancel()
-	if err := s.adminSrv.Shutdown(ctx); err != nil {
-		s.adminSrv.Close()
+	if err := s.admin.srv.Shutdown(ctx); err != nil {
+		s.admin.srv.Close()
 	}
 }
 
 // AdminAddr is the address the AdminServer listens on, "" when it is off.
 func (s *Server) AdminAddr() string {
-	if s.adminLn == nil {
+	if s.admin.ln == nil {
 		return ""
 	}
-	return s.adminLn.Addr().String()
+	return s.admin.ln.Addr().String()
 }
 
 func (s *Server) adminURL() string {
@@ -96,8 +110,8 @@ func (s *Server) adminURL() string {
 // the web console under ConsoleURL (console.go).
 func (s *Server) AdminHandler(commandURL string) http.Handler {
 	bind := s.cfg.AdminAddr
-	if s.adminLn != nil {
-		bind = s.adminLn.Addr().String() // "localhost:8080" resolved to the address bound
+	if s.admin.ln != nil {
+		bind = s.admin.ln.Addr().String() // "localhost:8080" resolved to the address bound
 	}
 	return httpadmin.Handler(adminBackend{s: s}, httpadmin.Options{
 		CommandURL: commandURL, Bind: bind, AllowedHosts: s.cfg.AdminAllowedHosts,

@@ -17,7 +17,6 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
@@ -292,7 +291,6 @@ type Server struct {
 	ln        net.Listener
 	lnMu      sync.Mutex
 	closeOnce sync.Once
-	adminOnce sync.Once
 	// draining: Shutdown closed the listeners on purpose (the accept loops end quietly).
 	draining atomic.Bool
 	// lastSnapNanos is how long the last snapshot took to write, for Shutdown's deadline.
@@ -306,9 +304,8 @@ type Server struct {
 	// applyEvents is the event list each applied txn's events go into (core-owned).
 	applyEvents []datatree.Event
 	stopping    chan struct{}
-	// adminLn and adminSrv are the AdminServer's, nil when it is off; set by Start.
-	adminLn  net.Listener
-	adminSrv *http.Server
+	// admin is what the server keeps for the observer surfaces (adminhttp.go).
+	admin    adminState
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 	tokens   chan struct{}
@@ -320,10 +317,6 @@ type Server struct {
 	latency                      latencyStats
 	// learnerQPs are the learner_handler_qp_* summaries by learner sid (learnerstats.go).
 	learnerQPs learnerQPs
-	// traceMask is what stmk set and gtmk reports. ZooKeeper keeps it in ZooTrace, a
-	// JVM-wide static; zkd keeps it per server so servers sharing a process (tests) do not
-	// see each other's. It affects no logging: zkd has no trace levels.
-	traceMask atomic.Int64
 
 	perIP   map[string]int
 	perIPMu sync.Mutex
@@ -404,7 +397,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.start = s.clk.Now()
 	s.responseSizes.reset()
-	s.traceMask.Store(admin.DefaultTraceMask)
+	s.admin.traceMask.Store(admin.DefaultTraceMask)
 	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())
 	if err := s.lockDirs(); err != nil {
 		return nil, err
@@ -707,7 +700,7 @@ func (s *Server) closeListeners() {
 // second call (a test's cleanup after its own) finds everything closed.
 func (s *Server) stop(deadline time.Time) error {
 	s.beginStop()
-	s.adminOnce.Do(s.stopAdmin)
+	s.admin.once.Do(s.stopAdmin)
 	s.wg.Wait()
 	s.closeOnce.Do(func() { s.closeErr = s.closePersist(deadline) })
 	return s.closeErr
