@@ -42,7 +42,7 @@ func (c *conn) fourLetter(cmd string, br *connReader) {
 			s.log.Debug("stmk without its argument", "remote", c.remote, "err", err)
 			return
 		}
-		s.admin.traceMask.Store(mask)
+		adminBackend{s: s}.SetTraceMask(mask)
 		text = admin.Stmk(mask)
 	default:
 		text = dispatch.FourLetter(adminBackend{s: s, self: c}, cmd)
