@@ -24,7 +24,7 @@ import (
 	"github.com/zkd-io/zkd/zktest"
 )
 
-// The admin port's guards (server/adminsec.go): the attacks of issue 26 sent as they were
+// The admin port's guards (internal/admin/httpadmin): the attacks of issue 26 sent as they were
 // seen, and each supported way to authorise snapshot and restore.
 
 // aliceSecret is the data of a node only alice may read: no refused answer may carry it.

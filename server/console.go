@@ -23,7 +23,7 @@ import (
 )
 
 // The web console's side in the server: console.Backend. Reads follow the four-letter
-// words' rules (adminview.go): the core only copies, in steps of at most adminBatch items,
+// words' rules (adminbackend.go): the core only copies, in steps of at most adminBatch items,
 // and the large gatherings (a big child list, a search, the watch table) take a builder
 // slot. Writes are made by an internal client session: a zk client connected to this
 // server over an in-memory pipe, whose connection is given the ids the console request

@@ -152,14 +152,15 @@ type Config struct {
 	AdminAddr string
 	// AdminCommandURL is the AdminServer's command URL; "" = /commands.
 	AdminCommandURL string
-	// AdminSnap configures the AdminServer's snapshot and restore commands (adminsnap.go).
+	// AdminSnap configures the AdminServer's snapshot and restore commands
+	// (internal/admin/httpadmin).
 	AdminSnap AdminSnapConfig
 	// AdminAllowedHosts are the names (zkd.admin.allowedHosts) a request's Host may carry
-	// besides loopback names and addresses (adminsec.go). The check is on when the
-	// AdminServer is bound to loopback or names are listed.
+	// besides loopback names and addresses (internal/admin/httpadmin). The check is on when
+	// the AdminServer is bound to loopback or names are listed.
 	AdminAllowedHosts []string
 	// AdminTLS serves the AdminServer over HTTPS (admin.forceHttps, admin.portUnification,
-	// adminhttps.go); nil = plain HTTP.
+	// internal/admin/httpadmin); nil = plain HTTP.
 	AdminTLS *AdminTLS
 	// InitialConfig is the text of the zoo.cfg the server was started from, which the
 	// AdminServer's initial_configuration command answers.

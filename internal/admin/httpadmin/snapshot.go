@@ -19,8 +19,8 @@ import (
 
 // The AdminServer's snapshot and restore commands (ZooKeeper 3.9's SnapshotCommand and
 // RestoreCommand). Both need a caller authenticated through the Authorization header
-// ("digest user:password", or "x509" over HTTPS, adminhttps.go) holding every permission
-// on "/" and an identity the server vouches for (adminsec.go), and both are rate limited.
+// ("digest user:password", or "x509" over HTTPS, tls.go) holding every permission
+// on "/" and an identity the server vouches for (guard.go), and both are rate limited.
 // snapshot captures the tree on the core (references only, as for a learner's SNAP),
 // writes snapshot.<zxid> into the data directory off the core, and streams it with 3.9's
 // lastProcessedZxid section appended. restore (off unless admin.restore.enabled=true)
