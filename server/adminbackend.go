@@ -2,16 +2,21 @@ package server
 
 import (
 	"cmp"
+	"fmt"
+	"io"
 	"iter"
 	"maps"
 	"net/netip"
+	"os"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/internal/admin/httpadmin"
 	"github.com/zkd-io/zkd/internal/watch"
+	"github.com/zkd-io/zkd/jute"
 )
 
 // adminBackend answers the observer surfaces (internal/admin: the four-letter words, the
@@ -171,6 +176,58 @@ func (b adminBackend) ConnQueueDepths(f func(depth int)) {
 			f(d)
 		}
 	}
+}
+
+// The AdminServer's own questions (httpadmin.Backend): the root ACL for the identity rule,
+// and the snapshot and restore commands' work (adminsnap.go).
+
+var _ httpadmin.Backend = adminBackend{}
+
+// RootACL is the ACL of "/", for the identity rule.
+func (b adminBackend) RootACL() ([]jute.ACL, bool) {
+	s := b.s
+	var acls []jute.ACL
+	ok := s.coreQuery(func() {
+		if root := s.tree.Get("/"); root != nil {
+			acls = s.tree.ACL(root.ACL)
+		}
+	})
+	return acls, ok
+}
+
+// Snapshot writes a snapshot now and opens it.
+func (b adminBackend) Snapshot() (io.ReadCloser, int64, int64, error) {
+	s := b.s
+	path, zxid, err := s.writeAdminSnapshot()
+	if err != nil {
+		return nil, 0, 0, err
+	}
+	f, err := s.cfg.FS.OpenFile(path, os.O_RDONLY, 0)
+	if err != nil {
+		return nil, 0, 0, fmt.Errorf("server: admin snapshot: %w", err)
+	}
+	size, err := s.cfg.FS.Stat(path)
+	if err != nil {
+		f.Close()
+		return nil, 0, 0, fmt.Errorf("server: admin snapshot: %w", err)
+	}
+	return f, zxid, size, nil
+}
+
+// ReadRestore reads a restore's snapshot stream, off the core.
+func (b adminBackend) ReadRestore(r io.Reader) (httpadmin.Restored, error) {
+	return b.s.readRestore(r)
+}
+
+// InstallRestore installs a tree ReadRestore read, in one core step.
+func (b adminBackend) InstallRestore(t httpadmin.Restored) (zxid int64, ok bool) {
+	ld, _ := t.(*loaded)
+	if ld == nil {
+		return 0, false
+	}
+	s := b.s
+	ok = s.coreQuery(func() { zxid = s.installRestore(ld) })
+	return zxid, ok
 }
 
 // adminBatch bounds the items one core step of a four-letter word copies (about a

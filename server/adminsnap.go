@@ -4,70 +4,21 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 
-	"github.com/zkd-io/zkd/internal/admin/httpadmin"
 	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/storage"
 	"github.com/zkd-io/zkd/jute"
 )
 
-// The AdminServer's snapshot and restore commands (internal/admin/httpadmin) ask the
-// server for these: a snapshot written now, and a restored tree read off the core, then
-// installed in one core step.
+// What the AdminServer's snapshot and restore commands (internal/admin/httpadmin) need of
+// the server, answered through adminBackend: a snapshot written now, and a restored tree
+// read off the core, then installed in one core step.
 
 // adminSnapDir is where an admin snapshot is written before it is renamed into the data
 // directory: a directory of its own, so its temporary files never meet those of a
 // background snapshot of the same zxid.
 const adminSnapDir = ".admin-snapshot"
-
-// RootACL is the ACL of "/", for the identity rule.
-func (b adminBackend) RootACL() ([]jute.ACL, bool) {
-	s := b.s
-	var acls []jute.ACL
-	ok := s.coreQuery(func() {
-		if root := s.tree.Get("/"); root != nil {
-			acls = s.tree.ACL(root.ACL)
-		}
-	})
-	return acls, ok
-}
-
-// Snapshot writes a snapshot now and opens it.
-func (b adminBackend) Snapshot() (io.ReadCloser, int64, int64, error) {
-	s := b.s
-	path, zxid, err := s.writeAdminSnapshot()
-	if err != nil {
-		return nil, 0, 0, err
-	}
-	f, err := s.cfg.FS.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		return nil, 0, 0, fmt.Errorf("server: admin snapshot: %w", err)
-	}
-	size, err := s.cfg.FS.Stat(path)
-	if err != nil {
-		f.Close()
-		return nil, 0, 0, fmt.Errorf("server: admin snapshot: %w", err)
-	}
-	return f, zxid, size, nil
-}
-
-// ReadRestore reads a restore's snapshot stream, off the core.
-func (b adminBackend) ReadRestore(r io.Reader) (httpadmin.Restored, error) {
-	return b.s.readRestore(r)
-}
-
-// InstallRestore installs a tree ReadRestore read, in one core step.
-func (b adminBackend) InstallRestore(t httpadmin.Restored) (zxid int64, ok bool) {
-	ld, _ := t.(*loaded)
-	if ld == nil {
-		return 0, false
-	}
-	s := b.s
-	ok = s.coreQuery(func() { zxid = s.installRestore(ld) })
-	return zxid, ok
-}
 
 // writeAdminSnapshot captures the tree on the core and writes it as snapshot.<zxid> in the
 // data directory off the core (ZooKeeper's takeSnapshot), returning the file's path.
