@@ -112,7 +112,7 @@ func (b adminBackend) ResetServerStats() {
 	s.packetsSent.Store(0)
 	s.counters.reset()
 	s.responseSizes.reset()
-	s.learnerQPs.reset()
+	s.learnerQPs.Reset()
 	s.cfg.Metrics.ResetMntr()
 	// The leader's proposal sizes and sync counts live on the core. A server that is not
 	// serving has none to reset.
@@ -478,7 +478,7 @@ func (b adminBackend) Stats() (admin.ServerStats, bool) {
 	if !b.s.coreQuery(func() { st = b.s.serverStats() }) {
 		return admin.ServerStats{}, false
 	}
-	st.LearnerQueueSize, st.LearnerQueueTime = b.s.learnerQPs.summaries()
+	st.LearnerQueueSize, st.LearnerQueueTime = b.s.learnerQPs.Summaries()
 	return st, true
 }
 

@@ -24,6 +24,7 @@ import (
 
 	"github.com/zkd-io/zkd/internal/admin"
 	"github.com/zkd-io/zkd/internal/admin/dispatch"
+	"github.com/zkd-io/zkd/internal/admin/learnerqueue"
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/clock"
 	"github.com/zkd-io/zkd/internal/config"
@@ -317,7 +318,7 @@ type Server struct {
 	responseSizes                responseSizes
 	latency                      latencyStats
 	// learnerQPs are the learner_handler_qp_* summaries by learner sid (learnerstats.go).
-	learnerQPs learnerQPs
+	learnerQPs learnerqueue.Set
 
 	perIP   map[string]int
 	perIPMu sync.Mutex
