@@ -16,8 +16,8 @@ import (
 // The server's side of the AdminServer (internal/admin/httpadmin serves it): its listener's
 // lifetime, and the handler built from the server's settings.
 
-// AdminTLS, AdminTLSOptions and AdminSnapConfig are the AdminServer's settings in Config;
-// httpadmin defines them.
+// AdminTLS, AdminTLSOptions and AdminSnapConfig are the AdminServer's settings in Config.
+// httpadmin owns them; the aliases keep the names Config and cmd/zkd use.
 type (
 	AdminTLS        = httpadmin.TLS
 	AdminTLSOptions = httpadmin.TLSOptions
