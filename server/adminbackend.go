@@ -397,7 +397,7 @@ type connRow struct {
 // Conns copies the connections for cons in one core step (see connRows).
 func (b adminBackend) Conns() ([]admin.ConnInfo, bool) {
 	var rows []connRow
-	if !b.s.coreQuery(func() { rows = b.s.connRows() }) {
+	if !b.s.coreQuery(func() { rows = b.connRows() }) {
 		return nil, false
 	}
 	return connInfos(rows, b.self), true
@@ -407,14 +407,15 @@ func (b adminBackend) Conns() ([]admin.ConnInfo, bool) {
 func (b adminBackend) StatConns() (admin.ServerStats, []admin.ConnInfo, bool) {
 	var st admin.ServerStats
 	var rows []connRow
-	if !b.s.coreQuery(func() { st, rows = b.s.serverStats(), b.s.connRows() }) {
+	if !b.s.coreQuery(func() { st, rows = b.serverStats(), b.connRows() }) {
 		return admin.ServerStats{}, nil, false
 	}
 	return st, connInfos(rows, b.self), true
 }
 
 // connRows runs on the core: it copies the core-owned fields of every open connection.
-func (s *Server) connRows() []connRow {
+func (b adminBackend) connRows() []connRow {
+	s := b.s
 	s.connsMu.Lock()
 	rows := make([]connRow, 0, len(s.allConns))
 	for c := range s.allConns {
@@ -475,7 +476,7 @@ func connInfos(rows []connRow, self *conn) []admin.ConnInfo {
 // are read under their own locks, off the core.
 func (b adminBackend) Stats() (admin.ServerStats, bool) {
 	var st admin.ServerStats
-	if !b.s.coreQuery(func() { st = b.s.serverStats() }) {
+	if !b.s.coreQuery(func() { st = b.serverStats() }) {
 		return admin.ServerStats{}, false
 	}
 	st.LearnerQueueSize, st.LearnerQueueTime = b.s.learnerQPs.Summaries()
@@ -493,7 +494,8 @@ func (b adminBackend) Monitor() (admin.ServerStats, bool) {
 
 // serverStats runs on the core goroutine. It leaves the file descriptor counts, which read
 // /proc, to the caller.
-func (s *Server) serverStats() admin.ServerStats {
+func (b adminBackend) serverStats() admin.ServerStats {
+	s := b.s
 	s.connsMu.Lock()
 	nconns := len(s.allConns)
 	s.connsMu.Unlock()
@@ -533,7 +535,7 @@ func (s *Server) serverStats() admin.ServerStats {
 	}
 	s.counters.fill(st.Counters)
 	st.QuotaGauges, st.QuotaExceeded = s.quotaMetrics()
-	s.roleStats(&st)
+	b.roleStats(&st)
 	return st
 }
 
@@ -542,7 +544,8 @@ func (s *Server) serverStats() admin.ServerStats {
 // registers for the role (LeaderZooKeeperServer.registerMetrics,
 // FollowerZooKeeperServer.registerMetrics), with the leader's proposal sizes for srvr. It
 // runs on the core goroutine.
-func (s *Server) roleStats(st *admin.ServerStats) {
+func (b adminBackend) roleStats(st *admin.ServerStats) {
+	s := b.s
 	if !s.ensembleMode() {
 		return
 	}

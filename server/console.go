@@ -89,7 +89,8 @@ func (b consoleBackend) builder() (func(), error) {
 	return release, nil
 }
 
-func (s *Server) consoleCanRead(aclKey int64, ids []jute.ID) bool {
+func (b consoleBackend) canRead(aclKey int64, ids []jute.ID) bool {
+	s := b.s
 	return s.cfg.SkipACL || s.cfg.AuthProviders.Check(s.tree.ACL(aclKey), jute.PermRead, ids)
 }
 
@@ -124,7 +125,7 @@ func (b consoleBackend) Children(ctx context.Context, path, after string, limit 
 			case n == nil:
 				failed = console.ErrNoNode
 				return
-			case !s.consoleCanRead(n.ACL, ids):
+			case !b.canRead(n.ACL, ids):
 				failed = fmt.Errorf("%w: no READ permission on %s", console.ErrNoAuth, path)
 				return
 			}
@@ -191,7 +192,7 @@ func (b consoleBackend) Get(ctx context.Context, path string, ids []jute.ID) (co
 		}
 		found = true
 		out.Stat = s.tree.StatOf(n)
-		if !s.consoleCanRead(n.ACL, ids) {
+		if !b.canRead(n.ACL, ids) {
 			out.DataHidden = true
 			return
 		}
@@ -250,7 +251,7 @@ func (b consoleBackend) Search(ctx context.Context, q console.Query) (console.Se
 		if match(p) {
 			res.Matches = append(res.Matches, p)
 		}
-		if n.NumChildren() > 0 && descend(p) && s.consoleCanRead(n.ACL, q.IDs) {
+		if n.NumChildren() > 0 && descend(p) && b.canRead(n.ACL, q.IDs) {
 			stack = append(stack, searchFrame{parent: p, names: n.Children()})
 		}
 	}
