@@ -11,6 +11,8 @@ import (
 	"strings"
 
 	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/internal/admin/dispatch"
+	"github.com/zkd-io/zkd/internal/admin/httpadmin"
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/console"
 	"github.com/zkd-io/zkd/internal/datatree"
@@ -19,7 +21,7 @@ import (
 )
 
 // The web console's side in the server: console.Backend. Reads follow the four-letter
-// words' rules (adminview.go): the core only copies, in steps of at most adminBatch items,
+// words' rules (adminbackend.go): the core only copies, in steps of at most adminBatch items,
 // and the large gatherings (a big child list, a search, the watch table) take a builder
 // slot. Writes are made by an internal client session: a zk client connected to this
 // server over an in-memory pipe, whose connection is given the ids the console request
@@ -29,30 +31,33 @@ import (
 // ConsoleURL is where the console is served on the AdminServer's port.
 const ConsoleURL = "/console"
 
-type consoleBackend struct{ s *Server }
+type consoleBackend struct {
+	s     *Server
+	guard *httpadmin.Guard
+}
 
 var _ console.Backend = consoleBackend{}
 
 func (s *Server) consoleHandler() http.Handler {
-	return console.Handler(ConsoleURL, consoleBackend{s}, s.log.With("component", "console"))
+	return console.Handler(ConsoleURL, consoleBackend{s: s, guard: s.adminGuard()}, s.log.With("component", "console"))
 }
 
 func (b consoleBackend) Authenticate(header string, r *http.Request) ([]jute.ID, error) {
-	return b.s.adminAuthenticate(header, r)
+	return b.guard.Authenticate(header, r)
 }
 
-// Authorized holds console writes to what snapshot and restore need (adminAuthorize): a
+// Authorized holds console writes to what snapshot and restore need (Guard.Authorize): a
 // write through the console is made as the header's ids, so ids that prove nothing (a
 // made-up digest user let in by world:anyone) must not reach it.
 func (b consoleBackend) Authorized(ids []jute.ID) (bool, error) {
-	v, ok := b.s.adminAuthorize(ids)
+	v, ok := b.guard.Authorize(ids)
 	switch {
 	case !ok:
 		return false, console.ErrNotServing
-	case v == adminNoIdentity:
-		return false, fmt.Errorf("%w: %s", console.ErrNoAuth, adminNeedsIdentityHint)
+	case v == httpadmin.NoIdentity:
+		return false, fmt.Errorf("%w: %s", console.ErrNoAuth, httpadmin.NeedsIdentityHint)
 	}
-	return v == adminAllowed, nil
+	return v == httpadmin.Allowed, nil
 }
 
 func (b consoleBackend) AnonymousIDs(r *http.Request) []jute.ID {
@@ -75,13 +80,15 @@ func (b consoleBackend) query(ctx context.Context, f func()) error {
 }
 
 func (b consoleBackend) builder() (func(), error) {
-	if !b.s.acquireBuilder() {
+	release, ok := adminBackend{s: b.s}.Builder()
+	if !ok {
 		return nil, console.ErrNotServing
 	}
-	return releaseBuilder, nil
+	return release, nil
 }
 
-func (s *Server) consoleCanRead(aclKey int64, ids []jute.ID) bool {
+func (b consoleBackend) canRead(aclKey int64, ids []jute.ID) bool {
+	s := b.s
 	return s.cfg.SkipACL || s.cfg.AuthProviders.Check(s.tree.ACL(aclKey), jute.PermRead, ids)
 }
 
@@ -116,7 +123,7 @@ func (b consoleBackend) Children(ctx context.Context, path, after string, limit 
 			case n == nil:
 				failed = console.ErrNoNode
 				return
-			case !s.consoleCanRead(n.ACL, ids):
+			case !b.canRead(n.ACL, ids):
 				failed = fmt.Errorf("%w: no READ permission on %s", console.ErrNoAuth, path)
 				return
 			}
@@ -183,7 +190,7 @@ func (b consoleBackend) Get(ctx context.Context, path string, ids []jute.ID) (co
 		}
 		found = true
 		out.Stat = s.tree.StatOf(n)
-		if !s.consoleCanRead(n.ACL, ids) {
+		if !b.canRead(n.ACL, ids) {
 			out.DataHidden = true
 			return
 		}
@@ -242,7 +249,7 @@ func (b consoleBackend) Search(ctx context.Context, q console.Query) (console.Se
 		if match(p) {
 			res.Matches = append(res.Matches, p)
 		}
-		if n.NumChildren() > 0 && descend(p) && s.consoleCanRead(n.ACL, q.IDs) {
+		if n.NumChildren() > 0 && descend(p) && b.canRead(n.ACL, q.IDs) {
 			stack = append(stack, searchFrame{parent: p, names: n.Children()})
 		}
 	}
@@ -388,7 +395,7 @@ func (s *Server) consoleSession(ctx context.Context, remote string, ids []jute.I
 		return nil, fmt.Errorf("console session: connect: %w: %w", console.ErrNotServing, err)
 	}
 	found := false
-	ok := s.Query(func() {
+	ok := s.query(func() {
 		s.connsMu.Lock()
 		defer s.connsMu.Unlock()
 		for sc := range s.allConns {
@@ -514,12 +521,12 @@ func (b consoleBackend) Watches(ctx context.Context) ([]console.PathWatches, err
 		return nil, err
 	}
 	defer release()
-	v, ok := b.s.gatherWatches()
+	v, ok := adminBackend{s: b.s}.Watches()
 	if !ok {
 		return nil, console.ErrNotServing
 	}
 	var out []console.PathWatches
-	for _, p := range v.byPath() {
+	for _, p := range v.ByPath() {
 		ids := make([]string, len(p.Sessions))
 		for i, id := range p.Sessions {
 			ids[i] = hex(id)
@@ -532,32 +539,27 @@ func (b consoleBackend) Watches(ctx context.Context) ([]console.PathWatches, err
 func (b consoleBackend) Ensemble(ctx context.Context) (console.Ensemble, error) {
 	s := b.s
 	var (
-		v        quorumView
-		learners []zab.LearnerState
-		proposed int64
+		mode         string
+		ensemble     bool
+		leader, zxid int64
+		learners     []zab.LearnerState
+		proposed     int64
 	)
 	err := b.query(ctx, func() {
-		v.ensemble = s.ensembleMode()
-		v.mode = s.role.mode()
-		v.zxid = s.tree.LastZxid()
-		v.leader = -1
-		switch r := s.role.(type) {
-		case *leaderRole:
-			v.leader = s.cfg.ServerID
-			if r.zl != nil {
-				learners, proposed = r.zl.Learners(), r.zl.LastProposed()
-			}
-		case followerRole:
-			v.leader = r.leaderSid
-		case observerRole:
-			v.leader = r.leaderSid
+		ensemble = s.ensembleMode()
+		mode = s.role.mode()
+		zxid = s.tree.LastZxid()
+		rv := s.role.view()
+		leader = rv.leader
+		if rv.lead != nil {
+			learners, proposed = rv.lead.learners, rv.lead.lastProposed
 		}
 	})
 	if err != nil {
 		return console.Ensemble{}, err
 	}
-	e := console.Ensemble{Mode: v.mode, Leader: v.leader, Zxid: hex(v.zxid)}
-	if !v.ensemble {
+	e := console.Ensemble{Mode: mode, Leader: leader, Zxid: hex(zxid)}
+	if !ensemble {
 		return e, nil
 	}
 	known := make(map[int64]zab.LearnerState, len(learners))
@@ -568,9 +570,9 @@ func (b consoleBackend) Ensemble(ctx context.Context) (console.Ensemble, error) 
 	slices.SortFunc(peers, func(a, b Peer) int { return cmp.Compare(a.ID, b.ID) })
 	for _, p := range peers {
 		m := console.Member{ID: p.ID, Quorum: p.QuorumAddr(), Election: p.ElectionAddr(), Observer: p.Observer,
-			Leader: p.ID == v.leader, Self: p.ID == s.cfg.ServerID}
+			Leader: p.ID == leader, Self: p.ID == s.cfg.ServerID}
 		if m.Self {
-			m.Zxid = hex(v.zxid)
+			m.Zxid = hex(zxid)
 		}
 		if l, ok := known[p.ID]; ok {
 			m.Known, m.Synced = true, l.Synced
@@ -595,7 +597,7 @@ func (b consoleBackend) Metrics(ctx context.Context) (map[string]any, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, err
 	}
-	st, ok := b.s.gatherStats()
+	st, ok := dispatch.Stats(adminBackend{s: b.s})
 	if !ok {
 		return nil, console.ErrNotServing
 	}

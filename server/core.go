@@ -390,7 +390,7 @@ func (s *Server) onRequest(c *conn, r *request) {
 		s.release()
 		return
 	}
-	if ro, ok := s.role.(*readOnlyRole); ok && ro.refuse(c, r) {
+	if s.role.refuse(c, r) {
 		s.release()
 		return
 	}

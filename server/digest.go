@@ -54,7 +54,7 @@ func (s *Server) checkDigest(txn *jute.LoggedTxn) {
 	}
 	s.counters.add(cntDigestMismatch, 1)
 	zxid := txn.Header.Zxid
-	lr := s.learner()
+	lr := s.role.learner()
 	if lr == nil || !s.digest.armed || s.digest.resync {
 		s.log.Warn("tree digest mismatch: this server's tree differs from the one the txn was made on",
 			"zxid", hex(zxid), "type", txn.Header.Type, "txnDigest", d.TreeDigest, "treeDigest", actual, "mode", s.role.mode(), "resyncing", s.digest.resync)
@@ -71,17 +71,6 @@ func (s *Server) checkDigest(txn *jute.LoggedTxn) {
 	if s.stepDown == nil {
 		s.stepDown = errDigestMismatch
 	}
-}
-
-// learner is the current role's learner, nil if it is not a follower or an observer.
-func (s *Server) learner() *learnerRole {
-	switch r := s.role.(type) {
-	case followerRole:
-		return r.learnerRole
-	case observerRole:
-		return r.learnerRole
-	}
-	return nil
 }
 
 // takeResync is where a learner that found a digest mismatch goes: straight back to its

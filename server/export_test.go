@@ -25,11 +25,14 @@ func CutAfterSnap(c *Config, cut *atomic.Bool) { c.cutAfterSnap = cut }
 // decision from one made after the wait.
 func SetFinalizeWait(c *Config, ms int64) { c.finalizeWaitMs = ms }
 
+// Query is query, for tests outside the package that need a step on the core.
+func (s *Server) Query(f func()) bool { return s.query(f) }
+
 // CoreGoroutine is the id of the server's core goroutine, for tests that check what runs
 // on it; 0 when the server does not run.
 func CoreGoroutine(s *Server) int64 {
 	var id int64
-	s.Query(func() { id = GoroutineID() })
+	s.query(func() { id = GoroutineID() })
 	return id
 }
 
@@ -49,7 +52,7 @@ func GoroutineID() int64 {
 // SessionQueue lists the opcodes of the requests waiting in a session's queue on s, in
 // order; ok is false when s has no such session (or does not run).
 func SessionQueue(s *Server, id int64) (ops []jute.OpCode, ok bool) {
-	s.Query(func() {
+	s.query(func() {
 		sess := s.sessions[id]
 		if sess == nil {
 			return
@@ -62,18 +65,11 @@ func SessionQueue(s *Server, id int64) (ops []jute.OpCode, ok bool) {
 	return ops, ok
 }
 
-// AdminHostAllowed reports whether the AdminServer's Host check is on for a server bound to
-// bind with names listed (zkd.admin.allowedHosts), and whether it lets host through.
-func AdminHostAllowed(bind string, names []string, host string) (on, ok bool) {
-	c := newAdminHostCheck(bind, names)
-	return c.on, !c.on || c.allows(host)
-}
-
 // PlantDivergence changes the data of the node at path in s's tree alone, as a txn applied
 // differently on this member would: s's tree, and so its digest, now differs from the other
 // members'. It reports whether the node was there.
 func PlantDivergence(s *Server, path string, data []byte) (ok bool) {
-	s.Query(func() {
+	s.query(func() {
 		n := s.tree.Get(path)
 		if n == nil {
 			return
@@ -87,7 +83,7 @@ func PlantDivergence(s *Server, path string, data []byte) (ok bool) {
 
 // TreeDigest is s's tree digest and last applied zxid.
 func TreeDigest(s *Server) (digest, zxid int64) {
-	s.Query(func() { digest, zxid = s.tree.Digest(), s.tree.LastZxid() })
+	s.query(func() { digest, zxid = s.tree.Digest(), s.tree.LastZxid() })
 	return digest, zxid
 }
 

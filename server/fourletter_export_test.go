@@ -22,7 +22,7 @@ func AdminSteps() (steps, maxItems int64) {
 // methods. Tests compare it with the real answer, byte for byte, on a quiet server.
 func (s *Server) LegacyFourLetter(cmd string) string {
 	var text string
-	s.Query(func() {
+	s.query(func() {
 		switch cmd {
 		case "wchs":
 			sum := s.watches.Summary(watch.DataTable)

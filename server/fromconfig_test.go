@@ -62,20 +62,6 @@ func TestSetDefaultsFromKeyTable(t *testing.T) {
 	}
 }
 
-// The AdminServer's own fallbacks agree with the key table, which documents them.
-func TestAdminDefaultsMatchKeyTable(t *testing.T) {
-	var zero AdminSnapConfig
-	if got, want := zero.restoreMaxBytes(), int64(config.DefaultInt(config.AdminRestoreMaxBytesKey)); got != want {
-		t.Errorf("restore cap %d, key table %d", got, want)
-	}
-	if got, want := zero.restoreReadTimeout(), time.Duration(config.DefaultInt(config.AdminRestoreReadTimeoutKey))*time.Millisecond; got != want {
-		t.Errorf("restore read timeout %v, key table %v", got, want)
-	}
-	if got, want := zero.rateInterval(), time.Duration(config.DefaultInt("admin.rateLimiterIntervalInMS"))*time.Millisecond; got != want {
-		t.Errorf("rate limiter interval %v, key table %v", got, want)
-	}
-}
-
 func equal(a, b any) bool {
 	if as, ok := a.([]string); ok {
 		bs, _ := b.([]string)

@@ -110,6 +110,40 @@ func (r *leaderRole) serving() bool      { return r.established }
 func (r *leaderRole) ownsSessions() bool { return r.established }
 func (r *leaderRole) syncIsWrite() bool  { return true }
 
+func (r *leaderRole) view() roleView {
+	v := roleView{state: "leader", leader: r.s.cfg.ServerID, syncedObservers: -1}
+	if r.zl == nil {
+		return v
+	}
+	lv := &leaderView{stats: r.zl.Stats(), learners: r.zl.Learners(), lastProposed: r.zl.LastProposed(), proposalSizes: r.proposalSizes}
+	if r.established {
+		lv.uptime = time.Since(r.establishedAt)
+	}
+	v.lead = lv
+	return v
+}
+
+// resetStats forgets this leadership's proposal sizes (srst).
+func (r *leaderRole) resetStats() { r.proposalSizes = admin.NewBufferStats() }
+
+// eachObserver is Leader.observingLearners: the learners registered with OBSERVERINFO and
+// synced, which the leader forwards commits to.
+func (r *leaderRole) eachObserver(f func(q *quorumConn, sid int64)) {
+	if r.zl == nil {
+		return
+	}
+	for _, ls := range r.zl.Learners() {
+		if q := r.conns[ls.Conn]; q != nil && ls.ObserverInfo && ls.Synced {
+			f(q, ls.Sid)
+		}
+	}
+}
+
+// keepsRoleOnActivate: a leader that designated another goes on pinging (committing
+// nothing) until its followers, told by COMMITANDACTIVATE, leave it: closing at once could
+// lose that packet on its way out (Leader.tryToCommit).
+func (r *leaderRole) keepsRoleOnActivate() bool { return true }
+
 func (r *leaderRole) createSession(sess *clientSession) {
 	if r.local != nil {
 		r.local.create(sess)

@@ -38,6 +38,20 @@ type observerRole struct{ *learnerRole }
 func (followerRole) mode() string { return "follower" }
 func (observerRole) mode() string { return "observer" }
 
+func (r *learnerRole) learner() *learnerRole { return r }
+
+func (r followerRole) view() roleView {
+	v := roleView{state: "follower", leader: r.leaderSid, syncedObservers: -1}
+	if n, ok := r.syncedObservers(); ok {
+		v.syncedObservers = n
+	}
+	return v
+}
+
+func (r observerRole) view() roleView {
+	return roleView{state: "observer", leader: r.leaderSid, masterSid: r.masterSid, syncedObservers: -1}
+}
+
 type pendingReconn struct {
 	c   *conn
 	req *jute.ConnectRequest

@@ -1,19 +1,14 @@
 package server
 
 import (
-	"cmp"
 	"encoding/binary"
 	"net"
 	"net/netip"
-	"slices"
-	"strconv"
-	"sync"
 	"sync/atomic"
 	"time"
 
-	"github.com/prometheus/client_golang/prometheus"
-
 	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/internal/admin/learnerqueue"
 	"github.com/zkd-io/zkd/internal/zab"
 	"github.com/zkd-io/zkd/jute"
 )
@@ -30,10 +25,6 @@ import (
 // queued included), as LearnerHandler queues a MarkerQuorumPacket after every 1000th.
 const qpMarkerInterval = 1000
 
-// qpTimeWindow is how many of a sid's latest queue times its percentiles are taken over
-// (ZooKeeper's AvgMinMaxPercentileCounter keeps a reservoir of about this size).
-const qpTimeWindow = 1024
-
 // learnerStats is one quorum connection's counts.
 type learnerStats struct {
 	established time.Time
@@ -45,7 +36,7 @@ type learnerStats struct {
 	received, requests, sent atomic.Int64
 	lastZxid                 atomic.Int64 // last positive zxid written, -1 before one
 	packets                  atomic.Uint64
-	qp                       atomic.Pointer[learnerQP] // the sid's summaries, once known
+	qp                       atomic.Pointer[learnerqueue.Sid] // the sid's summaries, once known
 	// started is the core's: the learner acked NEWLEADER, so its packets count.
 	started bool
 }
@@ -75,7 +66,7 @@ func (st *learnerStats) taken(o *qout) {
 	left := st.queued.Add(-1)
 	st.queuedSize.Add(-o.size)
 	if qp := st.qp.Load(); qp != nil {
-		qp.observe(left, o.at)
+		qp.Observe(left, o.at)
 	}
 }
 
@@ -126,7 +117,7 @@ func (s *Server) learnerHello(q *quorumConn, p *jute.QuorumPacket) {
 	if (p.Type != zab.PktFollowerInfo && p.Type != zab.PktObserverInfo) || len(p.Data) < 8 || q.st.qp.Load() != nil {
 		return
 	}
-	q.st.qp.Store(s.learnerQPs.get(int64(binary.BigEndian.Uint64(p.Data)), s))
+	q.st.qp.Store(s.learnerQPs.Get(int64(binary.BigEndian.Uint64(p.Data)), s.cfg.Metrics.LearnerQueue))
 }
 
 // learnerReceived counts a packet from a learner, on the core after the packet was handed
@@ -148,154 +139,4 @@ func (s *Server) learnerReceived(q *quorumConn, p *jute.QuorumPacket, started bo
 	}
 	// The ACK of NEWLEADER itself is read before LearnerHandler's loop: not counted.
 	st.started = ls.Started
-}
-
-// learnerQP is one learner sid's queue summaries. Every connection of that sid (a learner
-// reconnects) records into it, as ZooKeeper's summary sets are keyed by the sid.
-type learnerQP struct {
-	mu    sync.Mutex
-	size  admin.Summary
-	time  admin.Summary
-	times []int64 // the latest queue times, a ring of qpTimeWindow
-	next  int
-	// The Prometheus side (nil without metricsProvider).
-	promSize, promTime prometheus.Observer
-}
-
-func (qp *learnerQP) observe(left, at int64) {
-	var ms int64 = -1
-	if at != 0 {
-		ms = max(0, (time.Now().UnixNano()-at)/int64(time.Millisecond))
-	}
-	qp.mu.Lock()
-	qp.size.Add(left)
-	if ms >= 0 {
-		qp.time.Add(ms)
-		if len(qp.times) < qpTimeWindow {
-			qp.times = append(qp.times, ms)
-		} else {
-			qp.times[qp.next] = ms
-			qp.next = (qp.next + 1) % qpTimeWindow
-		}
-	}
-	qp.mu.Unlock()
-	if qp.promSize != nil {
-		qp.promSize.Observe(float64(left))
-		if ms >= 0 {
-			qp.promTime.Observe(float64(ms))
-		}
-	}
-}
-
-// learnerQPs holds the summaries of every sid seen (ZooKeeper's sets never forget a key).
-type learnerQPs struct {
-	mu    sync.Mutex
-	bySid map[int64]*learnerQP
-}
-
-func (l *learnerQPs) get(sid int64, s *Server) *learnerQP {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if qp := l.bySid[sid]; qp != nil {
-		return qp
-	}
-	if l.bySid == nil {
-		l.bySid = make(map[int64]*learnerQP)
-	}
-	qp := &learnerQP{}
-	qp.promSize, qp.promTime = s.cfg.Metrics.LearnerQueue(sid)
-	l.bySid[sid] = qp
-	return qp
-}
-
-// summaries returns mntr's learner_handler_qp_size and learner_handler_qp_time_ms sets,
-// by sid.
-func (l *learnerQPs) summaries() (size, qtime []admin.NamedSummary) {
-	l.mu.Lock()
-	sids := make([]int64, 0, len(l.bySid))
-	qps := make(map[int64]*learnerQP, len(l.bySid))
-	for sid, qp := range l.bySid {
-		sids = append(sids, sid)
-		qps[sid] = qp
-	}
-	l.mu.Unlock()
-	slices.Sort(sids)
-	for _, sid := range sids {
-		qp := qps[sid]
-		qp.mu.Lock()
-		sz, tm, times := qp.size, qp.time, slices.Clone(qp.times)
-		qp.mu.Unlock()
-		slices.Sort(times)
-		tm.P50, tm.P95, tm.P99, tm.P999 = percentile(times, 0.5), percentile(times, 0.95), percentile(times, 0.99), percentile(times, 0.999)
-		name := strconv.FormatInt(sid, 10)
-		size = append(size, admin.NamedSummary{Name: name, Summary: sz})
-		qtime = append(qtime, admin.NamedSummary{Name: name, Summary: tm})
-	}
-	return size, qtime
-}
-
-// percentile is the nearest-rank percentile of sorted values, 0 when empty.
-func percentile(sorted []int64, q float64) int64 {
-	if len(sorted) == 0 {
-		return 0
-	}
-	i := int(q*float64(len(sorted)) + 0.5)
-	return sorted[min(max(i-1, 0), len(sorted)-1)]
-}
-
-// reset zeroes every sid's summaries and keeps the sids, as ServerMetrics.resetAll resets
-// each counter of a set.
-func (l *learnerQPs) reset() {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	for _, qp := range l.bySid {
-		qp.mu.Lock()
-		qp.size, qp.time, qp.times, qp.next = admin.Summary{}, admin.Summary{}, nil, 0
-		qp.mu.Unlock()
-	}
-}
-
-// eachObserver calls f, on the core, with each synced observer's connection: this
-// leader's (Leader.observingLearners: registered with OBSERVERINFO and forwarded to) or
-// this follower's observer master's (counted as mntr's synced_observers); none elsewhere.
-func (s *Server) eachObserver(f func(q *quorumConn, sid int64)) {
-	switch r := s.role.(type) {
-	case *leaderRole:
-		if r.zl == nil {
-			return
-		}
-		for _, ls := range r.zl.Learners() {
-			if q := r.conns[ls.Conn]; q != nil && ls.ObserverInfo && ls.Synced {
-				f(q, ls.Sid)
-			}
-		}
-	case followerRole:
-		if r.om == nil {
-			return
-		}
-		for _, ls := range r.om.om.Observers() {
-			if q := r.om.conns[ls.Conn]; q != nil && ls.Started {
-				f(q, ls.Sid)
-			}
-		}
-	}
-}
-
-// observersView is the observers command's answer, gathered in one core step that only
-// loads counters; false when the server is not serving.
-func (s *Server) observersView() ([]admin.LearnerInfo, bool) {
-	var out []admin.LearnerInfo
-	ok := s.coreQuery(func() {
-		s.eachObserver(func(q *quorumConn, sid int64) { out = append(out, q.info(sid)) })
-	})
-	slices.SortFunc(out, func(a, b admin.LearnerInfo) int { return cmp.Compare(a.Sid, b.Sid) })
-	return out, ok
-}
-
-// resetObserverStats is observer_connection_stat_reset: Leader's or Follower's
-// resetObserverConnectionStats, on the connections the observers command lists.
-func (s *Server) resetObserverStats() {
-	s.coreQuery(func() {
-		s.eachObserver(func(q *quorumConn, _ int64) { q.st.resetObserverStats() })
-	})
 }

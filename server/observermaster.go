@@ -279,6 +279,19 @@ func (s *Server) nextObserverMaster() (config.Member, bool) {
 	return s.peer(id)
 }
 
+// eachObserver calls f with the observers this follower's observer master has started
+// (counted as mntr's synced_observers).
+func (r followerRole) eachObserver(f func(q *quorumConn, sid int64)) {
+	if r.om == nil {
+		return
+	}
+	for _, ls := range r.om.om.Observers() {
+		if q := r.om.conns[ls.Conn]; q != nil && ls.Started {
+			f(q, ls.Sid)
+		}
+	}
+}
+
 // synced observers of this follower's observer master, for mntr (nil without one).
 func (r *learnerRole) syncedObservers() (int, bool) {
 	if r.om == nil {

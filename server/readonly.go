@@ -15,6 +15,7 @@ import (
 // session, as ZooKeeper's ReadOnlyZooKeeperServer does. It writes nothing: no txn, no zxid,
 // no session in the log. The sessions it makes are local to it and end with the role.
 type readOnlyRole struct {
+	roleDefaults
 	s *Server
 	// tracker times out the local sessions only. The global sessions in the tree are the
 	// quorum's to expire once there is one again, as in ZooKeeper (LearnerSessionTracker).
@@ -39,7 +40,7 @@ func (s *Server) armReadOnly(gen int) {
 			return
 		}
 		s.submit(event{kind: evQuery, query: func() {
-			if _, looking := s.role.(lookingRole); looking && s.ens.gen == gen {
+			if s.role.view().state == "looking" && s.ens.gen == gen {
 				s.role = &readOnlyRole{s: s, tracker: session.NewTracker(int64(s.cfg.TickTime))}
 				s.log.Info("no quorum: serving read-only clients", "after", readOnlyStartDelay(s.cfg.TickTime))
 			}
@@ -48,20 +49,13 @@ func (s *Server) armReadOnly(gen int) {
 }
 
 // isReadOnly reports whether the member serves read-only now.
-func (s *Server) isReadOnly() bool {
-	_, ok := s.role.(*readOnlyRole)
-	return ok
-}
+func (s *Server) isReadOnly() bool { return s.role.mode() == readOnlyState }
 
-// readOnlyAnswer reports whether the role is read-only, so isro and is_read_only can say
-// "ro"; serving is false when the server serves nobody (isro's "null"). It runs on the core.
-func (s *Server) readOnlyAnswer() (serving, ro bool) {
-	ok := s.Query(func() { serving, ro = s.role.serving(), s.isReadOnly() })
-	return ok && serving, ro
-}
+const readOnlyState = "read-only"
 
-func (r *readOnlyRole) mode() string  { return "read-only" }
-func (r *readOnlyRole) serving() bool { return true }
+func (r *readOnlyRole) mode() string   { return readOnlyState }
+func (r *readOnlyRole) view() roleView { return noLeaderView(readOnlyState) }
+func (r *readOnlyRole) serving() bool  { return true }
 
 // ownsSessions is false: expiring global sessions and removing containers are writes.
 func (r *readOnlyRole) ownsSessions() bool { return false }

@@ -245,10 +245,7 @@ func (s *Server) onConfigEvent(ev zab.ConfigEvent) {
 		}
 	case zab.ConfigActivated, zab.ConfigLeaderActivated:
 		major := s.processReconfig(ev.Text, ev.Designated, ev.Zxid)
-		if _, leading := s.role.(*leaderRole); leading {
-			// A leader that designated another goes on pinging (committing nothing) until
-			// its followers, told by COMMITANDACTIVATE, leave it: closing at once could
-			// lose that packet on its way out (Leader.tryToCommit).
+		if s.role.keepsRoleOnActivate() {
 			return
 		}
 		if major && s.stepDown == nil {
@@ -378,14 +375,20 @@ func (s *Server) onElectionConfig(text []byte) bool {
 	return true
 }
 
+// prepReconfig is the prep hook for reconfig requests: the role decides, and only a leader
+// can prepare one.
+func (s *Server) prepReconfig(req *jute.ReconfigRequest, zxid int64) ([]byte, jute.Code) {
+	return s.role.prepReconfig(req, zxid)
+}
+
 // prepReconfig is the leader's part of a reconfig request before the ACL check
 // (PrepRequestProcessor): RECONFIGINPROGRESS, BADVERSION, the new configuration from the
 // request, and a synced quorum of it.
-func (s *Server) prepReconfig(req *jute.ReconfigRequest, zxid int64) ([]byte, jute.Code) {
-	lr, ok := s.role.(*leaderRole)
-	if !ok || lr.zl == nil {
-		return nil, jute.ErrUnimplemented // standalone: reconfiguration is not supported
+func (lr *leaderRole) prepReconfig(req *jute.ReconfigRequest, zxid int64) ([]byte, jute.Code) {
+	if lr.zl == nil {
+		return nil, jute.ErrUnimplemented
 	}
+	s := lr.s
 	cur, last := lr.zl.CurrentConfig(), lr.zl.LastSeenConfig()
 	if err := config.CheckReconfigStart(cur.Version, last.Version, req.CurConfigID); err != nil {
 		return nil, reconfigCode(err)

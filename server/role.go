@@ -4,6 +4,7 @@ import (
 	"net"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/admin"
 	"github.com/zkd-io/zkd/internal/zab"
 	"github.com/zkd-io/zkd/jute"
 )
@@ -51,10 +52,72 @@ type role interface {
 	quorumClosed(q *quorumConn)
 	// stop ends the role: its connections are closed, its state machines forgotten.
 	stop()
+
+	// view is what observers (srvr, mntr, the AdminServer, the console) see of the role,
+	// copied so that it can leave the core goroutine.
+	view() roleView
+	// learner is the role's learner state, nil unless it follows a leader.
+	learner() *learnerRole
+	// refuse answers, before the pipeline, a request the role does not serve, and reports
+	// whether it did.
+	refuse(c *conn, req *request) bool
+	// resetStats starts the role's own statistics again (srst).
+	resetStats()
+	// eachObserver calls f with each synced observer this role serves proposals to.
+	eachObserver(f func(q *quorumConn, sid int64))
+	// prepReconfig is the part of a reconfig request only a leader can prepare.
+	prepReconfig(req *jute.ReconfigRequest, zxid int64) ([]byte, jute.Code)
+	// keepsRoleOnActivate reports whether the role stays when a configuration it
+	// committed is activated, rather than leaving it for a new election.
+	keepsRoleOnActivate() bool
+}
+
+// roleView is a copy of what observers need to know about the role.
+type roleView struct {
+	// state names the role: standalone, looking, read-only, leader, follower or observer.
+	state string
+	// leader is the sid of the leader this server is or follows, -1 when there is none.
+	leader int64
+	// lead is the leader's own figures, nil on any other role.
+	lead *leaderView
+	// masterSid is an observer's learner master: the leader, or a follower with
+	// observerMasterPort (mntr's observer_master_id); 0 on other roles.
+	masterSid int64
+	// syncedObservers counts a follower's observer master's synced observers; -1 when it
+	// runs none.
+	syncedObservers int
+}
+
+// leaderView is a leader's part of roleView.
+type leaderView struct {
+	stats        zab.LeaderStats
+	learners     []zab.LearnerState
+	lastProposed int64
+	// uptime is how long a quorum has followed this leader, 0 before one has.
+	uptime        time.Duration
+	proposalSizes admin.BufferStats
+}
+
+// roleDefaults are the answers of a role that leads nobody and refuses nothing; the roles
+// embed it and override what differs.
+type roleDefaults struct{}
+
+func (roleDefaults) learner() *learnerRole                 { return nil }
+func (roleDefaults) refuse(*conn, *request) bool           { return false }
+func (roleDefaults) resetStats()                           {}
+func (roleDefaults) eachObserver(func(*quorumConn, int64)) {}
+func (roleDefaults) keepsRoleOnActivate() bool             { return false }
+func (roleDefaults) prepReconfig(*jute.ReconfigRequest, int64) ([]byte, jute.Code) {
+	return nil, jute.ErrUnimplemented // standalone: reconfiguration is not supported
+}
+
+// noLeaderView is the view of a role that has no leader.
+func noLeaderView(state string) roleView {
+	return roleView{state: state, leader: -1, syncedObservers: -1}
 }
 
 // lookingRole is an ensemble member between leaders: it serves nobody and proposes nothing.
-type lookingRole struct{}
+type lookingRole struct{ roleDefaults }
 
 func (lookingRole) mode() string                                                  { return "" }
 func (lookingRole) serving() bool                                                 { return false }
@@ -74,6 +137,7 @@ func (lookingRole) quorumDialed(nc net.Conn, _ int64, _ error)                  
 func (lookingRole) quorumPacket(q *quorumConn, _ jute.QuorumPacket, _ *snapState) { q.close() }
 func (lookingRole) quorumClosed(*quorumConn)                                      {}
 func (lookingRole) stop()                                                         {}
+func (lookingRole) view() roleView                                                { return noLeaderView("looking") }
 
 func closeConn(nc net.Conn) {
 	if nc != nil {
@@ -84,6 +148,7 @@ func closeConn(nc net.Conn) {
 // zabRole is what the leader and the learners share as Zab's hosts: the Applier that
 // carries out their Readys, and the disk steps, which run on the storage goroutine.
 type zabRole struct {
+	roleDefaults
 	s     *Server
 	gen   int // the role change that made this role
 	apply *zab.Applier

@@ -17,13 +17,14 @@ import (
 	"log/slog"
 	"math/rand/v2"
 	"net"
-	"net/http"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/internal/admin/dispatch"
+	"github.com/zkd-io/zkd/internal/admin/learnerqueue"
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/clock"
 	"github.com/zkd-io/zkd/internal/config"
@@ -153,14 +154,15 @@ type Config struct {
 	AdminAddr string
 	// AdminCommandURL is the AdminServer's command URL; "" = /commands.
 	AdminCommandURL string
-	// AdminSnap configures the AdminServer's snapshot and restore commands (adminsnap.go).
+	// AdminSnap configures the AdminServer's snapshot and restore commands
+	// (internal/admin/httpadmin).
 	AdminSnap AdminSnapConfig
 	// AdminAllowedHosts are the names (zkd.admin.allowedHosts) a request's Host may carry
-	// besides loopback names and addresses (adminsec.go). The check is on when the
-	// AdminServer is bound to loopback or names are listed.
+	// besides loopback names and addresses (internal/admin/httpadmin). The check is on when
+	// the AdminServer is bound to loopback or names are listed.
 	AdminAllowedHosts []string
 	// AdminTLS serves the AdminServer over HTTPS (admin.forceHttps, admin.portUnification,
-	// adminhttps.go); nil = plain HTTP.
+	// internal/admin/httpadmin); nil = plain HTTP.
 	AdminTLS *AdminTLS
 	// InitialConfig is the text of the zoo.cfg the server was started from, which the
 	// AdminServer's initial_configuration command answers.
@@ -299,7 +301,6 @@ type Server struct {
 	ln        net.Listener
 	lnMu      sync.Mutex
 	closeOnce sync.Once
-	adminOnce sync.Once
 	// draining: Shutdown closed the listeners on purpose (the accept loops end quietly).
 	draining atomic.Bool
 	// lastSnapNanos is how long the last snapshot took to write, for Shutdown's deadline.
@@ -313,9 +314,8 @@ type Server struct {
 	// applyEvents is the event list each applied txn's events go into (core-owned).
 	applyEvents []datatree.Event
 	stopping    chan struct{}
-	// adminLn and adminSrv are the AdminServer's, nil when it is off; set by Start.
-	adminLn  net.Listener
-	adminSrv *http.Server
+	// admin is what the server keeps for the observer surfaces (adminhttp.go).
+	admin    adminState
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 	tokens   chan struct{}
@@ -326,11 +326,7 @@ type Server struct {
 	responseSizes                responseSizes
 	latency                      latencyStats
 	// learnerQPs are the learner_handler_qp_* summaries by learner sid (learnerstats.go).
-	learnerQPs learnerQPs
-	// traceMask is what stmk set and gtmk reports. ZooKeeper keeps it in ZooTrace, a
-	// JVM-wide static; zkd keeps it per server so servers sharing a process (tests) do not
-	// see each other's. It affects no logging: zkd has no trace levels.
-	traceMask atomic.Int64
+	learnerQPs learnerqueue.Set
 
 	perIP   map[string]int
 	perIPMu sync.Mutex
@@ -411,7 +407,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	s.start = s.clk.Now()
 	s.responseSizes.reset()
-	s.traceMask.Store(admin.DefaultTraceMask)
+	s.admin.traceMask.Store(admin.DefaultTraceMask)
 	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())
 	if err := s.lockDirs(); err != nil {
 		return nil, err
@@ -437,7 +433,7 @@ func New(cfg Config) (*Server, error) {
 	}
 	cfg.Metrics.DBInit(time.Since(loadStart))
 	s.resetSnapThreshold()
-	s.role = &standaloneRole{s}
+	s.role = &standaloneRole{s: s}
 	if s.ensembleMode() {
 		s.role = lookingRole{}
 		if _, ok := s.peer(cfg.ServerID); !ok {
@@ -529,7 +525,7 @@ func (s *Server) Start() error {
 		go s.watchSessionSecret()
 	}
 	// Only now: a scrape's gathering is a step on the core, which runs from here on.
-	s.cfg.Metrics.SetSource(metricsSource{s})
+	s.cfg.Metrics.SetSource(dispatch.MetricsSource(adminBackend{s: s}))
 	// Last, so that a failure leaves a started server that Close stops as usual.
 	if err := s.startAdmin(); err != nil {
 		return err
@@ -714,15 +710,16 @@ func (s *Server) closeListeners() {
 // second call (a test's cleanup after its own) finds everything closed.
 func (s *Server) stop(deadline time.Time) error {
 	s.beginStop()
-	s.adminOnce.Do(s.stopAdmin)
+	s.admin.once.Do(s.stopAdmin)
 	s.wg.Wait()
 	s.closeOnce.Do(func() { s.closeErr = s.closePersist(deadline) })
 	return s.closeErr
 }
 
-// Query runs f on the core goroutine and waits for it: tests and admin commands read core
-// state this way.
-func (s *Server) Query(f func()) bool {
+// query runs f on the core goroutine and waits for it; false when the server stops first
+// (f may then still run). Observers go through the admin backend (adminbackend.go), which
+// copies values on the core with it.
+func (s *Server) query(f func()) bool {
 	done := make(chan struct{})
 	select {
 	case s.events <- event{kind: evQuery, query: func() { f(); close(done) }}:
@@ -814,7 +811,7 @@ func (s *Server) recordLatency(c *conn, r *request) {
 // observer), or "" while it does not serve clients (looking for a leader, or syncing).
 func (s *Server) Mode() string {
 	var m string
-	if !s.Query(func() {
+	if !s.query(func() {
 		if s.role.serving() {
 			m = s.role.mode()
 		}

@@ -9,12 +9,16 @@ import (
 
 // standaloneRole is a server of its own: an ensemble of one, whose log is its quorum. A
 // write is applied once its txn is durable in the log.
-type standaloneRole struct{ s *Server }
+type standaloneRole struct {
+	roleDefaults
+	s *Server
+}
 
 func (r *standaloneRole) mode() string       { return "standalone" }
 func (r *standaloneRole) serving() bool      { return true }
 func (r *standaloneRole) ownsSessions() bool { return true }
 func (r *standaloneRole) syncIsWrite() bool  { return false }
+func (r *standaloneRole) view() roleView     { return noLeaderView("standalone") }
 
 func (r *standaloneRole) createSession(sess *clientSession) { r.s.createSessionLocal(sess) }
 

@@ -6,6 +6,10 @@
 // Monitoring tools (zkServer.sh, Curator, go-zk's FLW helpers, exporters) parse these
 // answers, so line order, tabs and number formats follow ZooKeeper byte for byte.
 //
+// It also states what the observer surfaces may ask the server (Backend, backend.go): plain
+// values, copied on the server's core goroutine. The subpackages run the surfaces on it
+// (dispatch: the commands).
+//
 // The package is pure: the server gathers numbers into the structs defined here and calls
 // the render functions; nothing here reads clocks, sockets or files. Where ZooKeeper's own
 // order is a Java hash order that cannot be reproduced (sessions in an expiry bucket,

@@ -67,7 +67,7 @@ func (d Double) MarshalJSON() ([]byte, error) {
 // the answer's "command" key carries and the command list shows), whether it needs a
 // serving server (ZooKeeper's isServerRequired) and whether it needs an authenticated
 // caller with every permission on "/" (ZooKeeper's AuthRequest(ALL, "/"); zkd also wants an
-// identity the server vouches for, server/adminsec.go).
+// identity the server vouches for, internal/admin/httpadmin).
 type HTTPCommand struct {
 	Names          []string
 	ServerRequired bool

@@ -7,7 +7,7 @@ import (
 	"strings"
 )
 
-// zkd's own keys guarding the AdminServer (server/adminsec.go, server/adminsnap.go).
+// zkd's own keys guarding the AdminServer (internal/admin/httpadmin).
 // ZooKeeper has none of them: its Jetty checks no Host header and reads a restore body of
 // any size with no deadline.
 const (
@@ -22,8 +22,8 @@ const (
 	AdminRestoreReadTimeoutKey = "zkd.admin.restoreReadTimeoutMs"
 )
 
-// AdminGuards is the settings of those keys; zero values mean the defaults (no names
-// beyond loopback, server.DefaultRestoreMaxBytes, server.DefaultRestoreReadTimeout).
+// AdminGuards is the settings of those keys; zero values mean the key table's defaults (no
+// names beyond loopback; internal/admin/httpadmin reads the size and time defaults from it).
 type AdminGuards struct {
 	AllowedHosts         []string
 	RestoreMaxBytes      int64

@@ -112,12 +112,12 @@ type Config struct {
 	AdminRestoreEnabled   bool  // admin.restore.enabled is "true" (ZooKeeper's default; not zkd's)
 	AdminRateLimiterMs    int64 // admin.rateLimiterIntervalInMS; 0 = 300000, -1 = written as <= 0
 	AdminNeedClientAuth   bool  // admin.needClientAuth: HTTPS clients need a certificate
-	// AdminServer HTTPS part: admin.portUnification and admin.forceHttps (adminhttps.go).
+	// AdminServer HTTPS part: admin.portUnification and admin.forceHttps (internal/admin/httpadmin).
 	AdminTLS AdminTLSKeys
-	// AdminGuards is zkd's zkd.admin.* keys (adminsec.go): the Host check's names and the
+	// AdminGuards is zkd's zkd.admin.* keys (internal/admin/httpadmin): the Host check's names and the
 	// restore body's cap and deadline.
 	AdminGuards AdminGuards
-	// Prometheus metrics part: the metricsProvider.* keys (metrics.go).
+	// Prometheus metrics part: the metricsProvider.* keys (internal/metrics, internal/admin/dispatch).
 	Metrics MetricsConfig
 	// Snapshot compression part: zookeeper.snapshot.compression.method, the format
 	// snapshots are written in, as given ("gz" and "snappy" in any case compress; anything

@@ -165,7 +165,7 @@ func (h *handler) writeIDs(w http.ResponseWriter, r *http.Request) (ids []jute.I
 		return nil, false
 	}
 	// An Origin equal to Host proves nothing against DNS rebinding (the page's own name is
-	// in both); the AdminServer's Host check (server/adminsec.go) refuses such names before
+	// in both); the AdminServer's Host check (internal/admin/httpadmin) refuses such names before
 	// this handler runs, and writes need an identity the server vouches for anyway.
 	if o := r.Header.Get("Origin"); o != "" {
 		u, err := url.Parse(o)

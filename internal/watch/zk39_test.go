@@ -309,7 +309,7 @@ func TestAgainstZooKeeper39(t *testing.T) {
 				// ZooKeeper's triggerWatch leaves a connection whose last data watch fired in
 				// watch2Paths with no paths, and its wchs still counts that connection
 				// (wchc lists it with no paths) until it closes; the Manager forgets it. The
-				// wchs view is the admin layer's (server/adminview.go): counted here are
+				// wchs view is the admin layer's (internal/admin WatchTable): counted here are
 				// the connections that watch something.
 				total, watchers := 0, 0
 				for _, ps := range z.data.watch2Paths {

@@ -1,5 +1,5 @@
 //go:build !linux
 
-package server
+package dispatch
 
 func maxFDs() int64 { return -1 }

@@ -1,4 +1,4 @@
-package server
+package httpadmin
 
 import (
 	"context"
@@ -24,8 +24,8 @@ import (
 // checked again against the client port's truststore (ssl.trustStore) as
 // X509AuthenticationProvider does.
 
-// AdminTLS is the AdminServer's HTTPS configuration; build it with NewAdminTLS.
-type AdminTLS struct {
+// TLS is the AdminServer's HTTPS configuration; build it with NewTLS.
+type TLS struct {
 	// Config serves the TLS side.
 	Config *tls.Config
 	// ForceHTTPS serves TLS only (admin.forceHttps); otherwise TLS and plain HTTP share the
@@ -40,8 +40,8 @@ type AdminTLS struct {
 	VerifyX509 func(chain []*x509.Certificate) error
 }
 
-// AdminTLSOptions are the settings NewAdminTLS combines.
-type AdminTLSOptions struct {
+// TLSOptions are the settings NewTLS combines.
+type TLSOptions struct {
 	// Quorum is the ssl.quorum.* settings (tlsconf.Parse with tlsconf.QuorumPrefix): their
 	// key and trust stores serve HTTPS. Both stores are required, as JettyAdminServer
 	// loads both. Their clientAuth, protocol, enabledProtocols, ciphersuites and host name
@@ -56,10 +56,10 @@ type AdminTLSOptions struct {
 	Logger                     *slog.Logger
 }
 
-// NewAdminTLS loads the stores and builds the AdminServer's HTTPS configuration. Any store
-// that does not load is an error: the AdminServer is not served without the TLS it was
+// NewTLS loads the stores and builds the AdminServer's HTTPS configuration. Any store that
+// does not load is an error: the AdminServer is not served without the TLS it was
 // configured with.
-func NewAdminTLS(o AdminTLSOptions) (*AdminTLS, error) {
+func NewTLS(o TLSOptions) (*TLS, error) {
 	q := o.Quorum
 	if q.KeyStore.Location == "" {
 		return nil, fmt.Errorf("admin server HTTPS: %skeyStore.location is not set", q.Prefix)
@@ -77,7 +77,7 @@ func NewAdminTLS(o AdminTLSOptions) (*AdminTLS, error) {
 	if err != nil {
 		return nil, fmt.Errorf("admin server HTTPS: %w", err)
 	}
-	a := &AdminTLS{Config: cfg, ForceHTTPS: o.ForceHTTPS, DetectTimeout: q.HandshakeDetectionTimeout}
+	a := &TLS{Config: cfg, ForceHTTPS: o.ForceHTTPS, DetectTimeout: q.HandshakeDetectionTimeout}
 	if o.Client != nil && o.Client.TrustStore.Location != "" {
 		if a.VerifyX509, err = o.Client.ChainVerifier(o.Logger); err != nil {
 			return nil, fmt.Errorf("admin server x509 authentication: %w", err)
@@ -90,28 +90,29 @@ func NewAdminTLS(o AdminTLSOptions) (*AdminTLS, error) {
 // ZooKeeper's AdminServer (a day, subdomains included).
 const stsHeader = "max-age=86400; includeSubDomains"
 
-// adminConnKey keys the accepted connection in a request's context: a request on a unified
+// connKey keys the accepted connection in a request's context: a request on a unified
 // port learns from it whether it came over TLS, and with which certificates.
-type adminConnKey struct{}
+type connKey struct{}
 
-// wrapAdminListener makes the AdminServer's listener speak TLS per Config.AdminTLS.
-func (s *Server) wrapAdminListener(ln net.Listener) net.Listener {
-	a := s.cfg.AdminTLS
+// WrapListener makes the AdminServer's listener speak TLS per a (nil: plain HTTP). On a
+// unified port, insecure is called for each plain-HTTP connection, as
+// UnifiedConnectionFactory counts them in insecure_admin_count.
+func WrapListener(ln net.Listener, a *TLS, insecure func(), log *slog.Logger) net.Listener {
 	if a == nil {
 		return ln
 	}
 	if a.ForceHTTPS {
 		return tls.NewListener(ln, a.Config)
 	}
-	return &insecureCounter{Listener: tlsconf.Unify(ln, a.Config, a.DetectTimeout), s: s}
+	return &insecureCounter{Listener: tlsconf.Unify(ln, a.Config, a.DetectTimeout), insecure: insecure, log: log}
 }
 
-// insecureCounter counts the plain-HTTP connections on a unified admin port, as
-// UnifiedConnectionFactory counts them in insecure_admin_count. It counts when the
-// connection's protocol is known, on the connection's own goroutine (its first Read).
+// insecureCounter counts when the connection's protocol is known, on the connection's own
+// goroutine (its first Read).
 type insecureCounter struct {
 	net.Listener
-	s *Server
+	insecure func()
+	log      *slog.Logger
 }
 
 func (l *insecureCounter) Accept() (net.Conn, error) {
@@ -120,14 +121,14 @@ func (l *insecureCounter) Accept() (net.Conn, error) {
 		return nil, err
 	}
 	if uc, ok := c.(*tlsconf.UnifiedConn); ok {
-		return &countingConn{UnifiedConn: uc, s: l.s}, nil
+		return &countingConn{UnifiedConn: uc, l: l}, nil
 	}
 	return c, nil
 }
 
 type countingConn struct {
 	*tlsconf.UnifiedConn
-	s    *Server
+	l    *insecureCounter
 	once sync.Once
 }
 
@@ -137,23 +138,23 @@ func (c *countingConn) Read(b []byte) (int, error) {
 		switch derr := c.UnifiedConn.Detect(); {
 		case derr == nil:
 			if c.UnifiedConn.TLS() == nil {
-				c.s.counters.add(cntInsecureAdmin, 1)
+				c.l.insecure()
 			}
 		case !errors.Is(derr, io.EOF) && !errors.Is(derr, net.ErrClosed):
 			// A failed handshake, or a client that sent too little to tell.
-			c.s.log.Warn("admin server connection closed", "remote", c.RemoteAddr().String(), "err", derr)
+			c.l.log.Warn("admin server connection closed", "remote", c.RemoteAddr().String(), "err", derr)
 		}
 	})
 	return n, err
 }
 
-// adminConnState is the TLS state of the connection a request came on, nil for plain HTTP.
-func adminConnState(r *http.Request) *tls.ConnectionState {
+// ConnState is the TLS state of the connection a request came on, nil for plain HTTP.
+func ConnState(r *http.Request) *tls.ConnectionState {
 	if r.TLS != nil {
 		return r.TLS
 	}
 	var c net.Conn
-	switch v := r.Context().Value(adminConnKey{}).(type) {
+	switch v := r.Context().Value(connKey{}).(type) {
 	case *countingConn:
 		c = v.UnifiedConn
 	case net.Conn:
@@ -168,7 +169,8 @@ func adminConnState(r *http.Request) *tls.ConnectionState {
 	return nil
 }
 
-// adminConnContext records the connection in each of its requests' contexts.
-func adminConnContext(ctx context.Context, c net.Conn) context.Context {
-	return context.WithValue(ctx, adminConnKey{}, c)
+// ConnContext records the connection in each of its requests' contexts (http.Server's
+// ConnContext): ConnState reads it.
+func ConnContext(ctx context.Context, c net.Conn) context.Context {
+	return context.WithValue(ctx, connKey{}, c)
 }
