@@ -307,7 +307,7 @@ func cmdLs(ctx context.Context, e *env) error {
 	if err != nil {
 		return keeper(err, path)
 	}
-	e.s.watchOnce(watchChild, path, ch)
+	e.s.follow(watchChild, path, ch)
 	sort.Strings(kids)
 	if e.json() {
 		doc := map[string]any{"path": path, "children": nonNil(kids)}

@@ -42,13 +42,19 @@
 //     zkcli exits 1, as zkCli.sh does.
 //   - removewatches -l is accepted; the Go client always removes watches on the server.
 //   - config -c lists the servers by id (Java walks a hash table).
-//   - Two one-time watches that one change fires print one event, as Java's single default
-//     watcher does; a persistent watch and a one-time watch on the same path each print.
 //   - version prints zkd's own line.
 //   - reconfig -file reports a configuration it cannot parse with zkd's message after
 //     "Error processing <path>", not Java's exception text.
 //   - Completion offers command names only for the first word (JLine's completer offers them
 //     for any word not starting with '/'), and puts no space after a completed path.
+//
+// # Watch events
+//
+// Java's shell sets every watch with its one default watcher, and the Java client delivers a
+// notification once to each distinct watcher, so a change that fires several of the
+// session's watches (a get -w and a stat -w, or a one-time watch and a persistent one from
+// addWatch on the same node or an ancestor) prints one event. The Go client has a channel per
+// watch; zkcli prints a notification from the first of them and drops it from the others.
 //
 // # --json
 //

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -73,8 +74,8 @@ type Session struct {
 	mu           sync.Mutex // guards conn and printWatches against the event goroutines
 	conn         *zk.Conn
 	printWatches bool
-	pending      map[string][]*oneTime // one-time watches by path
-	printers     sync.WaitGroup        // the goroutines printing events; they end with the session
+	watches      map[*watchReg]struct{} // the watches whose events are being printed
+	printers     sync.WaitGroup         // the goroutines printing events; they end with the session
 
 	host     string
 	history  map[int]string
@@ -104,7 +105,7 @@ func New(opts Options) *Session {
 		out:          &lockedWriter{mu, opts.Stdout},
 		err:          &lockedWriter{mu, opts.Stderr},
 		printWatches: true,
-		pending:      map[string][]*oneTime{},
+		watches:      map[*watchReg]struct{}{},
 		history:      map[int]string{},
 	}
 }
@@ -262,87 +263,114 @@ func (s *Session) printEvent(ev zk.Event) {
 	fmt.Fprintf(s.out, "\nWATCHER::\n\nWatchedEvent state:%s type:%s path:%s\n", state, typ, path)
 }
 
-// Kinds of one-time watches, as Java's client keeps them (dataWatches, existWatches,
-// childWatches).
+// Kinds of watches: the one-time ones as Java's client keeps them (dataWatches,
+// existWatches, childWatches) and addWatch's two persistent modes.
 const (
 	watchData = iota
 	watchExist
 	watchChild
+	watchPersistent
+	watchRecursive
 )
 
-// oneTime is a pending one-time watch. Java's shell sets every watch with its one default
-// watcher, and the client delivers an event once to each distinct watcher, so a change that
-// fires several of the session's watches on a path prints once. The Go client has a channel
-// per watch: the first of them to deliver an event prints it and marks the others that the
-// same change fires as swallowed.
-type oneTime struct {
+// watchReg is one watch the session set. Java's shell sets every watch with its one default
+// watcher, and the client delivers a notification once to each distinct watcher
+// (ZKWatchManager.materialize returns a set), so a change that fires several of the session's
+// watches, one-time or persistent, prints once. The Go client has a channel per watch: the
+// first of them to deliver a notification prints it and tells every other watch that the same
+// notification fires to drop it when it comes.
+type watchReg struct {
 	kind    int
-	swallow bool
+	path    string
+	swallow []eventKey // notifications another watch printed, still to arrive here
 }
 
-// fires reports whether an event of type t fires a watch of kind k (WatchManager's rules).
-func fires(t zk.EventType, k int) bool {
+type eventKey struct {
+	typ  zk.EventType
+	path string
+}
+
+// fires reports whether the client delivers a notification of type t on path to w: the
+// rules of the Go client's watch registry, which are WatchManager's.
+func (w *watchReg) fires(t zk.EventType, path string) bool {
+	switch w.kind {
+	case watchData, watchExist, watchChild:
+		if w.path != path {
+			return false
+		}
+		switch t {
+		case zk.EventNodeCreated, zk.EventNodeDataChanged:
+			return w.kind == watchData || w.kind == watchExist
+		case zk.EventNodeChildrenChanged:
+			return w.kind == watchChild
+		case zk.EventNodeDeleted:
+			return true
+		}
+	case watchPersistent:
+		return w.path == path && notification(t)
+	case watchRecursive:
+		return notification(t) && t != zk.EventNodeChildrenChanged && under(path, w.path)
+	}
+	return false
+}
+
+// notification reports whether t is a change the server notifies (not a removal or a
+// session event).
+func notification(t zk.EventType) bool {
 	switch t {
-	case zk.EventNodeCreated, zk.EventNodeDataChanged:
-		return k == watchData || k == watchExist
-	case zk.EventNodeChildrenChanged:
-		return k == watchChild
-	case zk.EventNodeDeleted:
+	case zk.EventNodeCreated, zk.EventNodeDeleted, zk.EventNodeDataChanged, zk.EventNodeChildrenChanged:
 		return true
 	}
 	return false
 }
 
-// watchOnce prints the event of a one-time watch of kind on path, once per change.
-func (s *Session) watchOnce(kind int, path string, ch <-chan zk.Event) {
+// under reports whether path is root or below it.
+func under(path, root string) bool {
+	return path == root || root == "/" || strings.HasPrefix(path, root+"/")
+}
+
+// follow prints the events of the watch of kind on path that ch delivers (one for a one-time
+// watch, any number for a persistent one), each notification once for the whole session.
+func (s *Session) follow(kind int, path string, ch <-chan zk.Event) {
 	if ch == nil {
 		return
 	}
-	w := &oneTime{kind: kind}
+	w := &watchReg{kind: kind, path: path}
 	s.mu.Lock()
-	s.pending[path] = append(s.pending[path], w)
+	s.watches[w] = struct{}{}
 	s.mu.Unlock()
 	s.printers.Add(1)
 	go func() {
 		defer s.printers.Done()
 		for ev := range ch {
-			s.mu.Lock()
-			swallow := w.swallow
-			list := s.pending[path][:0]
-			for _, o := range s.pending[path] {
-				switch {
-				case o == w:
-				case !swallow && fires(ev.Type, o.kind):
-					o.swallow = true
-				default:
-					list = append(list, o)
-				}
-			}
-			if len(list) == 0 {
-				delete(s.pending, path)
-			} else {
-				s.pending[path] = list
-			}
-			s.mu.Unlock()
-			if !swallow {
+			if s.claim(w, ev) {
 				s.printEvent(ev)
 			}
 		}
+		s.mu.Lock()
+		delete(s.watches, w)
+		s.mu.Unlock()
 	}()
 }
 
-// watch prints the events of a persistent watch as they come.
-func (s *Session) watch(ch <-chan zk.Event) {
-	if ch == nil {
-		return
+// claim reports whether w's event ev is to be printed: not when another watch printed the
+// same notification already. When it is, the other watches it fires are told to drop it.
+func (s *Session) claim(w *watchReg, ev zk.Event) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := eventKey{ev.Type, ev.Path}
+	if i := slices.Index(w.swallow, k); i >= 0 {
+		w.swallow = slices.Delete(w.swallow, i, i+1)
+		return false
 	}
-	s.printers.Add(1)
-	go func() {
-		defer s.printers.Done()
-		for ev := range ch {
-			s.printEvent(ev)
+	if notification(ev.Type) {
+		for o := range s.watches {
+			if o != w && o.fires(ev.Type, ev.Path) {
+				o.swallow = append(o.swallow, k)
+			}
 		}
-	}()
+	}
+	return true
 }
 
 // cliErr is a CliException: the message zkCli.sh prints on stderr and its exit code.

@@ -1,0 +1,121 @@
+package zkcli
+
+import (
+	"context"
+	"io"
+	"os"
+	"os/exec"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/testing/needs"
+	"github.com/zkd-io/zkd/internal/testing/refzk"
+	"github.com/zkd-io/zkd/zktest"
+)
+
+// drive runs a shell on a pipe: each step writes lines, then waits until stdout has shown
+// its text n times in all (once when n is 0); at the end stdin closes, the shell ends, and
+// drive returns everything it printed.
+type step struct {
+	lines, waitFor string
+	n              int
+}
+
+func drive(t *testing.T, name string, start func(stdin io.Reader, stdout io.Writer) func() int, steps []step) string {
+	t.Helper()
+	stdinR, stdinW := io.Pipe()
+	out := &syncBuffer{}
+	wait := start(stdinR, out)
+	var seen strings.Builder
+	for _, st := range steps {
+		if _, err := io.WriteString(stdinW, st.lines); err != nil {
+			t.Fatalf("%s: writing %q: %v", name, st.lines, err)
+		}
+		deadline := time.Now().Add(time.Minute)
+		for strings.Count(seen.String(), st.waitFor) < max(st.n, 1) {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: stdout never showed %q after %q; saw %q", name, st.waitFor, st.lines, seen.String())
+			}
+			time.Sleep(10 * time.Millisecond)
+			seen.WriteString(out.take())
+		}
+	}
+	stdinW.Close()
+	wait()
+	seen.WriteString(out.take())
+	return seen.String()
+}
+
+// oneEventSteps set a persistent recursive watch and a one-time data watch on one node (and
+// then on a child), change it, and end with quit, which waits for every event to print.
+var oneEventSteps = []step{
+	{"create /pw x\naddWatch -m PERSISTENT_RECURSIVE /pw\nget -w /pw\nset /pw y\n", "type:NodeDataChanged path:/pw\n", 1},
+	{"create /pw2 x\naddWatch -m PERSISTENT /pw2\nls -w /pw2\ncreate /pw2/c\n", "type:NodeChildrenChanged path:/pw2\n", 1},
+	{"sync /pw\nquit\n", "state:Closed", 1},
+}
+
+// TestOneEventPerChange: a change that fires a persistent watch and a one-time watch of the
+// session prints one event, as zkCli.sh's single default watcher does; the persistent watch
+// goes on printing the next changes.
+func TestOneEventPerChange(t *testing.T) {
+	srv := zktest.Start(t)
+	out := drive(t, "zkcli on zkd", zkcliOn(srv.Addr()), append(oneEventSteps[:2:2],
+		step{"create /pw/c1\nset /pw z\n", "type:NodeDataChanged path:/pw\n", 2},
+		step{"sync /pw\nquit\n", "state:Closed", 1}))
+	for ev, n := range map[string]int{"type:NodeDataChanged path:/pw\n": 2, "type:NodeChildrenChanged path:/pw2\n": 1, "type:NodeCreated path:/pw/c1\n": 1} {
+		if got := strings.Count(out, ev); got != n {
+			t.Errorf("%q printed %d times, want %d:\n%s", ev, got, n, out)
+		}
+	}
+}
+
+// TestOneEventPerChangeLikeZkCliSh runs oneEventSteps through zkCli.sh against ZooKeeper 3.8
+// and through zkcli against ZooKeeper and zkd: the same events, each once.
+func TestOneEventPerChangeLikeZkCliSh(t *testing.T) {
+	zkCli := needs.ZkCli(t)
+	ref := refzk.StartStandalone(t, refzk.Options{})
+	zkd := zktest.Start(t)
+	events := func(out string) []string {
+		return normalise(out, "", 0).events
+	}
+	want := events(drive(t, "zkCli.sh on ZooKeeper", func(stdin io.Reader, stdout io.Writer) func() int {
+		cmd := exec.Command(zkCli, "-server", ref.Addr())
+		cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS=-Xmx256m -XX:+UseSerialGC -XX:-UsePerfData",
+			"ZOO_LOG_DIR="+t.TempDir(), "ZOO_LOG4J_PROP=WARN,CONSOLE")
+		cmd.Stdin, cmd.Stdout = stdin, stdout
+		cmd.WaitDelay = 10 * time.Second
+		if err := cmd.Start(); err != nil {
+			t.Fatal(err)
+		}
+		t.Cleanup(func() { cmd.Process.Kill() })
+		return func() int {
+			cmd.Wait()
+			return cmd.ProcessState.ExitCode()
+		}
+	}, oneEventSteps))
+	if n := strings.Count(strings.Join(want, "\n"), "type:NodeDataChanged path:/pw"); n != 1 {
+		t.Fatalf("zkCli.sh printed the change of /pw %d times, want once: %q", n, want)
+	}
+	// zkcli runs on the same ZooKeeper under other names: /qw for /pw.
+	renamedSteps := make([]step, len(oneEventSteps))
+	for i, st := range oneEventSteps {
+		st.lines, st.waitFor = strings.ReplaceAll(st.lines, "/pw", "/qw"), strings.ReplaceAll(st.waitFor, "/pw", "/qw")
+		renamedSteps[i] = st
+	}
+	for name, addr := range map[string]string{"zkcli on ZooKeeper": ref.Addr(), "zkcli on zkd": zkd.Addr()} {
+		got := events(strings.ReplaceAll(drive(t, name, zkcliOn(addr), renamedSteps), "/qw", "/pw"))
+		diffLines(t, name+": watch events", want, got)
+	}
+}
+
+// zkcliOn starts zkcli's Main on addr.
+func zkcliOn(addr string) func(stdin io.Reader, stdout io.Writer) func() int {
+	return func(stdin io.Reader, stdout io.Writer) func() int {
+		done := make(chan int, 1)
+		go func() {
+			done <- Main(context.Background(), []string{"-server", addr}, stdin, stdout, io.Discard, func(string) string { return "" })
+		}()
+		return func() int { return <-done }
+	}
+}
