@@ -49,7 +49,7 @@ func (e *env) emitJSON(v any) error {
 	if err != nil {
 		return fmt.Errorf("json: %w", err)
 	}
-	e.println(string(b))
+	fmt.Fprintln(e.s.data, string(b))
 	return nil
 }
 

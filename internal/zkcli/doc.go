@@ -59,7 +59,10 @@
 // # --json
 //
 // With Options.JSON (zkcli --json) the read commands print one JSON document on one line
-// instead of zkCli.sh's text; errors are still text on stderr. A Stat is
+// instead of zkCli.sh's text, and stdout carries nothing else, so it can be piped to jq:
+// whatever zkCli.sh prints on stdout as text (the Connecting/Welcome banner, WATCHER::
+// events, "Not connected", sync's "Sync is OK", history, ...) goes to stderr with the
+// errors. A Stat is
 // {"czxid","mzxid","pzxid","ctime","mtime","version","cversion","aversion",
 // "ephemeralOwner","dataLength","numChildren"} (numbers; times in ms since the epoch).
 //

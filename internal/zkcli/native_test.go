@@ -1,7 +1,10 @@
 package zkcli
 
 import (
+	"bufio"
 	"context"
+	"encoding/json"
+	"fmt"
 	"io"
 	"os"
 	"os/exec"
@@ -13,6 +16,43 @@ import (
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/zktest"
 )
+
+// TestJSONStdoutIsJSON: with --json every line zkcli prints on stdout is a JSON document,
+// whatever else happens (banner, watch events, write commands' messages): they go to stderr.
+func TestJSONStdoutIsJSON(t *testing.T) {
+	srv := zktest.Start(t)
+	stdinR, stdinW := io.Pipe()
+	var out, errOut syncBuffer
+	done := make(chan int, 1)
+	go func() {
+		done <- Main(context.Background(), []string{"-server", srv.Addr(), "--json"}, stdinR, &out, &errOut, func(string) string { return "" })
+	}()
+	fmt.Fprint(stdinW, "create /j hi\nget -w /j\nls /\nset /j there\n")
+	sh := &shell{t: t}
+	sh.wait(&errOut, "WatchedEvent state:SyncConnected type:NodeDataChanged path:/j\n")
+	fmt.Fprint(stdinW, "sync /j\nstat /j\nhistory\nprintwatches\nnosuch\n")
+	stdinW.Close()
+	select {
+	case code := <-done:
+		if code != ExitCommandNotFound {
+			t.Errorf("exit %d, want %d (the last command's)", code, ExitCommandNotFound)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("zkcli did not end at the end of its input")
+	}
+	var docs []map[string]any
+	sc := bufio.NewScanner(strings.NewReader(out.take()))
+	for sc.Scan() {
+		var doc map[string]any
+		if err := json.Unmarshal(sc.Bytes(), &doc); err != nil {
+			t.Errorf("stdout line %q is not JSON: %v", sc.Text(), err)
+		}
+		docs = append(docs, doc)
+	}
+	if len(docs) != 3 || docs[0]["data"] != "hi" || docs[2]["path"] != "/j" {
+		t.Errorf("stdout documents %v, want get, ls and stat", docs)
+	}
+}
 
 // drive runs a shell on a pipe: each step writes lines, then waits until stdout has shown
 // its text n times in all (once when n is 0); at the end stdin closes, the shell ends, and

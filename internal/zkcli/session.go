@@ -69,7 +69,8 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // for every line it reads. A Session is used by one goroutine at a time.
 type Session struct {
 	opts     Options
-	out, err io.Writer
+	out, err io.Writer // zkCli.sh's stdout and stderr; with JSON both are the real stderr
+	data     io.Writer // the real stdout, for the JSON documents
 
 	mu           sync.Mutex // guards conn and printWatches against the event goroutines
 	conn         *zk.Conn
@@ -100,9 +101,18 @@ func New(opts Options) *Session {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	mu := &sync.Mutex{}
+	out := &lockedWriter{mu, opts.Stdout}
+	text := out
+	if opts.JSON {
+		// stdout carries the JSON documents alone, so it can be piped to a JSON parser:
+		// what zkCli.sh prints there as text (the banner, events, "Not connected", ...)
+		// goes to stderr.
+		text = &lockedWriter{mu, opts.Stderr}
+	}
 	return &Session{
 		opts:         opts,
-		out:          &lockedWriter{mu, opts.Stdout},
+		out:          text,
+		data:         out,
 		err:          &lockedWriter{mu, opts.Stderr},
 		printWatches: true,
 		watches:      map[*watchReg]struct{}{},
