@@ -3,6 +3,7 @@
 //
 //	zkcli -server h:p[,h:p][/chroot] [-timeout ms] [-r] [-waitforconnection]
 //	      [-client-configuration file] [-Dprop=value ...] [--json] [cmd args...]
+//	zkcli --help | --version
 //
 // With a command it runs that command and exits with its code (0 ok, 1 failed, 127
 // unknown command). Without one it reads commands from stdin, one a line, and exits with

@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/buildinfo"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/zk"
 )
@@ -271,7 +272,9 @@ func cmdVersion(ctx context.Context, e *env) error {
 	if len(e.args) > 1 {
 		return e.parseErr()
 	}
-	e.println("ZooKeeper CLI version: zkd zkcli (ZooKeeper 3.8 command set)")
+	// zkCli.sh: "ZooKeeper CLI version: 3.8.0-<commit>, built on <date>"; zkcli keeps the
+	// prefix scripts match on and names its own build.
+	e.println("ZooKeeper CLI version: zkcli " + buildinfo.Get().String())
 	return nil
 }
 

@@ -40,9 +40,12 @@
 //   - A connect that gets no session within the timeout leaves the shell unconnected
 //     ("Not connected") instead of retrying in the background; with -waitforconnection
 //     zkcli exits 1, as zkCli.sh does.
+//   - --help, -h and --version print and exit 0 without connecting; zkCli.sh ignores
+//     them and connects to localhost:2181.
 //   - removewatches -l is accepted; the Go client always removes watches on the server.
 //   - config -c lists the servers by id (Java walks a hash table).
-//   - version prints zkd's own line.
+//   - version prints "ZooKeeper CLI version: zkcli " and zkcli's build (internal/buildinfo),
+//     and needs no server.
 //   - reconfig -file reports a configuration it cannot parse with zkd's message after
 //     "Error processing <path>", not Java's exception text.
 //   - Completion offers command names only for the first word (JLine's completer offers them

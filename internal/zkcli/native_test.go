@@ -6,16 +6,57 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"net"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/buildinfo"
 	"github.com/zkd-io/zkd/internal/testing/needs"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/zktest"
 )
+
+// closedAddr is a loopback address nothing listens on.
+func closedAddr(t *testing.T) string {
+	t.Helper()
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	addr := ln.Addr().String()
+	ln.Close()
+	return addr
+}
+
+// runMain runs zkcli's Main with args and stdin, and how long it took.
+func runMain(t *testing.T, stdin string, args ...string) (code int, stdout, stderr string, took time.Duration) {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	var out, errOut syncBuffer
+	start := time.Now()
+	code = Main(ctx, args, strings.NewReader(stdin), &out, &errOut, func(string) string { return "" })
+	return code, out.take(), errOut.take(), time.Since(start)
+}
+
+// TestHelpAndVersionWithoutServer: --help, -h and --version print and exit 0 without
+// connecting (no server runs, at the default address or the one given).
+func TestHelpAndVersionWithoutServer(t *testing.T) {
+	for _, args := range [][]string{{"--help"}, {"-h"}, {"-server", closedAddr(t), "-h", "ls", "/"}} {
+		code, out, errOut, _ := runMain(t, "ls /\n", args...)
+		if code != ExitOK || errOut != "" || !strings.HasPrefix(out, "Usage: zkcli ") ||
+			!strings.Contains(out, "\n\tls [-s] [-w] [-R] path\n") || strings.Contains(out, "Connecting") || strings.Contains(out, "JLine") {
+			t.Errorf("%q: exit %d, stdout %q, stderr %q", args, code, out, errOut)
+		}
+	}
+	code, out, errOut, _ := runMain(t, "", "--version")
+	if want := buildinfo.Line("zkcli") + "\n"; code != ExitOK || out != want || errOut != "" {
+		t.Errorf("--version: exit %d, stdout %q, stderr %q; want %q", code, out, errOut, want)
+	}
+}
 
 // TestJSONStdoutIsJSON: with --json every line zkcli prints on stdout is a JSON document,
 // whatever else happens (banner, watch events, write commands' messages): they go to stderr.

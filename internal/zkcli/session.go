@@ -500,9 +500,9 @@ func (s *Session) processZKCmd(ctx context.Context, args []string) error {
 			fmt.Fprintln(s.err, err)
 		}
 	}
-	// The commands below need a live connection.
+	// The commands below need a live connection; version asks no server.
 	c := s.current()
-	if !alive(c) {
+	if !alive(c) && name != "version" {
 		fmt.Fprintln(s.out, "Not connected")
 		return nil
 	}
