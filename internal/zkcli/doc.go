@@ -37,9 +37,14 @@
 //     set -b or removewatches -p/-r, and WatchedEvent lines without 3.9's zxid.
 //   - Where Java lets a NumberFormatException escape (redo x, -v x) and the JVM dies with a
 //     stack trace, zkcli prints java.lang.NumberFormatException's message and goes on.
-//   - A connect that gets no session within the timeout leaves the shell unconnected
-//     ("Not connected") instead of retrying in the background; with -waitforconnection
-//     zkcli exits 1, as zkCli.sh does.
+//   - With no server to connect to, zkCli.sh's client keeps retrying in the background and
+//     fails each command with ConnectionLoss at its next failed attempt. zkcli gives up the
+//     connect once every server of the list has refused (or failed) a dial, says why in one
+//     line on stderr, and fails the command with zkCli.sh's "KeeperErrorCode =
+//     ConnectionLoss for <path>" and exit 1; each later command tries once more. (zkCli.sh
+//     fails at the first refused server even when another one of the list is up.) With
+//     -waitforconnection zkcli waits out the timeout, prints the Closed event and exits 1,
+//     as zkCli.sh does (without its stack trace).
 //   - --help, -h and --version print and exit 0 without connecting; zkCli.sh ignores
 //     them and connects to localhost:2181.
 //   - removewatches -l is accepted; the Go client always removes watches on the server.

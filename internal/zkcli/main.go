@@ -12,6 +12,7 @@ import (
 	"github.com/chzyer/readline"
 
 	"github.com/zkd-io/zkd/internal/buildinfo"
+	"github.com/zkd-io/zkd/zk"
 )
 
 // flags are ZooKeeperMain.MyCommandOptions, plus zkd's --json and Java's -D properties.
@@ -142,10 +143,16 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	defer s.Close()
 	fmt.Fprintln(s.out, "Connecting to "+f.server)
 	if err := s.Connect(ctx, f.server); err != nil {
-		fmt.Fprintln(s.err, err)
 		if f.wait {
+			// zkCli.sh closes the client it gave up on (its Closed event prints) and
+			// dies with ConnectionLoss.
+			s.printEvent(zk.Event{Type: zk.EventSession, State: zk.StateClosed})
+			fmt.Fprintln(s.err, err)
 			return ExitFailed
 		}
+		// zkCli.sh's client logs its failed attempts; zkcli says why once, and the
+		// commands fail with ConnectionLoss as zkCli.sh's do.
+		fmt.Fprintln(s.err, err)
 	}
 	if len(f.command) > 0 {
 		code := s.RunArgs(ctx, f.command)
@@ -190,6 +197,8 @@ command); without one it reads commands from stdin (an interactive shell on a te
   -timeout              session timeout in milliseconds (default 30000)
   -r                    allow a read-only server
   -waitforconnection    wait up to the timeout for a session, exit 1 without one
+                        (without it, commands fail with ConnectionLoss as soon as
+                        every server has refused a connection)
   -client-configuration the Java client's properties file (TLS, SASL)
   -Dkey=value           a Java client system property (also read from CLIENT_JVMFLAGS
                         and JVMFLAGS)

@@ -42,6 +42,101 @@ func runMain(t *testing.T, stdin string, args ...string) (code int, stdout, stde
 	return code, out.take(), errOut.take(), time.Since(start)
 }
 
+// zkcliDiagnostic is the one line zkcli prints on stderr when a connect fails, where
+// zkCli.sh's client logs its failed attempts (which Debian's zkCli.sh sends nowhere).
+func withoutDiagnostic(stderr string) string {
+	var keep []string
+	for _, l := range strings.SplitAfter(stderr, "\n") {
+		if !strings.HasPrefix(l, "connect to ") {
+			keep = append(keep, l)
+		}
+	}
+	return strings.Join(keep, "")
+}
+
+// TestNoServer: with nothing listening, a command fails with ConnectionLoss and exit 1 at
+// once (zkCli.sh fails it at the first refused connection), not after the session timeout
+// with exit 0; so does every line of a script, and -waitforconnection exits 1 after the
+// timeout. version needs no server.
+func TestNoServer(t *testing.T) {
+	addr := closedAddr(t)
+	code, out, errOut, took := runMain(t, "", "-server", addr, "create", "/x", "y")
+	if code != ExitFailed || out != "Connecting to "+addr+"\n" ||
+		!strings.HasPrefix(errOut, "connect to "+addr+": ") || !strings.Contains(errOut, "refused") ||
+		withoutDiagnostic(errOut) != "KeeperErrorCode = ConnectionLoss for /x\n" {
+		t.Errorf("create with no server: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	// The default session timeout is 30 s: a prompt failure is far below it.
+	if took > DefaultTimeout/2 {
+		t.Errorf("create with no server took %v", took)
+	}
+
+	code, out, errOut, _ = runMain(t, "create /x y\nls /\nprintwatches\nget /x\n", "-server", addr+","+closedAddr(t))
+	if code != ExitFailed || !strings.HasSuffix(out, "Welcome to ZooKeeper!\nJLine support is disabled\nprintwatches is on\n") ||
+		withoutDiagnostic(errOut) != "KeeperErrorCode = ConnectionLoss for /x\nKeeperErrorCode = ConnectionLoss for /\nKeeperErrorCode = ConnectionLoss for /x\n" {
+		t.Errorf("script with no server: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+
+	code, out, errOut, took = runMain(t, "", "-server", addr, "-timeout", "2000", "-waitforconnection", "ls", "/")
+	if code != ExitFailed || out != "Connecting to "+addr+"\n\nWATCHER::\n\nWatchedEvent state:Closed type:None path:null\n" || !strings.Contains(errOut, "refused") {
+		t.Errorf("-waitforconnection with no server: exit %d, stdout %q, stderr %q", code, out, errOut)
+	}
+	if took < 2*time.Second {
+		t.Errorf("-waitforconnection gave up after %v, before its 2 s timeout", took)
+	}
+
+	code, out, _, _ = runMain(t, "", "-server", addr, "version")
+	if code != ExitOK || !strings.HasSuffix(out, "ZooKeeper CLI version: zkcli "+buildinfo.Get().String()+"\n") {
+		t.Errorf("version with no server: exit %d, stdout %q", code, out)
+	}
+}
+
+// TestNoServerLikeZkCliSh runs the same commands through zkCli.sh: the same stdout, stderr
+// (but for zkcli's one diagnostic line) and exit codes.
+func TestNoServerLikeZkCliSh(t *testing.T) {
+	zkCli := needs.ZkCli(t)
+	addr := closedAddr(t)
+	for _, c := range []struct {
+		stdin string
+		args  []string
+	}{
+		{"", []string{"create", "/x", "y"}},
+		{"", []string{"get", "/x"}},
+		{"create /x y\nls /\nget /x\n", nil},
+	} {
+		args := append([]string{"-server", addr}, c.args...)
+		want := runZkCliShArgs(t, zkCli, c.stdin, args...)
+		code, out, errOut, _ := runMain(t, c.stdin, args...)
+		got := normalise(out, withoutDiagnostic(errOut), code)
+		compare(t, fmt.Sprintf("%q with stdin %q", args, c.stdin), want, got)
+	}
+}
+
+// runZkCliShArgs runs Debian's zkCli.sh with args and stdin.
+func runZkCliShArgs(t *testing.T, zkCli, stdin string, args ...string) transcript {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, zkCli, args...)
+	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS=-Xmx256m -XX:+UseSerialGC -XX:-UsePerfData",
+		"ZOO_LOG_DIR="+t.TempDir(), "ZOO_LOG4J_PROP=WARN,CONSOLE", "TZ=UTC")
+	cmd.Stdin = strings.NewReader(stdin)
+	cmd.WaitDelay = 10 * time.Second
+	var out, errOut strings.Builder
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if ctx.Err() != nil {
+		t.Fatalf("zkCli.sh did not end within 3 minutes:\n%s\n%s", out.String(), errOut.String())
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatalf("zkCli.sh: %v", err)
+	}
+	return normalise(out.String(), errOut.String(), code)
+}
+
 // TestHelpAndVersionWithoutServer: --help, -h and --version print and exit 0 without
 // connecting (no server runs, at the default address or the one given).
 func TestHelpAndVersionWithoutServer(t *testing.T) {

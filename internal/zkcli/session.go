@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
 	"slices"
 	"sort"
 	"strconv"
@@ -75,6 +76,8 @@ type Session struct {
 	mu           sync.Mutex // guards conn and printWatches against the event goroutines
 	conn         *zk.Conn
 	printWatches bool
+	connecting   bool                   // the last Connect failed: as Java's client, still "trying"
+	justFailed   bool                   // and no command has failed for it yet: the next one need not redial
 	watches      map[*watchReg]struct{} // the watches whose events are being printed
 	printers     sync.WaitGroup         // the goroutines printing events; they end with the session
 
@@ -136,6 +139,11 @@ func (s *Session) Host() string { return s.host }
 func (s *Session) State() string {
 	c := s.current()
 	if c == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.connecting {
+			return "CONNECTING"
+		}
 		return "CLOSED"
 	}
 	switch c.State() {
@@ -170,8 +178,12 @@ func (s *Session) current() *zk.Conn {
 }
 
 // Connect closes the current connection, if any, and connects to host ("h:p[,h:p][/chroot]"),
-// as zkCli.sh's connectToZK does. It waits for the session up to the timeout; when that
-// fails the Session stays unconnected, and the error is returned.
+// as zkCli.sh's connectToZK does. It returns once a session is established, or with an error
+// when none is: with WaitForConnection after the timeout; without it as soon as every server
+// has refused or failed a dial once, which is when Java's client fails the command it holds
+// with ConnectionLoss (it does so at the first failed attempt; zkcli tries each server once).
+// After a failed Connect the Session is "connecting": the commands that need a server try
+// once more, and fail with ConnectionLoss as zkCli.sh's do.
 func (s *Session) Connect(ctx context.Context, host string) error {
 	s.Close()
 	s.host = host
@@ -181,12 +193,24 @@ func (s *Session) Connect(ctx context.Context, host string) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
+	var fails *dialFailures
+	if !s.opts.WaitForConnection {
+		fails = &dialFailures{want: serverCount(host), giveUp: cancel}
+		opts = append(opts, zk.WithDialer(fails.dial))
+	}
 	c, err := zk.Connect(cctx, host, opts...)
 	if err != nil {
+		s.mu.Lock()
+		s.connecting, s.justFailed = true, true
+		s.mu.Unlock()
+		if last := fails.err(); last != nil && ctx.Err() == nil {
+			return fmt.Errorf("connect to %s: %w", host, last)
+		}
 		return fmt.Errorf("connect to %s: %w", host, err)
 	}
 	s.mu.Lock()
 	s.conn = c
+	s.connecting = false
 	s.mu.Unlock()
 	// zk.Connect has consumed nothing: the first event is the connection, which zkCli.sh
 	// prints like any other.
@@ -200,9 +224,58 @@ func (s *Session) Connect(ctx context.Context, host string) error {
 	return nil
 }
 
+// serverCount is the number of servers in a connection string.
+func serverCount(host string) int {
+	hosts, _, _ := strings.Cut(host, "/")
+	return len(strings.Split(hosts, ","))
+}
+
+// dialFailures ends a connect (giveUp) once each server has failed a dial: zkcli then reports
+// ConnectionLoss promptly, as zkCli.sh does, instead of waiting out the session timeout.
+type dialFailures struct {
+	want   int
+	giveUp context.CancelFunc
+	dialer net.Dialer
+
+	mu     sync.Mutex
+	failed map[string]bool
+	last   error
+}
+
+func (d *dialFailures) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	nc, err := d.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		d.mu.Lock()
+		if d.failed == nil {
+			d.failed = map[string]bool{}
+		}
+		d.failed[addr] = true
+		d.last = err
+		all := len(d.failed) >= d.want
+		d.mu.Unlock()
+		if all {
+			d.giveUp()
+		}
+	}
+	return nc, err
+}
+
+// err is the last failed dial's error, nil when there was none (or d is nil).
+func (d *dialFailures) err() error {
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.last
+}
+
 // Close closes the connection and waits (for at most 5 s) until its events, the last
 // being Closed, are printed: every watch ends with the session.
 func (s *Session) Close() {
+	s.mu.Lock()
+	s.connecting = false
+	s.mu.Unlock()
 	c := s.current()
 	if c == nil {
 		return
@@ -502,17 +575,43 @@ func (s *Session) processZKCmd(ctx context.Context, args []string) error {
 	}
 	// The commands below need a live connection; version asks no server.
 	c := s.current()
-	if !alive(c) && name != "version" {
+	s.mu.Lock()
+	connecting := s.connecting
+	s.mu.Unlock()
+	if !alive(c) && !connecting && name != "version" {
 		fmt.Fprintln(s.out, "Not connected")
 		return nil
 	}
 	cmd, ok := commands[name]
-	if !ok {
+	if !ok || name == "connect" {
 		return nil
 	}
 	cl, err := cmd.opts.parse(args)
 	if err != nil {
 		return cliError(err.Error())
+	}
+	if c == nil && name != "version" {
+		// Java's client would still be trying, and fail the command at its next failed
+		// attempt: try once more, quietly (unless an attempt has just failed), and fail as
+		// it does.
+		s.mu.Lock()
+		lost := s.justFailed
+		s.justFailed = false
+		s.mu.Unlock()
+		if !lost {
+			lost = s.Connect(ctx, s.host) != nil
+			s.mu.Lock()
+			s.justFailed = false // this command reports the failure
+			s.mu.Unlock()
+		}
+		if lost {
+			path := ""
+			if len(cl.args) > 1 {
+				path = cl.args[1]
+			}
+			return cliError(keeperMessage(jute.ErrConnectionLoss, path))
+		}
+		c = s.current()
 	}
 	return cmd.run(ctx, &env{s: s, c: c, cl: cl, args: cl.args, raw: args, opts: cmd.opts, usage: cmd.usageStr()})
 }
