@@ -5,6 +5,7 @@
 package buildinfo
 
 import (
+	"regexp"
 	"runtime/debug"
 	"strings"
 )
@@ -16,7 +17,7 @@ const DevVersion = "0.0.0-dev"
 // Info describes one build.
 type Info struct {
 	Module    string // main module path, "" when unknown
-	Version   string // main module version, DevVersion for a work-tree build
+	Version   string // main module version without its "v"; "-dev" between tags (devVersion)
 	Revision  string // vcs.revision: the full commit hash, "" when not stamped
 	Time      string // vcs.time: the commit's time (RFC 3339), "" when not stamped
 	Modified  bool   // vcs.modified: the work tree had uncommitted changes
@@ -37,11 +38,7 @@ func Get() Info {
 }
 
 func fromBuildInfo(bi *debug.BuildInfo) Info {
-	in := Info{Module: bi.Main.Path, Version: bi.Main.Version, GoVersion: bi.GoVersion}
-	if in.Version == "" || in.Version == "(devel)" {
-		in.Version = DevVersion
-	}
-	in.Version = strings.TrimPrefix(in.Version, "v")
+	in := Info{Module: bi.Main.Path, Version: devVersion(bi.Main.Version), GoVersion: bi.GoVersion}
 	for _, s := range bi.Settings {
 		switch s.Key {
 		case "vcs.revision":
@@ -53,6 +50,24 @@ func fromBuildInfo(bi *debug.BuildInfo) Info {
 		}
 	}
 	return in
+}
+
+// pseudo is the commit part of a Go pseudo-version (v0.0.0-20261127100000-abcdefabcdef,
+// v1.2.4-0.20261127100000-abcdefabcdef, v1.2.3-pre.0.20261127100000-abcdefabcdef).
+var pseudo = regexp.MustCompile(`(-0\.|\.0\.|-)[0-9]{14}-[0-9a-f]{12}$`)
+
+// devVersion is the version to show for the main module's: without its "v", and for a build
+// between tags (the go command stamps a pseudo-version from the VCS, or "(devel)") the base
+// with "-dev", since String names the commit anyway.
+func devVersion(v string) string {
+	v = strings.TrimSuffix(v, "+dirty") // String says "-dirty" after the commit
+	switch {
+	case v == "" || v == "(devel)":
+		return DevVersion
+	case pseudo.MatchString(v):
+		v = pseudo.ReplaceAllString(v, "") + "-dev"
+	}
+	return strings.TrimPrefix(v, "v")
 }
 
 // ShortRevision is the revision's first 7 hex digits (git's short form), with "-dirty" when

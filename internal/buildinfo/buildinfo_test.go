@@ -19,6 +19,11 @@ func TestFromBuildInfo(t *testing.T) {
 		{"dirty work tree", debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "(devel)"},
 			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc1234def5678"}, {Key: "vcs.time", Value: "2026-11-27T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}},
 			"0.0.0-dev (commit abc1234-dirty, 2026-11-27T10:00:00Z, go1.26.0)"},
+		{"pseudo-version of a dirty clone", debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v0.0.0-20261127100000-abc1234def56+dirty"},
+			Settings: []debug.BuildSetting{{Key: "vcs.revision", Value: "abc1234def5678"}, {Key: "vcs.time", Value: "2026-11-27T10:00:00Z"}, {Key: "vcs.modified", Value: "true"}}},
+			"0.0.0-dev (commit abc1234-dirty, 2026-11-27T10:00:00Z, go1.26.0)"},
+		{"pseudo-version after a tag", debug.BuildInfo{GoVersion: "go1.26.0", Main: debug.Module{Version: "v1.2.4-0.20261127100000-abc1234def56"}}, "1.2.4-dev (go1.26.0)"},
+		{"pseudo-version after a pre-release", debug.BuildInfo{Main: debug.Module{Version: "v1.2.3-rc.1.0.20261127100000-abc1234def56"}}, "1.2.3-rc.1-dev"},
 		{"no vcs stamps", debug.BuildInfo{GoVersion: "go1.26.0"}, "0.0.0-dev (go1.26.0)"},
 		{"nothing", debug.BuildInfo{}, "0.0.0-dev"},
 	} {
