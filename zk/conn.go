@@ -44,7 +44,8 @@ type config struct {
 func WithSessionTimeout(d time.Duration) Option { return func(c *config) { c.sessionTimeout = d } }
 
 // WithLogger sets the logger for connection events (connects, disconnects, expiry at Info;
-// details at Debug). The default is slog.Default().
+// failed connection attempts at Warn, rate-limited; details at Debug). The default is
+// slog.Default().
 func WithLogger(l *slog.Logger) Option { return func(c *config) { c.logger = l } }
 
 // WithDialer replaces the TCP dialer, e.g. for TLS or a proxy. addr is "host:port" as given in
@@ -128,6 +129,7 @@ type Conn struct {
 	// rwServer is where the next attempt goes: a read-write server found while connected
 	// to a read-only one (readonly.go).
 	rwServer string
+	dialLog  dialLog // failed attempts, logged rate-limited (dialog.go)
 }
 
 // Connect connects to an ensemble and returns once a session is established, or fails when ctx
@@ -438,7 +440,7 @@ func (c *Conn) attempt() (*wire, error) {
 	w, resp, err := c.dialAndHandshake(ctx, addr, req)
 	if err != nil {
 		if c.ctx.Err() == nil {
-			c.log.Debug("zk: connection attempt failed", "server", addr, "err", err)
+			c.dialLog.failed(c.log, addr, err)
 		}
 		c.mu.Lock()
 		c.lastErr = fmt.Errorf("%s: %w", addr, err)
@@ -539,6 +541,7 @@ func (c *Conn) activate(w *wire) bool {
 	c.hosts.onConnected()
 	c.rounds = 0
 	c.lastErr = nil
+	c.dialLog.reset()
 	c.lossy = false
 	c.lossGen++
 	if c.lossTimer != nil {

@@ -96,6 +96,8 @@
 // of the session's other watches on the same path (ZOOKEEPER-4466): avoid mixing one-time and
 // persistent watches on one path with those servers.
 //
-// The client logs through log/slog (WithLogger): connects, disconnects and expiry at Info,
-// details at Debug.
+// The client logs through log/slog (WithLogger): connects, disconnects and expiry at Info;
+// failed connection attempts at Warn, the first per server at once and then at most one per
+// server every 5 s (with the count of those not logged), so a Connect that finds no server
+// says so; details at Debug.
 package zk

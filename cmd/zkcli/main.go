@@ -3,11 +3,14 @@
 //
 //	zkcli -server h:p[,h:p][/chroot] [-timeout ms] [-r] [-waitforconnection]
 //	      [-client-configuration file] [-Dprop=value ...] [--json] [cmd args...]
+//	zkcli --help | --version
 //
 // With a command it runs that command and exits with its code (0 ok, 1 failed, 127
 // unknown command). Without one it reads commands from stdin, one a line, and exits with
 // the code of the last one (or at quit); on a terminal that is zkCli.sh's interactive shell,
-// with line editing, history in ~/.zkcli_history and TAB completion.
+// with line editing, history in ~/.zkcli_history and TAB completion. When no server answers,
+// a command fails with ConnectionLoss and exit 1 as soon as every server has refused a
+// connection. --json keeps stdout for the JSON documents alone.
 package main
 
 import (

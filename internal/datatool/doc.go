@@ -7,6 +7,8 @@
 //     The text is ZooKeeper's byte for byte (checked against ZooKeeper 3.8's own tools),
 //     down to Java's date formats, jute's toString escaping and the iteration order of
 //     Java's HashSet of children (javafmt.go), so scripts written for the Java tools work.
+//     Every key of the JSON lines is lowerCamel, the records' fields included (path, acl,
+//     parentCVersion, timeOut: jute's own names; jsonkeys.go).
 //   - Verify checks every log (checksums, torn or corrupt tail, zxid in the name) and
 //     snapshot (seals) in a directory; Repair cuts a log's bad tail after a backup, as a
 //     server's recovery would, and can recompute mismatched checksums as the toolkit's

@@ -213,7 +213,7 @@ func logEntryJSON(e storage.LogEntry) map[string]any {
 func bodyJSON(r jute.Record) any {
 	mt, ok := r.(*jute.MultiTxn)
 	if !ok {
-		return r
+		return camelJSON(r)
 	}
 	subs := make([]map[string]any, len(mt.Txns))
 	for i, sub := range mt.Txns {
@@ -222,7 +222,7 @@ func bodyJSON(r jute.Record) any {
 			d := jute.NewDecoder(sub.Data)
 			body.Decode(d)
 			if d.Err() == nil {
-				s["txn"] = body
+				s["txn"] = camelJSON(body)
 			}
 		}
 		if _, ok := s["txn"]; !ok {

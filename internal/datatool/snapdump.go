@@ -215,20 +215,20 @@ func (t *Tree) javaSessions() []storage.SnapSession {
 }
 
 type nodeJSON struct {
-	Path           string     `json:"path"`
-	Czxid          string     `json:"czxid"`
-	Mzxid          string     `json:"mzxid"`
-	Pzxid          string     `json:"pzxid"`
-	Ctime          int64      `json:"ctime"`
-	Mtime          int64      `json:"mtime"`
-	Version        int32      `json:"dataVersion"`
-	Cversion       int32      `json:"cversion"`
-	Aversion       int32      `json:"aclVersion"`
-	EphemeralOwner string     `json:"ephemeralOwner"`
-	DataLength     int        `json:"dataLength"`
-	Data           *string    `json:"data,omitempty"`
-	NumChildren    int        `json:"numChildren"`
-	ACL            []jute.ACL `json:"acl"`
+	Path           string  `json:"path"`
+	Czxid          string  `json:"czxid"`
+	Mzxid          string  `json:"mzxid"`
+	Pzxid          string  `json:"pzxid"`
+	Ctime          int64   `json:"ctime"`
+	Mtime          int64   `json:"mtime"`
+	Version        int32   `json:"dataVersion"`
+	Cversion       int32   `json:"cversion"`
+	Aversion       int32   `json:"aclVersion"`
+	EphemeralOwner string  `json:"ephemeralOwner"`
+	DataLength     int     `json:"dataLength"`
+	Data           *string `json:"data,omitempty"`
+	NumChildren    int     `json:"numChildren"`
+	ACL            any     `json:"acl"` // []jute.ACL, with lowerCamel keys (camelJSON)
 }
 
 func (t *Tree) nodeJSON(n *Node, withData bool) nodeJSON {
@@ -237,7 +237,7 @@ func (t *Tree) nodeJSON(n *Node, withData bool) nodeJSON {
 		Path: n.Path, Czxid: hexZxid(s.Czxid), Mzxid: hexZxid(s.Mzxid), Pzxid: hexZxid(s.Pzxid),
 		Ctime: s.Ctime, Mtime: s.Mtime, Version: s.Version, Cversion: s.Cversion, Aversion: s.Aversion,
 		EphemeralOwner: hexZxid(s.EphemeralOwner), DataLength: len(n.Data), NumChildren: len(n.Children),
-		ACL: t.acl(n.ACLKey),
+		ACL: camelJSON(t.acl(n.ACLKey)),
 	}
 	if withData {
 		d := base64.StdEncoding.EncodeToString(n.Data)

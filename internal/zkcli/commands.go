@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/buildinfo"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/zk"
 )
@@ -49,7 +50,7 @@ func (e *env) emitJSON(v any) error {
 	if err != nil {
 		return fmt.Errorf("json: %w", err)
 	}
-	e.println(string(b))
+	fmt.Fprintln(e.s.data, string(b))
 	return nil
 }
 
@@ -271,7 +272,9 @@ func cmdVersion(ctx context.Context, e *env) error {
 	if len(e.args) > 1 {
 		return e.parseErr()
 	}
-	e.println("ZooKeeper CLI version: zkd zkcli (ZooKeeper 3.8 command set)")
+	// zkCli.sh: "ZooKeeper CLI version: 3.8.0-<commit>, built on <date>"; zkcli keeps the
+	// prefix scripts match on and names its own build.
+	e.println("ZooKeeper CLI version: zkcli " + buildinfo.Get().String())
 	return nil
 }
 
@@ -307,7 +310,7 @@ func cmdLs(ctx context.Context, e *env) error {
 	if err != nil {
 		return keeper(err, path)
 	}
-	e.s.watchOnce(watchChild, path, ch)
+	e.s.follow(watchChild, path, ch)
 	sort.Strings(kids)
 	if e.json() {
 		doc := map[string]any{"path": path, "children": nonNil(kids)}

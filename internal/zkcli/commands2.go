@@ -21,7 +21,7 @@ func (e *env) lsRecursive(ctx context.Context, path string, watch bool) error {
 	if watch {
 		var ch <-chan zk.Event
 		_, _, ch, err = e.c.GetW(ctx, path)
-		e.s.watchOnce(watchData, path, ch)
+		e.s.follow(watchData, path, ch)
 	} else {
 		_, _, err = e.c.Get(ctx, path)
 	}
@@ -50,7 +50,7 @@ func (e *env) lsRecursive(ctx context.Context, path string, watch bool) error {
 		)
 		if watch {
 			kids, _, ch, err = e.c.ChildrenW(ctx, p)
-			e.s.watchOnce(watchChild, p, ch)
+			e.s.follow(watchChild, p, ch)
 		} else {
 			kids, _, err = e.c.Children(ctx, p)
 		}
@@ -356,7 +356,7 @@ func cmdGet(ctx context.Context, e *env) error {
 	if err != nil {
 		return keeper(err, path)
 	}
-	e.s.watchOnce(watchData, path, ch)
+	e.s.follow(watchData, path, ch)
 	if e.json() {
 		doc := map[string]any{"path": path}
 		switch {
@@ -411,7 +411,7 @@ func cmdStat(ctx context.Context, e *env) error {
 	if err != nil {
 		return keeper(err, path)
 	}
-	e.s.watchOnce(watchExist, path, ch)
+	e.s.follow(watchExist, path, ch)
 	if !ok {
 		return keeper(jute.ErrNoNode, path)
 	}
@@ -579,7 +579,11 @@ func cmdAddWatch(ctx context.Context, e *env) error {
 	if err != nil {
 		return keeper(err, path)
 	}
-	e.s.watch(w.Events())
+	kind := watchRecursive
+	if mode == zk.AddWatchPersistent {
+		kind = watchPersistent
+	}
+	e.s.follow(kind, path, w.Events())
 	return nil
 }
 
@@ -682,7 +686,7 @@ func cmdConfig(ctx context.Context, e *env) error {
 	if err != nil {
 		return keeper(err, "/zookeeper/config")
 	}
-	e.s.watchOnce(watchData, "/zookeeper/config", ch)
+	e.s.follow(watchData, "/zookeeper/config", ch)
 	text := "null"
 	if data != nil {
 		text = javaString(data)

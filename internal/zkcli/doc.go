@@ -37,23 +37,40 @@
 //     set -b or removewatches -p/-r, and WatchedEvent lines without 3.9's zxid.
 //   - Where Java lets a NumberFormatException escape (redo x, -v x) and the JVM dies with a
 //     stack trace, zkcli prints java.lang.NumberFormatException's message and goes on.
-//   - A connect that gets no session within the timeout leaves the shell unconnected
-//     ("Not connected") instead of retrying in the background; with -waitforconnection
-//     zkcli exits 1, as zkCli.sh does.
+//   - With no server to connect to, zkCli.sh's client keeps retrying in the background and
+//     fails each command with ConnectionLoss at its next failed attempt. zkcli gives up the
+//     connect once every server of the list has refused (or failed) a dial, says why in one
+//     line on stderr, and fails the command with zkCli.sh's "KeeperErrorCode =
+//     ConnectionLoss for <path>" and exit 1; each later command tries once more. (zkCli.sh
+//     fails at the first refused server even when another one of the list is up.) With
+//     -waitforconnection zkcli waits out the timeout, prints the Closed event and exits 1,
+//     as zkCli.sh does (without its stack trace).
+//   - --help, -h and --version print and exit 0 without connecting; zkCli.sh ignores
+//     them and connects to localhost:2181.
 //   - removewatches -l is accepted; the Go client always removes watches on the server.
 //   - config -c lists the servers by id (Java walks a hash table).
-//   - Two one-time watches that one change fires print one event, as Java's single default
-//     watcher does; a persistent watch and a one-time watch on the same path each print.
-//   - version prints zkd's own line.
+//   - version prints "ZooKeeper CLI version: zkcli " and zkcli's build (internal/buildinfo),
+//     and needs no server.
 //   - reconfig -file reports a configuration it cannot parse with zkd's message after
 //     "Error processing <path>", not Java's exception text.
 //   - Completion offers command names only for the first word (JLine's completer offers them
 //     for any word not starting with '/'), and puts no space after a completed path.
 //
+// # Watch events
+//
+// Java's shell sets every watch with its one default watcher, and the Java client delivers a
+// notification once to each distinct watcher, so a change that fires several of the
+// session's watches (a get -w and a stat -w, or a one-time watch and a persistent one from
+// addWatch on the same node or an ancestor) prints one event. The Go client has a channel per
+// watch; zkcli prints a notification from the first of them and drops it from the others.
+//
 // # --json
 //
 // With Options.JSON (zkcli --json) the read commands print one JSON document on one line
-// instead of zkCli.sh's text; errors are still text on stderr. A Stat is
+// instead of zkCli.sh's text, and stdout carries nothing else, so it can be piped to jq:
+// whatever zkCli.sh prints on stdout as text (the Connecting/Welcome banner, WATCHER::
+// events, "Not connected", sync's "Sync is OK", history, ...) goes to stderr with the
+// errors. A Stat is
 // {"czxid","mzxid","pzxid","ctime","mtime","version","cversion","aversion",
 // "ephemeralOwner","dataLength","numChildren"} (numbers; times in ms since the epoch).
 //

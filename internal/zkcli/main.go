@@ -10,12 +10,16 @@ import (
 	"time"
 
 	"github.com/chzyer/readline"
+
+	"github.com/zkd-io/zkd/internal/buildinfo"
+	"github.com/zkd-io/zkd/zk"
 )
 
 // flags are ZooKeeperMain.MyCommandOptions, plus zkd's --json and Java's -D properties.
 type flags struct {
 	server, timeout, clientConfig string
 	readOnly, wait, json          bool
+	help, version                 bool              // --help/-h, --version: print and exit, no connection
 	props                         map[string]string // -Dkey=value, from the JVM flags and the line
 	command                       []string
 }
@@ -54,6 +58,10 @@ func parseFlags(args []string, getenv func(string) string) (*flags, error) {
 			f.wait = true
 		case "--json", "-json":
 			f.json = true
+		case "--help", "-help", "-h", "-?":
+			f.help = true
+		case "--version", "-version":
+			f.version = true
 		default:
 			if addProp(f.props, opt) {
 				continue
@@ -88,6 +96,16 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	if err != nil {
 		fmt.Fprintln(stderr, err)
 		return ExitFailed
+	}
+	// zkCli.sh has no help or version flag (it ignores them and connects): zkcli answers
+	// them without a server, as a command-line tool is expected to.
+	if f.help {
+		printHelp(stdout)
+		return ExitOK
+	}
+	if f.version {
+		fmt.Fprintln(stdout, buildinfo.Line("zkcli"))
+		return ExitOK
 	}
 	ms, err := strconv.Atoi(f.timeout)
 	if err != nil {
@@ -125,10 +143,16 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 	defer s.Close()
 	fmt.Fprintln(s.out, "Connecting to "+f.server)
 	if err := s.Connect(ctx, f.server); err != nil {
-		fmt.Fprintln(s.err, err)
 		if f.wait {
+			// zkCli.sh closes the client it gave up on (its Closed event prints) and
+			// dies with ConnectionLoss.
+			s.printEvent(zk.Event{Type: zk.EventSession, State: zk.StateClosed})
+			fmt.Fprintln(s.err, err)
 			return ExitFailed
 		}
+		// zkCli.sh's client logs its failed attempts; zkcli says why once, and the
+		// commands fail with ConnectionLoss as zkCli.sh's do.
+		fmt.Fprintln(s.err, err)
 	}
 	if len(f.command) > 0 {
 		code := s.RunArgs(ctx, f.command)
@@ -155,4 +179,39 @@ func Main(ctx context.Context, args []string, stdin io.Reader, stdout, stderr io
 		return ExitFailed
 	}
 	return s.ExitCode()
+}
+
+// printHelp prints zkcli's usage: its flags, then the commands as zkCli.sh's usage lists them.
+func printHelp(w io.Writer) {
+	var b strings.Builder
+	b.WriteString(`Usage: zkcli [-server host:port[,host:port...][/chroot]] [-timeout ms] [-r]
+             [-waitforconnection] [-client-configuration file] [-Dkey=value ...]
+             [--json] [command [args...]]
+       zkcli --help | --version
+
+zkcli is ZooKeeper's zkCli.sh in one binary: the same commands, output and exit codes.
+With a command it runs that command and exits with its code (0 ok, 1 failed, 127 unknown
+command); without one it reads commands from stdin (an interactive shell on a terminal).
+
+  -server               servers to connect to (default localhost:2181)
+  -timeout              session timeout in milliseconds (default 30000)
+  -r                    allow a read-only server
+  -waitforconnection    wait up to the timeout for a session, exit 1 without one
+                        (without it, commands fail with ConnectionLoss as soon as
+                        every server has refused a connection)
+  -client-configuration the Java client's properties file (TLS, SASL)
+  -Dkey=value           a Java client system property (also read from CLIENT_JVMFLAGS
+                        and JVMFLAGS)
+  --json                read commands print one JSON document per line on stdout;
+                        everything else goes to stderr
+  --help, -h            print this help
+  --version             print zkcli's version, commit and Go version
+
+Commands:
+`)
+	u := commandUsage()
+	for _, name := range CommandNames() {
+		b.WriteString("\t" + name + " " + u[name] + "\n")
+	}
+	io.WriteString(w, b.String())
 }

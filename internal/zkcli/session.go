@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"net"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -68,13 +70,16 @@ func (l *lockedWriter) Write(p []byte) (int, error) {
 // for every line it reads. A Session is used by one goroutine at a time.
 type Session struct {
 	opts     Options
-	out, err io.Writer
+	out, err io.Writer // zkCli.sh's stdout and stderr; with JSON both are the real stderr
+	data     io.Writer // the real stdout, for the JSON documents
 
 	mu           sync.Mutex // guards conn and printWatches against the event goroutines
 	conn         *zk.Conn
 	printWatches bool
-	pending      map[string][]*oneTime // one-time watches by path
-	printers     sync.WaitGroup        // the goroutines printing events; they end with the session
+	connecting   bool                   // the last Connect failed: as Java's client, still "trying"
+	justFailed   bool                   // and no command has failed for it yet: the next one need not redial
+	watches      map[*watchReg]struct{} // the watches whose events are being printed
+	printers     sync.WaitGroup         // the goroutines printing events; they end with the session
 
 	host     string
 	history  map[int]string
@@ -99,12 +104,21 @@ func New(opts Options) *Session {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	mu := &sync.Mutex{}
+	out := &lockedWriter{mu, opts.Stdout}
+	text := out
+	if opts.JSON {
+		// stdout carries the JSON documents alone, so it can be piped to a JSON parser:
+		// what zkCli.sh prints there as text (the banner, events, "Not connected", ...)
+		// goes to stderr.
+		text = &lockedWriter{mu, opts.Stderr}
+	}
 	return &Session{
 		opts:         opts,
-		out:          &lockedWriter{mu, opts.Stdout},
+		out:          text,
+		data:         out,
 		err:          &lockedWriter{mu, opts.Stderr},
 		printWatches: true,
-		pending:      map[string][]*oneTime{},
+		watches:      map[*watchReg]struct{}{},
 		history:      map[int]string{},
 	}
 }
@@ -125,6 +139,11 @@ func (s *Session) Host() string { return s.host }
 func (s *Session) State() string {
 	c := s.current()
 	if c == nil {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		if s.connecting {
+			return "CONNECTING"
+		}
 		return "CLOSED"
 	}
 	switch c.State() {
@@ -159,8 +178,12 @@ func (s *Session) current() *zk.Conn {
 }
 
 // Connect closes the current connection, if any, and connects to host ("h:p[,h:p][/chroot]"),
-// as zkCli.sh's connectToZK does. It waits for the session up to the timeout; when that
-// fails the Session stays unconnected, and the error is returned.
+// as zkCli.sh's connectToZK does. It returns once a session is established, or with an error
+// when none is: with WaitForConnection after the timeout; without it as soon as every server
+// has refused or failed a dial once, which is when Java's client fails the command it holds
+// with ConnectionLoss (it does so at the first failed attempt; zkcli tries each server once).
+// After a failed Connect the Session is "connecting": the commands that need a server try
+// once more, and fail with ConnectionLoss as zkCli.sh's do.
 func (s *Session) Connect(ctx context.Context, host string) error {
 	s.Close()
 	s.host = host
@@ -170,12 +193,24 @@ func (s *Session) Connect(ctx context.Context, host string) error {
 	}
 	cctx, cancel := context.WithTimeout(ctx, s.opts.Timeout)
 	defer cancel()
+	var fails *dialFailures
+	if !s.opts.WaitForConnection {
+		fails = &dialFailures{want: serverCount(host), giveUp: cancel}
+		opts = append(opts, zk.WithDialer(fails.dial))
+	}
 	c, err := zk.Connect(cctx, host, opts...)
 	if err != nil {
+		s.mu.Lock()
+		s.connecting, s.justFailed = true, true
+		s.mu.Unlock()
+		if last := fails.err(); last != nil && ctx.Err() == nil {
+			return fmt.Errorf("connect to %s: %w", host, last)
+		}
 		return fmt.Errorf("connect to %s: %w", host, err)
 	}
 	s.mu.Lock()
 	s.conn = c
+	s.connecting = false
 	s.mu.Unlock()
 	// zk.Connect has consumed nothing: the first event is the connection, which zkCli.sh
 	// prints like any other.
@@ -189,9 +224,58 @@ func (s *Session) Connect(ctx context.Context, host string) error {
 	return nil
 }
 
+// serverCount is the number of servers in a connection string.
+func serverCount(host string) int {
+	hosts, _, _ := strings.Cut(host, "/")
+	return len(strings.Split(hosts, ","))
+}
+
+// dialFailures ends a connect (giveUp) once each server has failed a dial: zkcli then reports
+// ConnectionLoss promptly, as zkCli.sh does, instead of waiting out the session timeout.
+type dialFailures struct {
+	want   int
+	giveUp context.CancelFunc
+	dialer net.Dialer
+
+	mu     sync.Mutex
+	failed map[string]bool
+	last   error
+}
+
+func (d *dialFailures) dial(ctx context.Context, network, addr string) (net.Conn, error) {
+	nc, err := d.dialer.DialContext(ctx, network, addr)
+	if err != nil {
+		d.mu.Lock()
+		if d.failed == nil {
+			d.failed = map[string]bool{}
+		}
+		d.failed[addr] = true
+		d.last = err
+		all := len(d.failed) >= d.want
+		d.mu.Unlock()
+		if all {
+			d.giveUp()
+		}
+	}
+	return nc, err
+}
+
+// err is the last failed dial's error, nil when there was none (or d is nil).
+func (d *dialFailures) err() error {
+	if d == nil {
+		return nil
+	}
+	d.mu.Lock()
+	defer d.mu.Unlock()
+	return d.last
+}
+
 // Close closes the connection and waits (for at most 5 s) until its events, the last
 // being Closed, are printed: every watch ends with the session.
 func (s *Session) Close() {
+	s.mu.Lock()
+	s.connecting = false
+	s.mu.Unlock()
 	c := s.current()
 	if c == nil {
 		return
@@ -262,87 +346,114 @@ func (s *Session) printEvent(ev zk.Event) {
 	fmt.Fprintf(s.out, "\nWATCHER::\n\nWatchedEvent state:%s type:%s path:%s\n", state, typ, path)
 }
 
-// Kinds of one-time watches, as Java's client keeps them (dataWatches, existWatches,
-// childWatches).
+// Kinds of watches: the one-time ones as Java's client keeps them (dataWatches,
+// existWatches, childWatches) and addWatch's two persistent modes.
 const (
 	watchData = iota
 	watchExist
 	watchChild
+	watchPersistent
+	watchRecursive
 )
 
-// oneTime is a pending one-time watch. Java's shell sets every watch with its one default
-// watcher, and the client delivers an event once to each distinct watcher, so a change that
-// fires several of the session's watches on a path prints once. The Go client has a channel
-// per watch: the first of them to deliver an event prints it and marks the others that the
-// same change fires as swallowed.
-type oneTime struct {
+// watchReg is one watch the session set. Java's shell sets every watch with its one default
+// watcher, and the client delivers a notification once to each distinct watcher
+// (ZKWatchManager.materialize returns a set), so a change that fires several of the session's
+// watches, one-time or persistent, prints once. The Go client has a channel per watch: the
+// first of them to deliver a notification prints it and tells every other watch that the same
+// notification fires to drop it when it comes.
+type watchReg struct {
 	kind    int
-	swallow bool
+	path    string
+	swallow []eventKey // notifications another watch printed, still to arrive here
 }
 
-// fires reports whether an event of type t fires a watch of kind k (WatchManager's rules).
-func fires(t zk.EventType, k int) bool {
+type eventKey struct {
+	typ  zk.EventType
+	path string
+}
+
+// fires reports whether the client delivers a notification of type t on path to w: the
+// rules of the Go client's watch registry, which are WatchManager's.
+func (w *watchReg) fires(t zk.EventType, path string) bool {
+	switch w.kind {
+	case watchData, watchExist, watchChild:
+		if w.path != path {
+			return false
+		}
+		switch t {
+		case zk.EventNodeCreated, zk.EventNodeDataChanged:
+			return w.kind == watchData || w.kind == watchExist
+		case zk.EventNodeChildrenChanged:
+			return w.kind == watchChild
+		case zk.EventNodeDeleted:
+			return true
+		}
+	case watchPersistent:
+		return w.path == path && notification(t)
+	case watchRecursive:
+		return notification(t) && t != zk.EventNodeChildrenChanged && under(path, w.path)
+	}
+	return false
+}
+
+// notification reports whether t is a change the server notifies (not a removal or a
+// session event).
+func notification(t zk.EventType) bool {
 	switch t {
-	case zk.EventNodeCreated, zk.EventNodeDataChanged:
-		return k == watchData || k == watchExist
-	case zk.EventNodeChildrenChanged:
-		return k == watchChild
-	case zk.EventNodeDeleted:
+	case zk.EventNodeCreated, zk.EventNodeDeleted, zk.EventNodeDataChanged, zk.EventNodeChildrenChanged:
 		return true
 	}
 	return false
 }
 
-// watchOnce prints the event of a one-time watch of kind on path, once per change.
-func (s *Session) watchOnce(kind int, path string, ch <-chan zk.Event) {
+// under reports whether path is root or below it.
+func under(path, root string) bool {
+	return path == root || root == "/" || strings.HasPrefix(path, root+"/")
+}
+
+// follow prints the events of the watch of kind on path that ch delivers (one for a one-time
+// watch, any number for a persistent one), each notification once for the whole session.
+func (s *Session) follow(kind int, path string, ch <-chan zk.Event) {
 	if ch == nil {
 		return
 	}
-	w := &oneTime{kind: kind}
+	w := &watchReg{kind: kind, path: path}
 	s.mu.Lock()
-	s.pending[path] = append(s.pending[path], w)
+	s.watches[w] = struct{}{}
 	s.mu.Unlock()
 	s.printers.Add(1)
 	go func() {
 		defer s.printers.Done()
 		for ev := range ch {
-			s.mu.Lock()
-			swallow := w.swallow
-			list := s.pending[path][:0]
-			for _, o := range s.pending[path] {
-				switch {
-				case o == w:
-				case !swallow && fires(ev.Type, o.kind):
-					o.swallow = true
-				default:
-					list = append(list, o)
-				}
-			}
-			if len(list) == 0 {
-				delete(s.pending, path)
-			} else {
-				s.pending[path] = list
-			}
-			s.mu.Unlock()
-			if !swallow {
+			if s.claim(w, ev) {
 				s.printEvent(ev)
 			}
 		}
+		s.mu.Lock()
+		delete(s.watches, w)
+		s.mu.Unlock()
 	}()
 }
 
-// watch prints the events of a persistent watch as they come.
-func (s *Session) watch(ch <-chan zk.Event) {
-	if ch == nil {
-		return
+// claim reports whether w's event ev is to be printed: not when another watch printed the
+// same notification already. When it is, the other watches it fires are told to drop it.
+func (s *Session) claim(w *watchReg, ev zk.Event) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	k := eventKey{ev.Type, ev.Path}
+	if i := slices.Index(w.swallow, k); i >= 0 {
+		w.swallow = slices.Delete(w.swallow, i, i+1)
+		return false
 	}
-	s.printers.Add(1)
-	go func() {
-		defer s.printers.Done()
-		for ev := range ch {
-			s.printEvent(ev)
+	if notification(ev.Type) {
+		for o := range s.watches {
+			if o != w && o.fires(ev.Type, ev.Path) {
+				o.swallow = append(o.swallow, k)
+			}
 		}
-	}()
+	}
+	return true
 }
 
 // cliErr is a CliException: the message zkCli.sh prints on stderr and its exit code.
@@ -462,19 +573,45 @@ func (s *Session) processZKCmd(ctx context.Context, args []string) error {
 			fmt.Fprintln(s.err, err)
 		}
 	}
-	// The commands below need a live connection.
+	// The commands below need a live connection; version asks no server.
 	c := s.current()
-	if !alive(c) {
+	s.mu.Lock()
+	connecting := s.connecting
+	s.mu.Unlock()
+	if !alive(c) && !connecting && name != "version" {
 		fmt.Fprintln(s.out, "Not connected")
 		return nil
 	}
 	cmd, ok := commands[name]
-	if !ok {
+	if !ok || name == "connect" {
 		return nil
 	}
 	cl, err := cmd.opts.parse(args)
 	if err != nil {
 		return cliError(err.Error())
+	}
+	if c == nil && name != "version" {
+		// Java's client would still be trying, and fail the command at its next failed
+		// attempt: try once more, quietly (unless an attempt has just failed), and fail as
+		// it does.
+		s.mu.Lock()
+		lost := s.justFailed
+		s.justFailed = false
+		s.mu.Unlock()
+		if !lost {
+			lost = s.Connect(ctx, s.host) != nil
+			s.mu.Lock()
+			s.justFailed = false // this command reports the failure
+			s.mu.Unlock()
+		}
+		if lost {
+			path := ""
+			if len(cl.args) > 1 {
+				path = cl.args[1]
+			}
+			return cliError(keeperMessage(jute.ErrConnectionLoss, path))
+		}
+		c = s.current()
 	}
 	return cmd.run(ctx, &env{s: s, c: c, cl: cl, args: cl.args, raw: args, opts: cmd.opts, usage: cmd.usageStr()})
 }

@@ -146,6 +146,12 @@ func newShell(t *testing.T, addr string, json bool) *shell {
 		t.Fatal(err)
 	}
 	t.Cleanup(sh.s.Close)
+	if json {
+		// --json prints events on stderr: stdout is for the documents alone.
+		sh.wait(sh.err, "type:None")
+		sh.err.take()
+		return sh
+	}
 	sh.waitOut("type:None")
 	sh.out.take()
 	return sh
@@ -174,14 +180,20 @@ func (sh *shell) runWait(line, event string) {
 // waitOut waits until stdout holds want (events arrive asynchronously).
 func (sh *shell) waitOut(want string) {
 	sh.t.Helper()
+	sh.wait(sh.out, want)
+}
+
+// wait waits until b holds want, consuming what it reads.
+func (sh *shell) wait(b *syncBuffer, want string) {
+	sh.t.Helper()
 	var seen strings.Builder
 	for deadline := time.Now().Add(30 * time.Second); time.Now().Before(deadline); time.Sleep(10 * time.Millisecond) {
-		seen.WriteString(sh.out.take())
+		seen.WriteString(b.take())
 		if strings.Contains(seen.String(), want) {
 			return
 		}
 	}
-	sh.t.Fatalf("stdout never showed %q; saw %q", want, seen.String())
+	sh.t.Fatalf("output never showed %q; saw %q", want, seen.String())
 }
 
 func TestCommands(t *testing.T) {
