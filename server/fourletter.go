@@ -12,7 +12,7 @@ import (
 )
 
 // Version is what srvr and mntr report (admin.Version).
-const Version = admin.Version
+var Version = admin.Version
 
 func fourLetterWord(n int32) (string, bool) { return admin.Lookup(n) }
 

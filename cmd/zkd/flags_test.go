@@ -2,9 +2,12 @@ package main
 
 import (
 	"flag"
+	"os/exec"
+	"runtime"
 	"strings"
 	"testing"
 
+	"github.com/zkd-io/zkd/internal/buildinfo"
 	"github.com/zkd-io/zkd/internal/config"
 )
 
@@ -30,5 +33,19 @@ func TestFlagsDocumented(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), config.DocsPath) || !strings.Contains(out.String(), "--config-keys") {
 		t.Errorf("--help does not point to the key table:\n%s", out.String())
+	}
+}
+
+// zkd --version names the build the way srvr does, and exits 0 without serving.
+func TestVersionFlag(t *testing.T) {
+	out, err := exec.Command(zkdBinary(t), "--version").CombinedOutput()
+	if err != nil {
+		t.Fatalf("zkd --version: %v\n%s", err, out)
+	}
+	want := buildinfo.Line("zkd")
+	// The test binary and zkd are built alike (go test, go build -race): the same version
+	// and toolchain; the build's own stamps, if any, follow.
+	if got := strings.TrimSpace(string(out)); !strings.HasPrefix(got, "zkd "+buildinfo.Get().Version) || !strings.Contains(got, runtime.Version()) {
+		t.Errorf("zkd --version printed %q; want the shape of %q", got, want)
 	}
 }

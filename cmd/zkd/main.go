@@ -4,6 +4,7 @@
 //	zkd --config zoo.cfg      read an Apache ZooKeeper config file; flags override it
 //	zkd tool COMMAND ...      offline tools over data files (zkd tool help)
 //	zkd --config-keys         print every zoo.cfg key with its default (docs/configuration.md)
+//	zkd --version             the build: version, commit, Go version
 package main
 
 import (
@@ -24,6 +25,7 @@ import (
 	"syscall"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/buildinfo"
 	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/gctune"
 	"github.com/zkd-io/zkd/internal/metrics"
@@ -52,6 +54,10 @@ func run(args []string) error {
 		if errors.Is(err, flag.ErrHelp) {
 			return nil
 		}
+		return err
+	}
+	if *f.version {
+		_, err := fmt.Fprintln(os.Stdout, buildinfo.Line("zkd"))
 		return err
 	}
 	if *f.configKeys {
@@ -233,7 +239,7 @@ func applyFlags(fset *flag.FlagSet, f *flagValues, cfg *config.Config) error {
 type flagValues struct {
 	cfgPath, addr, dataDir, dataLogDir, logLevel, pprofAddr *string
 	port, tick                                              *int
-	extended, zooEnv, configKeys                            *bool
+	extended, zooEnv, configKeys, version                   *bool
 	containerCheck                                          *time.Duration
 }
 
@@ -255,6 +261,7 @@ func newFlagSet() (*flag.FlagSet, *flagValues) {
 		pprofAddr:      fset.String("pprof", "", u("pprof")),
 		zooEnv:         fset.Bool("zoo-env", false, u("zoo-env")),
 		configKeys:     fset.Bool("config-keys", false, u("config-keys")),
+		version:        fset.Bool("version", false, u("version")),
 	}
 	fset.Usage = func() {
 		out := fset.Output()

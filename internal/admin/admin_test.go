@@ -275,3 +275,10 @@ func TestMntrExtras(t *testing.T) {
 		t.Errorf("mntr without namespaces ends %q", got[len(got)-60:])
 	}
 }
+
+// srvr, mntr and envi name the compatible release first (tools parse it), then this build.
+func TestVersionNamesBuild(t *testing.T) {
+	if !strings.HasPrefix(Version, CompatibleRelease+"-zkd-") || !strings.Contains(Version, ", built on ") {
+		t.Errorf("Version %q: want %s-zkd-<build>, built on <date>", Version, CompatibleRelease)
+	}
+}

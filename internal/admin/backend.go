@@ -4,12 +4,16 @@ import (
 	"cmp"
 	"slices"
 
+	"github.com/zkd-io/zkd/internal/buildinfo"
 	"github.com/zkd-io/zkd/internal/watch"
 )
 
-// Version is what srvr, mntr and envi report. Tools read the leading x.y.z to decide which
-// protocol features exist, so it names the ZooKeeper release zkd is compatible with.
-const Version = "3.8.0-zkd, built on 2026-11-22 00:00 UTC"
+// CompatibleRelease is the ZooKeeper release zkd answers as in its version strings.
+const CompatibleRelease = "3.8.0"
+
+// Version is what srvr, mntr and envi report: the compatible release, then this build
+// (buildinfo.Info.ZooKeeperVersion).
+var Version = buildinfo.Get().ZooKeeperVersion(CompatibleRelease)
 
 // Backend is what the observer surfaces (the four-letter words, the AdminServer, the
 // Prometheus endpoint) ask the server. Every answer is a copy: the server takes it in short

@@ -8,6 +8,7 @@ import (
 	"regexp"
 	"runtime/debug"
 	"strings"
+	"time"
 )
 
 // DevVersion is the version of a binary built from a work tree (go build, go run, go test),
@@ -105,3 +106,20 @@ func (in Info) String() string {
 
 // Line is what a program prints for --version: its name, then String.
 func Line(program string) string { return program + " " + Get().String() }
+
+// ZooKeeperVersion is the version srvr, mntr, envi and the AdminServer report, in
+// ZooKeeper's shape "3.8.0-<build>, built on 2026-11-27 10:00 UTC": tools read the leading
+// x.y.z (the ZooKeeper release zkd answers as) to decide which protocol features exist, and
+// an operator moving an ensemble one member at a time reads the rest to tell which build
+// each member runs. A build without a commit time says "built on unknown".
+func (in Info) ZooKeeperVersion(compatible string) string {
+	build := "zkd-" + in.Version
+	if r := in.ShortRevision(); r != "" {
+		build += "-" + r
+	}
+	built := "unknown"
+	if t, err := time.Parse(time.RFC3339, in.Time); err == nil {
+		built = t.UTC().Format("2006-01-02 15:04") + " UTC"
+	}
+	return compatible + "-" + build + ", built on " + built
+}

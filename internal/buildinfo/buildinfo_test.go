@@ -50,3 +50,20 @@ func TestGet(t *testing.T) {
 		t.Errorf("without build info: %+v", got)
 	}
 }
+
+// srvr's version keeps ZooKeeper's shape, so that tools reading the leading x.y.z and the
+// "built on" date still parse it, while naming the build.
+func TestZooKeeperVersion(t *testing.T) {
+	for _, c := range []struct {
+		in   Info
+		want string
+	}{
+		{Info{Version: "1.2.3", Revision: "abc1234def5678", Time: "2026-11-27T10:00:59Z"}, "3.8.0-zkd-1.2.3-abc1234, built on 2026-11-27 10:00 UTC"},
+		{Info{Version: "0.0.0-dev", Revision: "abc1234def5678", Time: "2026-11-27T11:00:00+01:00", Modified: true}, "3.8.0-zkd-0.0.0-dev-abc1234-dirty, built on 2026-11-27 10:00 UTC"},
+		{Info{Version: "0.0.0-dev"}, "3.8.0-zkd-0.0.0-dev, built on unknown"},
+	} {
+		if got := c.in.ZooKeeperVersion("3.8.0"); got != c.want {
+			t.Errorf("%+v: %q, want %q", c.in, got, c.want)
+		}
+	}
+}

@@ -28,6 +28,7 @@ var Flags = []Flag{
 	{Name: "log-level", Arg: "LEVEL", Doc: "debug, info, warn or error"},
 	{Name: "pprof", Arg: "HOST:PORT", Doc: "serve Go's /debug/pprof there, for profiling (loopback only)"},
 	{Name: "zoo-env", Doc: "configure as the official zookeeper container image does: $ZOO_CONF_DIR/zoo.cfg (default /conf), written from the ZOO_* variables when missing, and $ZOO_DATA_DIR/myid from ZOO_MY_ID"},
+	{Name: "version", Doc: "print zkd's version, commit and Go version and exit (srvr, mntr and envi report the same build)"},
 	{Name: "config-keys", Doc: "print the zoo.cfg keys, their defaults and descriptions (docs/configuration.md) and exit"},
 }
 
