@@ -1,6 +1,6 @@
 // Package needs decides what a test does when an external tool it needs is missing: Apache
-// ZooKeeper's jars and java (see internal/refzk), python3 with kazoo, zkCli.sh, cli_mt, chromium, podman. By
-// default the test is skipped, so that `go test ./...` works on a bare machine. With the
+// ZooKeeper's jars and java (see internal/refzk), python3 with kazoo, zkCli.sh, cli_mt, chromium,
+// podman. By default the test is skipped, so that `go test ./...` works on a bare machine. With the
 // environment variable ZKD_REQUIRE_TOOLS set (CI sets it) the test fails instead, naming the
 // tool and the Debian package that provides it: a broken install must not turn a run green
 // by skipping what it was meant to check.
