@@ -38,5 +38,6 @@ require (
 	github.com/jcmturner/gokrb5/v8 v8.4.4
 	github.com/klauspost/compress v1.20.4
 	github.com/pavlo-v-chernykh/keystore-go/v4 v4.5.0
+	go.yaml.in/yaml/v3 v3.0.5
 	software.sslmate.com/src/go-pkcs12 v0.7.4
 )

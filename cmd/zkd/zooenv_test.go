@@ -29,6 +29,8 @@ func TestZooEnvStandalone(t *testing.T) {
 		fmt.Sprintf("ZOO_SERVERS=server.1=127.0.0.1:%d:%d;%s", ports[1], ports[2], addr),
 		"ZOO_4LW_COMMANDS_WHITELIST=srvr,ruok",
 		"ZOO_MY_ID=1",
+		// The image's AdminServer listens on all interfaces; a test keeps to loopback.
+		fmt.Sprintf("ZOO_CFG_EXTRA=admin.serverAddress=127.0.0.1 admin.serverPort=%d", freePort(t)),
 	}
 	p := spawnEnv(t, addr, []string{"--zoo-env"}, env)
 	deadline := time.Now().Add(60 * time.Second)

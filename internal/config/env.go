@@ -32,7 +32,9 @@ func ZooEnv(getenv func(string) string, name string) string {
 // ZooEnvConfig returns the zoo.cfg the official zookeeper image's entrypoint writes when
 // its configuration directory holds none: dataDir, dataLogDir, the limits, autopurge,
 // maxClientCnxns, standaloneEnabled, admin.enableServer, the ZOO_SERVERS lines (separated
-// by spaces), the four-letter-word whitelist when set, and the ZOO_CFG_EXTRA entries.
+// by spaces), the four-letter-word whitelist when set, and the ZOO_CFG_EXTRA entries. Where
+// zkd's defaults differ from ZooKeeper's, it adds what the image's behaviour needs: the
+// AdminServer on 0.0.0.0, with the Host check kept on.
 func ZooEnvConfig(getenv func(string) string) string {
 	env := func(n string) string { return ZooEnv(getenv, n) }
 	var b strings.Builder
@@ -47,6 +49,13 @@ func ZooEnvConfig(getenv func(string) string) string {
 	line("maxClientCnxns", env("ZOO_MAX_CLIENT_CNXNS"))
 	line("standaloneEnabled", env("ZOO_STANDALONE_ENABLED"))
 	line("admin.enableServer", env("ZOO_ADMINSERVER_ENABLED"))
+	// The official image's AdminServer listens on all interfaces (ZooKeeper's default
+	// admin.serverAddress), so that a published 8080 reaches it; zkd's default is
+	// loopback. Listing a name in zkd.admin.allowedHosts keeps the DNS-rebinding Host
+	// check on at that binding: loopback names and IP literals pass, other names must be
+	// listed (ZOO_CFG_EXTRA, which comes later, may set either key again).
+	line("admin.serverAddress", "0.0.0.0")
+	line(AdminAllowedHostsKey, "localhost")
 	for _, s := range strings.Fields(env("ZOO_SERVERS")) {
 		b.WriteString(s + "\n")
 	}

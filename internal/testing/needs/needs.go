@@ -1,6 +1,6 @@
 // Package needs decides what a test does when an external tool it needs is missing: Apache
-// ZooKeeper's jars and java (see internal/refzk), python3 with kazoo, zkCli.sh, cli_mt, chromium. By
-// default the test is skipped, so that `go test ./...` works on a bare machine. With the
+// ZooKeeper's jars and java (see internal/refzk), python3 with kazoo, zkCli.sh, cli_mt, chromium,
+// podman. By default the test is skipped, so that `go test ./...` works on a bare machine. With the
 // environment variable ZKD_REQUIRE_TOOLS set (CI sets it) the test fails instead, naming the
 // tool and the Debian package that provides it: a broken install must not turn a run green
 // by skipping what it was meant to check.
@@ -126,4 +126,18 @@ func Chromium(t testing.TB) string {
 	}
 	Missing(t, "chromium", "chromium", "none of chromium, chromium-browser, google-chrome is in PATH")
 	return ""
+}
+
+// Podman returns the path of podman and of an OCI runtime for it (runc, or crun), for the
+// container image's tests (packaging). Debian's podman runs images with either.
+func Podman(t testing.TB) (podman, runtime string) {
+	t.Helper()
+	podman = Command(t, "podman", "podman")
+	for _, name := range []string{"/usr/sbin/runc", "runc", "crun"} {
+		if path, err := exec.LookPath(name); err == nil {
+			return podman, path
+		}
+	}
+	Missing(t, "runc", "runc", "podman needs an OCI runtime and neither runc nor crun is in PATH")
+	return "", ""
 }
