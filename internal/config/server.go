@@ -124,14 +124,11 @@ func (s Member) validate() error {
 	switch {
 	case s.ID < 0:
 		return fmt.Errorf("server id %d is negative", s.ID)
-	case s.Host == "" || strings.ContainsAny(s.Host, " \t"):
-		return fmt.Errorf("bad host %q", s.Host)
-	case s.QuorumPort < 1 || s.QuorumPort > 65535:
-		return fmt.Errorf("quorum port %d out of range", s.QuorumPort)
-	case s.ElectionPort < 1 || s.ElectionPort > 65535:
-		return fmt.Errorf("election port %d out of range", s.ElectionPort)
-	case s.QuorumPort == s.ElectionPort:
-		return errors.New("quorum and election port must be different")
+	}
+	if err := (MemberAddr{Host: s.Host, QuorumPort: s.QuorumPort, ElectionPort: s.ElectionPort}).validate(); err != nil {
+		return err
+	}
+	switch {
 	case s.ClientPort < 0 || s.ClientPort > 65535:
 		return fmt.Errorf("client port %d out of range", s.ClientPort)
 	case s.ClientPort == 0 && s.ClientHost != "":
