@@ -182,6 +182,11 @@ for step in sys.argv[7:]:
         run("acl-get", lambda: zk.get("/kz-x509")[0])
     elif op == "acl-delete":
         run("acl-delete", lambda: zk.delete("/kz-x509"))
+    elif op == "auth-acl":
+        # The auth scheme expands to the connection's authenticated ids: its x509 id.
+        run("auth-create", lambda: zk.create("/kz-auth", b"x", acl=[ACL(Permissions.ALL, Id("auth", ""))]))
+        run("auth-acl", lambda: zk.get_acls("/kz-auth")[0])
+        run("auth-delete", lambda: zk.delete("/kz-auth"))
 zk.stop()
 zk.close()
 print("done", flush=True)
