@@ -95,3 +95,46 @@ func whoamiSorted(lines []string) []string {
 	}
 	return out
 }
+
+// TestTLSX509PortUnificationOnly: with client.portUnification and no secureClientPort, the
+// x509 default comes too late in ZooKeeper (NettyServerCnxnFactory's constructor sets
+// zookeeper.authProvider.x509 after ProviderRegistry.initialize has read the properties), so
+// without an authProvider line a TLS client that presents a certificate is disconnected ("X509
+// Auth provider not found: x509"), while one without a certificate (clientAuth want) and a
+// plaintext one are served. zkd does the same.
+func TestTLSX509PortUnificationOnly(t *testing.T) {
+	pki := tlstest.New(t, filepath.Join(t.TempDir(), "pki"))
+	targets := startTLSPair(t, false, append(sslLines(pki, "PKCS12"), "ssl.clientAuth=want", "client.portUnification=true")...)
+	ca := pki.CA.CertPEM
+	for _, r := range []struct {
+		name string
+		k    kazooTLS
+		want []string
+	}{
+		{"certificate", kazooTLS{true, ca, pki.Client}, []string{"refused"}},
+		{"no-certificate", kazooTLS{true, ca, nil}, []string{"connected", "get b'over-tls'", "done"}},
+		{"plaintext", kazooTLS{}, []string{"connected", "get b'over-tls'", "done"}},
+	} {
+		t.Run(r.name, func(t *testing.T) {
+			var got [][]string
+			for _, tgt := range targets {
+				lines := runKazooTLS(t, tgt.addr, r.k, r.want[0] == "refused", "crud")
+				t.Logf("%s: %s", tgt.name, describe(lines))
+				for _, w := range r.want {
+					if !slices.Contains(lines, w) {
+						t.Errorf("%s: output lacks %q: %s", tgt.name, w, describe(lines))
+					}
+				}
+				got = append(got, lines)
+			}
+			if !slices.Equal(got[0], got[1]) {
+				t.Errorf("kazoo on the unified port differs:\nzookeeper: %s\nzkd:       %s", describe(got[0]), describe(got[1]))
+			}
+		})
+	}
+	for _, tgt := range targets {
+		if lines := linesWith(tgt.logs(), "X509 Auth provider not found: x509"); len(lines) == 0 {
+			t.Errorf("%s: no \"X509 Auth provider not found: x509\" in the log", tgt.name)
+		}
+	}
+}
