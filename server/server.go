@@ -75,8 +75,10 @@ type Config struct {
 	// apart by their first bytes within TLSDetectTimeout (client.portUnification).
 	ClientPortUnification bool
 	TLSDetectTimeout      time.Duration
-	// AuthProviders is the optional authentication providers configured (authProvider.N):
-	// sasl and x509 ACL entries are valid only with theirs.
+	// AuthProviders is the optional authentication providers configured (authProvider.N;
+	// x509 also by default with a secure client port, config.Security.AuthSchemes): sasl and
+	// x509 ACL entries are valid only with theirs, and without x509 a TLS client that
+	// presents a certificate is disconnected.
 	AuthProviders auth.Providers
 	// NewSASLServer, when set, serves sasl requests: it starts a connection's exchange
 	// (the JAAS Server section's mechanism). nil answers them AUTHFAILED and closes.

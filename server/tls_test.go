@@ -7,8 +7,10 @@ import (
 	"crypto/tls"
 	"crypto/x509"
 	"crypto/x509/pkix"
+	"log/slog"
 	"math/big"
 	"net"
+	"strings"
 	"testing"
 	"time"
 
@@ -69,14 +71,14 @@ type tlsEnv struct {
 	srv       *zktest.Server
 }
 
-func startTLS(t *testing.T, clientAuth tls.ClientAuthType, providers auth.Providers) *tlsEnv {
+func startTLS(t *testing.T, clientAuth tls.ClientAuthType, providers auth.Providers, opts ...zktest.Option) *tlsEnv {
 	ca, other := newMiniCA(t, "zkd test CA"), newMiniCA(t, "another CA")
 	srvCert := ca.issue(t, pkix.Name{CommonName: "zkd"}, true)
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+	srv := zktest.Start(t, append([]zktest.Option{zktest.WithConfig(func(c *server.Config) {
 		c.SecureListenAddr = "127.0.0.1:0"
 		c.TLS = &tls.Config{Certificates: []tls.Certificate{srvCert}, ClientCAs: ca.pool, ClientAuth: clientAuth, MinVersion: tls.VersionTLS12}
 		c.AuthProviders = providers
-	}))
+	})}, opts...)...)
 	return &tlsEnv{ca: ca, other: other, srv: srv}
 }
 
@@ -218,5 +220,38 @@ func TestTLSWantWithoutCertificate(t *testing.T) {
 		if ci.AuthScheme == "x509" {
 			t.Fatalf("x509 id without a certificate: %+v", ci)
 		}
+	}
+}
+
+// TestTLSWithoutX509Provider: a server without the x509 provider (client.portUnification
+// alone, or authProvider.x509 naming another class: config.Security.X509Registered) closes a
+// TLS connection that presents a certificate, logging ZooKeeper's "X509 Auth provider not
+// found: x509", and serves one that presents none under clientAuth want, as
+// NettyServerCnxnFactory's CertificateVerifier does.
+func TestTLSWithoutX509Provider(t *testing.T) {
+	var logBuf syncBuffer
+	e := startTLS(t, tls.VerifyClientCertIfGiven, auth.Providers{}, zktest.WithConfig(func(c *server.Config) {
+		c.Logger = slog.New(slog.NewTextHandler(&logBuf, nil))
+	}))
+	nc, err := e.dial(t, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if infos := whoAmI(t, rawzk.ConnectOver(t, nc)); hasID(infos, "x509", "CN=app,O=zkd") {
+		t.Fatalf("x509 id without a certificate: %+v", infos)
+	}
+	cert := e.ca.issue(t, pkix.Name{CommonName: "app", Organization: []string{"zkd"}}, false)
+	nc, err = e.dial(t, &cert)
+	if err == nil {
+		if _, herr := rawzk.Over(t, nc).Handshake(&jute.ConnectRequest{TimeOut: 30000, Passwd: make([]byte, 16)}); herr == nil {
+			t.Fatal("certificate without the x509 provider: session established (ZooKeeper closes the connection)")
+		}
+	}
+	deadline := time.Now().Add(30 * time.Second)
+	for !strings.Contains(logBuf.String(), "X509 Auth provider not found: x509") {
+		if time.Now().After(deadline) {
+			t.Fatalf("no \"X509 Auth provider not found\" in the log:\n%s", logBuf.String())
+		}
+		time.Sleep(20 * time.Millisecond)
 	}
 }

@@ -68,7 +68,10 @@ func (c *conn) tlsHandshake(tc *tls.Conn) (ok bool) {
 		return true
 	}
 	if !c.srv.cfg.AuthProviders.X509 {
-		c.srv.log.Error("X509 auth provider not found (set authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider): closing connection",
+		// NettyServerCnxnFactory's CertificateVerifier: "X509 Auth provider not found". The
+		// provider is there by default with a secure client port (config.X509Registered);
+		// this is client.portUnification alone, or authProvider.x509 naming another class.
+		c.srv.log.Error("X509 Auth provider not found: x509 (set authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider): closing connection",
 			"remote", c.remote)
 		return false
 	}

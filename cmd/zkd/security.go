@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -26,14 +27,10 @@ import (
 // zkd does not start without the security a zoo.cfg asks for.
 func applySecurity(cfg *config.Config, sc *server.Config, logger *slog.Logger) error {
 	sec := &cfg.Security
-	for _, class := range sec.AuthProviders {
-		switch class {
-		case config.SASLProviderClass:
-			sc.AuthProviders.SASL = true
-		case config.X509ProviderClass:
-			sc.AuthProviders.X509 = true
-		}
-	}
+	schemes := sec.AuthSchemes()
+	sc.AuthProviders.SASL = slices.Contains(schemes, "sasl")
+	// x509 is there by default on a secure client port, as in ZooKeeper (X509Registered).
+	sc.AuthProviders.X509 = slices.Contains(schemes, "x509")
 	sc.AuthProviders.X509SuperUser = sec.X509SuperUser
 	if err := applyClientTLS(sec, sc, logger); err != nil {
 		return err
@@ -251,9 +248,7 @@ func applyClientTLS(sec *config.Security, sc *server.Config, logger *slog.Logger
 	if err != nil {
 		return err
 	}
-	if p := tlsconf.AuthProvider(sec.SSL); p != "x509" {
-		return fmt.Errorf("ssl.authProvider=%q: zkd authenticates TLS clients with the x509 provider only", p)
-	}
+	// ssl.authProvider was checked with the zoo.cfg (config.Security.validateSSLAuth).
 	tc, err := st.ServerConfig(logger)
 	if err != nil {
 		return err
@@ -266,8 +261,10 @@ func applyClientTLS(sec *config.Security, sc *server.Config, logger *slog.Logger
 	sc.ClientPortUnification = sec.ClientPortUnification
 	sc.TLSDetectTimeout = st.HandshakeDetectionTimeout
 	if st.ClientAuth != tlsconf.ClientAuthNone && !sc.AuthProviders.X509 {
-		logger.Warn("ssl.clientAuth asks TLS clients for a certificate but no authProvider.N names " +
-			config.X509ProviderClass + ": as in ZooKeeper, a client that presents one is disconnected")
+		// Registered by default with a secure client port; not with client.portUnification
+		// alone, or with authProvider.x509 naming another class (config.X509Registered).
+		logger.Warn("ssl.clientAuth asks TLS clients for a certificate but there is no x509 auth provider " +
+			"(set authProvider.x509=" + config.X509ProviderClass + "): as in ZooKeeper, a client that presents one is disconnected")
 	}
 	logger.Info("client TLS", "secureClientPort", sc.SecureListenAddr, "portUnification", sc.ClientPortUnification,
 		"clientAuth", st.ClientAuth.String())

@@ -18,21 +18,25 @@ import (
 )
 
 // TestTLSFromZooCfg: zkd started from a zoo.cfg with ZooKeeper's TLS keys (PKCS12 stores,
-// clientAuth need, the x509 provider) serves TLS on secureClientPort with the client's x509
+// clientAuth need, with or without an authProvider line: a secure client port has the x509
+// provider by default, as in ZooKeeper) serves TLS on secureClientPort with the client's x509
 // id, plaintext on clientPort, and both on clientPort with client.portUnification.
 func TestTLSFromZooCfg(t *testing.T) {
 	dir := t.TempDir()
 	pki := tlstest.New(t, filepath.Join(dir, "pki"))
-	for _, unify := range []bool{false, true} {
-		t.Run(fmt.Sprintf("portUnification=%v", unify), func(t *testing.T) {
+	for _, tc := range []struct{ unify, provider bool }{{false, true}, {true, true}, {false, false}, {true, false}} {
+		t.Run(fmt.Sprintf("portUnification=%v,authProvider=%v", tc.unify, tc.provider), func(t *testing.T) {
+			unify := tc.unify
 			dir := t.TempDir()
 			secure := freePort(t)
 			extra := fmt.Sprintf("secureClientPort=%d\nsecureClientPortAddress=127.0.0.1\n"+
 				"serverCnxnFactory=org.apache.zookeeper.server.NettyServerCnxnFactory\n"+
 				"ssl.keyStore.location=%s\nssl.keyStore.password=%s\nssl.trustStore.location=%s\nssl.trustStore.password=%s\n"+
-				"ssl.clientAuth=need\nauthProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider\n"+
-				"client.portUnification=%v\n",
+				"ssl.clientAuth=need\nclient.portUnification=%v\n",
 				secure, pki.Server.PKCS12, tlstest.Password, pki.TrustPKCS12, tlstest.Password, unify)
+			if tc.provider {
+				extra += "authProvider.x509=org.apache.zookeeper.server.auth.X509AuthenticationProvider\n"
+			}
 			p, _ := startFromZooCfg(t, dir, extra)
 			roots := x509.NewCertPool()
 			roots.AddCert(pki.CA.Cert)
@@ -89,6 +93,9 @@ func TestSecurityConfigFailsClosed(t *testing.T) {
 		"admin.forceHttps":               "admin.enableServer=true\nadmin.forceHttps=ture\n",
 		"ssl.hostnameVerification":       "ssl.hostnameVerification=ture\n",
 		"ssl.quorum.hostnameVerificaton": "ssl.quorum.hostnameVerificaton=false\n",
+		// ZooKeeper does not start either: no authProvider.foo for the scheme.
+		"ssl.authProvider": fmt.Sprintf("secureClientPort=%d\nssl.keyStore.location=%s\nssl.keyStore.password=%s\nssl.authProvider=foo\n",
+			freePort(t), pki.Server.PKCS12, tlstest.Password),
 	} {
 		t.Run(name, func(t *testing.T) {
 			d := t.TempDir()

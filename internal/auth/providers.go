@@ -8,8 +8,10 @@ import (
 )
 
 // Providers says which of ZooKeeper's optional authentication providers are configured
-// (authProvider.N naming SASLAuthenticationProvider or X509AuthenticationProvider). ip and
-// digest are always there. The zero value is ZooKeeper's default provider set.
+// (authProvider.N naming SASLAuthenticationProvider or X509AuthenticationProvider; x509 is
+// also there by default on a server with a secure client port, see
+// config.Security.X509Registered). ip and digest are always there. The zero value is
+// ZooKeeper's default provider set for a server without a secure client port.
 type Providers struct {
 	SASL bool
 	X509 bool

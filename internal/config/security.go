@@ -226,19 +226,44 @@ func strictBool(v string) (bool, error) {
 var ErrNotImplemented = errors.New("not implemented by zkd")
 
 // AuthSchemes reports the authentication schemes with a provider, as ZooKeeper's
-// ProviderRegistry has them: ip and digest always, sasl and x509 when an authProvider.N key
-// names their provider class.
+// ProviderRegistry has them: ip and digest always, sasl when an authProvider.N key names its
+// provider class, x509 when X509Registered.
 func (s *Security) AuthSchemes() []string {
 	out := []string{"ip", "digest"}
-	for _, class := range slices.Sorted(maps.Values(s.AuthProviders)) {
-		switch class {
-		case SASLProviderClass:
-			out = append(out, "sasl")
-		case X509ProviderClass:
-			out = append(out, "x509")
-		}
+	if slices.Contains(slices.Collect(maps.Values(s.AuthProviders)), SASLProviderClass) {
+		out = append(out, "sasl")
 	}
-	return slices.Compact(out)
+	if s.X509Registered() {
+		out = append(out, "x509")
+	}
+	return out
+}
+
+// SSLAuthScheme is ssl.authProvider: the scheme whose provider authenticates a TLS client by
+// its certificate, "x509" when unset (ClientX509Util's zookeeper.ssl.authProvider).
+func (s *Security) SSLAuthScheme() string {
+	if v := strings.TrimSpace(s.SSL["authProvider"]); v != "" {
+		return v
+	}
+	return "x509"
+}
+
+// X509Registered reports whether ZooKeeper's ProviderRegistry has the x509 provider: when an
+// authProvider.N key names X509AuthenticationProvider, and by default on a server with a
+// secure client port. QuorumPeerConfig.configureSSLAuth, which parsing the zoo.cfg calls when
+// secureClientPort is set, sets zookeeper.authProvider.x509 to X509AuthenticationProvider
+// unless that property is set already (to any class: authProvider.x509 naming another class
+// leaves no x509 provider) or ssl.authProvider names another scheme. With
+// client.portUnification and no secureClientPort, NettyServerCnxnFactory's constructor makes
+// the same call, but only after ProviderRegistry.initialize has read the properties, so there
+// the default does not take (ZooKeeper 3.8 and 3.9 alike; 3.9 reloads the provider only when
+// client.certReload sees a store change).
+func (s *Security) X509Registered() bool {
+	if slices.Contains(slices.Collect(maps.Values(s.AuthProviders)), X509ProviderClass) {
+		return true
+	}
+	_, set := s.AuthProviders["x509"]
+	return s.SecureClientPort != 0 && s.SSLAuthScheme() == "x509" && !set
 }
 
 // EnforcedSchemes is the schemes a connection must have authenticated with before any request
@@ -273,6 +298,7 @@ func (s *Security) validate(bad func(key string, value any, format string, args 
 	if !s.QuorumLearnerRequireSASL && s.QuorumServerRequireSASL {
 		bad("quorum.auth.serverRequireSasl", true, "quorum.auth.learnerRequireSasl is disabled, so cannot enable quorum.auth.serverRequireSasl")
 	}
+	s.validateSSLAuth(bad)
 	have := s.AuthSchemes()
 	for _, scheme := range s.EnforcedSchemes() {
 		if !slices.Contains(have, scheme) {
@@ -293,6 +319,41 @@ func (s *Security) validate(bad func(key string, value any, format string, args 
 		bad(a.key, s.value(a), "%w: zkd does not implement %s yet and will not start without the "+
 			"security this key asks for (fail closed); remove the key to run without it", ErrNotImplemented, feature)
 	}
+}
+
+// validateSSLAuth refuses an ssl.authProvider under which no TLS client would be served, on a
+// server that serves TLS clients. ZooKeeper refuses to start for the first case below
+// (QuorumPeerConfig.configureSSLAuth: "No auth provider configured for the SSL authentication
+// scheme"); in the others it starts and closes every TLS connection (NettyServerCnxnFactory's
+// initSSL finds no X509AuthenticationProvider under the scheme: "Auth provider not found"), or,
+// for the first case with client.portUnification alone, serves plaintext only. zkd refuses
+// all of them at start-up (row zkd-ssl-authprovider of docs/differences.md).
+func (s *Security) validateSSLAuth(bad func(key string, value any, format string, args ...any)) {
+	if s.SecureClientPort == 0 && !s.ClientPortUnification {
+		return
+	}
+	scheme := s.SSLAuthScheme()
+	_, configured := s.AuthProviders[scheme]
+	switch {
+	case scheme != "x509" && !configured:
+		bad("ssl.authProvider", scheme, "no auth provider configured for the SSL authentication scheme '%s' "+
+			"(no authProvider.%s key); ZooKeeper does not start either", scheme, scheme)
+	case scheme != "x509":
+		bad("ssl.authProvider", scheme, "TLS clients authenticate with X509AuthenticationProvider, whose scheme is x509, "+
+			"not '%s': ZooKeeper would start and close every TLS connection (no X509AuthenticationProvider for scheme '%s'); "+
+			"remove ssl.authProvider", scheme, scheme)
+	case strings.TrimSpace(s.SSL["authProvider"]) != "" && !s.X509Registered():
+		bad("ssl.authProvider", scheme, "no x509 auth provider is registered (%s), and ZooKeeper would close every "+
+			"TLS connection (auth provider not found); set authProvider.x509=%s", s.x509Missing(), X509ProviderClass)
+	}
+}
+
+// x509Missing says why X509Registered is false, for a message.
+func (s *Security) x509Missing() string {
+	if c, ok := s.AuthProviders["x509"]; ok {
+		return "authProvider.x509 names " + c
+	}
+	return "client.portUnification without secureClientPort does not register it by default"
 }
 
 // value renders a key's setting for an error message; passwords are not shown.

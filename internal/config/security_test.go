@@ -301,3 +301,68 @@ func TestQuorumSASLConfig(t *testing.T) {
 		t.Fatalf("parsed %+v", s)
 	}
 }
+
+// TestX509ProviderRegistration: the x509 provider is registered as ZooKeeper's ProviderRegistry
+// has it (QuorumPeerConfig.configureSSLAuth): by an authProvider.N naming its class, and by
+// default with a secure client port unless authProvider.x509 names another class or
+// ssl.authProvider another scheme; not by client.portUnification alone, whose default comes
+// after the registry has been read. An ssl.authProvider under which no TLS client would be
+// served stops start-up: ZooKeeper's own refusal for an unconfigured scheme on a secure port,
+// zkd's for the rest (ZooKeeper starts and closes every TLS connection).
+func TestX509ProviderRegistration(t *testing.T) {
+	const (
+		secure  = "secureClientPort=2281\n"
+		unified = "client.portUnification=true\n"
+	)
+	for _, tc := range []struct {
+		lines   string
+		x509    bool   // X509Registered, and x509 among AuthSchemes
+		refused string // the part of the error naming the reason ("" = starts)
+	}{
+		{lines: "", x509: false},
+		{lines: secure, x509: true},
+		{lines: secure + "ssl.clientAuth=need\nssl.authProvider= x509 ", x509: true},
+		{lines: secure + unified, x509: true},
+		{lines: unified, x509: false},
+		{lines: "authProvider.2=" + X509ProviderClass, x509: true},
+		{lines: unified + "zookeeper.authProvider.7=" + X509ProviderClass, x509: true},
+		{lines: secure + "authProvider.1=" + X509ProviderClass, x509: true},
+		{lines: secure + "authProvider.x509=" + X509ProviderClass, x509: true},
+		// The property configureSSLAuth checks is set, to another class: no x509 provider.
+		{lines: secure + "authProvider.x509=" + SASLProviderClass, x509: false},
+		{lines: secure + "authProvider.x509=" + SASLProviderClass + "\nauthProvider.1=" + X509ProviderClass, x509: true},
+		// With x509 there by default, enforce.auth.schemes=x509 starts, as in ZooKeeper.
+		{lines: secure + "enforce.auth.enabled=true\nenforce.auth.schemes=x509", x509: true},
+		{lines: unified + "enforce.auth.enabled=true\nenforce.auth.schemes=x509", refused: "authentication scheme x509 is not available"},
+		// ssl.authProvider is read only where TLS clients are served.
+		{lines: "ssl.authProvider=foo", x509: false},
+		{lines: secure + "ssl.authProvider=foo", refused: "no auth provider configured for the SSL authentication scheme 'foo'"},
+		{lines: unified + "ssl.authProvider=foo", refused: "no auth provider configured for the SSL authentication scheme 'foo'"},
+		{lines: secure + "ssl.authProvider=foo\nauthProvider.foo=" + X509ProviderClass, refused: "not 'foo'"},
+		{lines: secure + "ssl.authProvider=sasl\nauthProvider.sasl=" + SASLProviderClass, refused: "not 'sasl'"},
+		{lines: unified + "ssl.authProvider=x509", refused: "client.portUnification without secureClientPort"},
+		{lines: secure + "ssl.authProvider=x509\nauthProvider.x509=" + SASLProviderClass, refused: "authProvider.x509 names " + SASLProviderClass},
+	} {
+		t.Run(strings.ReplaceAll(tc.lines, "\n", ";"), func(t *testing.T) {
+			c, err := Parse(strings.NewReader(baseCfg + tc.lines + "\n"))
+			if tc.refused != "" {
+				if err == nil {
+					t.Fatalf("start-up not refused")
+				}
+				if !errors.Is(err, ErrInvalid) || !strings.Contains(err.Error(), tc.refused) {
+					t.Fatalf("error %q does not say %q", err, tc.refused)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			if got := c.Security.X509Registered(); got != tc.x509 {
+				t.Errorf("X509Registered = %v, want %v", got, tc.x509)
+			}
+			if got := slices.Contains(c.Security.AuthSchemes(), "x509"); got != tc.x509 {
+				t.Errorf("AuthSchemes %v: x509 %v, want %v", c.Security.AuthSchemes(), got, tc.x509)
+			}
+		})
+	}
+}

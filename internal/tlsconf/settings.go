@@ -249,17 +249,8 @@ func Parse(props map[string]string, prefix string) (Settings, error) {
 		return Settings{}, bad("sslProvider", "want JDK or OPENSSL")
 	}
 	// authProvider names the auth scheme that takes the certificate (default x509); the
-	// caller checks it against its providers.
+	// zoo.cfg's checks (config.Security.SSLAuthScheme) hold it against the providers.
 	return s, nil
-}
-
-// AuthProvider returns the ssl.authProvider value: the auth scheme a TLS client's
-// certificate authenticates with ("x509" when unset).
-func AuthProvider(props map[string]string) string {
-	if v := strings.TrimSpace(props["authProvider"]); v != "" {
-		return v
-	}
-	return "x509"
 }
 
 func parseStore(props map[string]string, prefix, name string) (Store, error) {

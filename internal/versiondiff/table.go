@@ -183,6 +183,14 @@ var Table = []Row{
 		Zkd:   "checked against the ACL the setACL sets",
 		Why:   "a session's writes are ordered: one sent after a setACL must be judged by it, whatever the timing",
 	},
+	{
+		ID:    "zkd-ssl-authprovider",
+		What:  "ssl.authProvider naming a scheme other than x509, or set to x509 while no x509 provider is registered (authProvider.x509 naming another class, or client.portUnification without secureClientPort), on a server that serves TLS clients",
+		ZK380: "no authProvider.SCHEME for the scheme: start-up refused with a secureClientPort (QuorumPeerConfig.configureSSLAuth: \"No auth provider configured for the SSL authentication scheme\"), port unification turned off (plaintext only, an error logged) with client.portUnification alone; otherwise the server starts and closes every TLS connection (NettyServerCnxnFactory.initSSL: \"Auth provider not found\", or a ClassCastException for a provider that is not X509AuthenticationProvider)",
+		ZK39:  "the same (3.9.5 QuorumPeerConfig.configureSSLAuth, NettyServerCnxnFactory.initSSL)",
+		Zkd:   "start-up refused with an error naming ssl.authProvider, ZooKeeper's message where ZooKeeper refuses too",
+		Why:   "a server that can serve no TLS client, or serves plaintext where TLS was asked for, is a configuration error; zkd fails closed at start-up (docs/security.md)",
+	},
 }
 
 // Lookup returns the row with id, and whether there is one.

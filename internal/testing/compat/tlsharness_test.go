@@ -83,7 +83,7 @@ func (l *logBuffer) String() string {
 
 // startTLSPair starts ZooKeeper 3.8 (NettyServerCnxnFactory) and zkd from the same zoo.cfg
 // lines (ssl.*, authProvider.N, client.portUnification), with a secure client port when
-// secure is set. zkd's settings go through zoo.cfg parsing (internal/config) and tlsconf as
+// secure is set. The zoo.cfg lines must parse: a line zkd refuses fails the test. zkd's settings go through zoo.cfg parsing (internal/config) and tlsconf as
 // cmd/zkd does.
 func startTLSPair(t *testing.T, secure bool, lines ...string) []tlsTarget {
 	t.Helper()
@@ -124,9 +124,8 @@ func startTLSPair(t *testing.T, secure bool, lines ...string) []tlsTarget {
 		}
 		c.ClientPortUnification = sec.ClientPortUnification
 		c.TLSDetectTimeout = st.HandshakeDetectionTimeout
-		for _, class := range sec.AuthProviders {
-			c.AuthProviders.X509 = c.AuthProviders.X509 || class == config.X509ProviderClass
-		}
+		// As cmd/zkd: x509 from authProvider.N, or by default with a secure client port.
+		c.AuthProviders.X509 = sec.X509Registered()
 	}))
 	t.Cleanup(func() {
 		if t.Failed() {
@@ -183,6 +182,11 @@ for step in sys.argv[7:]:
         run("acl-get", lambda: zk.get("/kz-x509")[0])
     elif op == "acl-delete":
         run("acl-delete", lambda: zk.delete("/kz-x509"))
+    elif op == "auth-acl":
+        # The auth scheme expands to the connection's authenticated ids: its x509 id.
+        run("auth-create", lambda: zk.create("/kz-auth", b"x", acl=[ACL(Permissions.ALL, Id("auth", ""))]))
+        run("auth-acl", lambda: zk.get_acls("/kz-auth")[0])
+        run("auth-delete", lambda: zk.delete("/kz-auth"))
 zk.stop()
 zk.close()
 print("done", flush=True)
