@@ -21,13 +21,29 @@ import (
 	"github.com/zkd-io/zkd/jute"
 )
 
-// The web console's side in the server: console.Backend. Reads follow the four-letter
-// words' rules (adminbackend.go): the core only copies, in steps of at most adminBatch items,
-// and the large gatherings (a big child list, a search, the watch table) take a builder
-// slot. Writes are made by an internal client session: a client connection
-// (internal/clientwire) to this server over an in-memory pipe, whose server side is given
-// the ids the console request authenticated, so the write is prepared, ACL-checked, logged
-// and (in an ensemble) proposed exactly as a client's.
+// This file is the web console's side in the server: consoleBackend answers
+// internal/console's Backend, as adminBackend (adminbackend.go) answers internal/admin's.
+// It owns what the console reads and writes of the server: the tree pages, node views and
+// searches (Children, Get, Search), the session, ephemeral, watch, ensemble and metric
+// views, the Authorization checks (through the AdminServer's Guard), and the internal
+// session that makes the console's writes.
+//
+// It lives here, not in internal/admin or internal/console, for the reason adminbackend.go
+// does: what it reads belongs to the core goroutine (the data tree, the connection and
+// session tables) and is reached only through package server's own steps (coreQuery, the
+// builder slots) and types (a conn's auth ids, newConn). Those packages never import
+// server; they get copied values back from their Backend and do the formatting, paging and
+// HTTP on the request's goroutine. The console has a Backend of its own, rather than more
+// methods on admin's, because most of its answers (paged children, node views, searches,
+// writes as a session) are no four-letter word's or AdminServer command's; where one is
+// (the watch table, mntr's numbers), it is taken from adminBackend, not gathered twice.
+//
+// Reads follow the four-letter words' rules (adminbackend.go): the core only copies, in
+// steps of at most adminBatch items, and the large gatherings (a big child list, a search,
+// the watch table) take a builder slot. Writes are made by an internal client session: a
+// client connection (internal/clientwire) to this server over an in-memory pipe, whose
+// server side is given the ids the console request authenticated, so the write is
+// prepared, ACL-checked, logged and (in an ensemble) proposed exactly as a client's.
 
 // ConsoleURL is where the console is served on the AdminServer's port.
 const ConsoleURL = "/console"
