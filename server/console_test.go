@@ -197,3 +197,31 @@ func TestConsoleWriteClosesItsSession(t *testing.T) {
 		return code == http.StatusOK && json.Unmarshal(body, &m) == nil && m["num_alive_connections"] == float64(1)
 	})
 }
+
+// TestConsoleWriteRefusedConnection: the internal session's connection is the console's
+// HTTP client's, so maxClientCnxns counts it; one the server closes at once (as it closes
+// every connection once stopping) is refused at the handshake, the write is answered 503,
+// and nothing is written.
+func TestConsoleWriteRefusedConnection(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.AdminAddr = "127.0.0.1:0"
+		c.MaxClientCnxns = 1
+	}))
+	c := connectZK(t, srv.Addr()) // 127.0.0.1's one connection
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := c.SetACL(ctx, "/", append(zk.WorldACL(zk.PermAll), zk.DigestACL(zk.PermAll, "alice", "wonder")...), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, "/x", []byte("before"), zk.OpenACL(), 0); err != nil {
+		t.Fatal(err)
+	}
+	hdr := map[string]string{console.CSRFHeader: "1", "Authorization": "digest alice:wonder"}
+	code, body := consoleDo(t, http.MethodPost, srv.AdminAddr(), "/api/set", hdr, console.SetRequest{Path: "/x", Data: "after", Version: -1})
+	if code != http.StatusServiceUnavailable {
+		t.Fatalf("write past the connection limit: %d %s, want 503", code, body)
+	}
+	if data, _, err := c.Get(ctx, "/x"); err != nil || string(data) != "before" {
+		t.Fatalf("/x after a refused write: %q %v", data, err)
+	}
+}
