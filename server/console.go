@@ -14,19 +14,36 @@ import (
 	"github.com/zkd-io/zkd/internal/admin/dispatch"
 	"github.com/zkd-io/zkd/internal/admin/httpadmin"
 	"github.com/zkd-io/zkd/internal/auth"
+	"github.com/zkd-io/zkd/internal/clientwire"
 	"github.com/zkd-io/zkd/internal/console"
 	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/zab"
 	"github.com/zkd-io/zkd/jute"
 )
 
-// The web console's side in the server: console.Backend. Reads follow the four-letter
-// words' rules (adminbackend.go): the core only copies, in steps of at most adminBatch items,
-// and the large gatherings (a big child list, a search, the watch table) take a builder
-// slot. Writes are made by an internal client session: a zk client connected to this
-// server over an in-memory pipe, whose connection is given the ids the console request
-// authenticated, so the write is prepared, ACL-checked, logged and (in an ensemble)
-// proposed exactly as a client's.
+// This file is the web console's side in the server: consoleBackend answers
+// internal/console's Backend, as adminBackend (adminbackend.go) answers internal/admin's.
+// It owns what the console reads and writes of the server: the tree pages, node views and
+// searches (Children, Get, Search), the session, ephemeral, watch, ensemble and metric
+// views, the Authorization checks (through the AdminServer's Guard), and the internal
+// session that makes the console's writes.
+//
+// It lives here, not in internal/admin or internal/console, for the reason adminbackend.go
+// does: what it reads belongs to the core goroutine (the data tree, the connection and
+// session tables) and is reached only through package server's own steps (coreQuery, the
+// builder slots) and types (a conn's auth ids, newConn). Those packages never import
+// server; they get copied values back from their Backend and do the formatting, paging and
+// HTTP on the request's goroutine. The console has a Backend of its own, rather than more
+// methods on admin's, because most of its answers (paged children, node views, searches,
+// writes as a session) are no four-letter word's or AdminServer command's; where one is
+// (the watch table, mntr's numbers), it is taken from adminBackend, not gathered twice.
+//
+// Reads follow the four-letter words' rules (adminbackend.go): the core only copies, in
+// steps of at most adminBatch items, and the large gatherings (a big child list, a search,
+// the watch table) take a builder slot. Writes are made by an internal client session: a
+// client connection (internal/clientwire) to this server over an in-memory pipe, whose
+// server side is given the ids the console request authenticated, so the write is
+// prepared, ACL-checked, logged and (in an ensemble) proposed exactly as a client's.
 
 // ConsoleURL is where the console is served on the AdminServer's port.
 const ConsoleURL = "/console"
@@ -313,16 +330,24 @@ type consolePipe struct {
 
 func (p *consolePipe) RemoteAddr() net.Addr { return p.remote }
 
-// consoleClient is the client end of an internal session: just enough of the wire protocol
-// for one request. (The zk package cannot be used here: its tests import the server.)
+// consoleClient is the client end of an internal session: the shared client connection
+// (internal/clientwire) used synchronously, one request at a time, without its loops, as
+// the nemesis's setup sessions use it, so a console write starts no goroutine that could
+// outlive its HTTP request. (The zk package cannot be used here: its tests import the
+// server.)
 type consoleClient struct {
-	nc  net.Conn
+	wc  *clientwire.Conn
 	xid int32
 }
 
-// maxConsoleReply bounds what the console reads back: a getChildren of a large directory
-// can exceed jute.maxbuffer, which bounds what servers read, not what they send.
+// maxConsoleReply bounds the frames the console reads back. The session only writes, so
+// its replies are a ConnectResponse and Stats, far below it: the bound only keeps a broken
+// stream from making the console allocate without limit.
 const maxConsoleReply = 64 << 20
+
+// consoleReadBuffer sizes the session's read buffer: the replies are a few small frames,
+// and clientwire's 64 KiB default would be allocated for each console write.
+const consoleReadBuffer = 1 << 10
 
 // call sends one request and decodes its reply into resp; a reply's error code is
 // returned as a jute.Code. Notifications cannot arrive: the session sets no watches.
@@ -333,10 +358,10 @@ func (c *consoleClient) call(op jute.OpCode, body, resp jute.Record) error {
 	if body != nil {
 		body.Encode(&e)
 	}
-	if err := jute.WriteFrame(c.nc, e.Buf); err != nil {
+	if err := c.wc.WriteFrame(e.Buf); err != nil {
 		return fmt.Errorf("console session: send %v: %w", op, err)
 	}
-	b, err := jute.ReadFrame(c.nc, maxConsoleReply)
+	b, err := c.wc.ReadFrame()
 	if err != nil {
 		return fmt.Errorf("console session: reply to %v: %w", op, err)
 	}
@@ -370,28 +395,21 @@ func (s *Server) consoleSession(ctx context.Context, remote string, ids []jute.I
 	}
 	cli, srv := net.Pipe()
 	p := &consolePipe{Conn: srv, remote: addr}
+	// The request's deadline bounds every read and write on the session, the handshake
+	// and the close included: the pipe has no other timeout.
 	if dl, ok := ctx.Deadline(); ok {
 		cli.SetDeadline(dl)
 	}
 	s.newConn(p)
-	c := &consoleClient{nc: cli}
+	c := &consoleClient{wc: clientwire.New(cli, clientwire.Config{Addr: "console session", MaxFrame: maxConsoleReply, ReadBuffer: consoleReadBuffer})}
 	// The shortest timeout the server allows: a session the console could not close
 	// (the pipe broke) goes away soon.
-	req := &jute.ConnectRequest{TimeOut: int32(s.cfg.MinSessionTimeout), Passwd: make([]byte, 16)}
-	var resp jute.ConnectResponse
-	if err := jute.WriteFrame(c.nc, jute.Marshal(req)); err != nil {
-		cli.Close()
-		return nil, fmt.Errorf("console session: connect: %w", err)
-	}
-	b, err := jute.ReadFrame(c.nc, maxConsoleReply)
-	if err == nil {
-		err = jute.Unmarshal(b, &resp)
-	}
+	resp, err := c.wc.Handshake(&jute.ConnectRequest{TimeOut: int32(s.cfg.MinSessionTimeout), Passwd: make([]byte, 16)})
 	if err == nil && resp.SessionID == 0 {
 		err = errors.New("refused")
 	}
 	if err != nil {
-		cli.Close()
+		c.wc.Kill(err)
 		return nil, fmt.Errorf("console session: connect: %w: %w", console.ErrNotServing, err)
 	}
 	found := false
@@ -409,7 +427,7 @@ func (s *Server) consoleSession(ctx context.Context, remote string, ids []jute.I
 	})
 	if !ok {
 		// The step may still be running: found is not to be read.
-		cli.Close()
+		c.wc.Kill(console.ErrNotServing)
 		return nil, fmt.Errorf("console session: %w", console.ErrNotServing)
 	}
 	if !found {
@@ -422,7 +440,7 @@ func (s *Server) consoleSession(ctx context.Context, remote string, ids []jute.I
 // close ends the session (closeSession, answered once applied) and the connection.
 func (c *consoleClient) close() {
 	c.call(jute.OpCloseSession, nil, nil)
-	c.nc.Close()
+	c.wc.Kill(nil)
 }
 
 // consoleErr maps a reply's error code to the console's errors.

@@ -151,3 +151,77 @@ func TestConsoleEnsemble(t *testing.T) {
 		t.Errorf("follower's ensemble view: %+v", ens)
 	}
 }
+
+// TestConsoleWriteClosesItsSession: a console write is made by a session of its own, which
+// it closes before answering (closeSession is answered once applied), so the session list
+// holds only the test client's afterwards, and the pipe's connection goes away.
+func TestConsoleWriteClosesItsSession(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.AdminAddr = "127.0.0.1:0" }))
+	c := connectZK(t, srv.Addr())
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := c.SetACL(ctx, "/", append(zk.WorldACL(zk.PermAll), zk.DigestACL(zk.PermAll, "alice", "wonder")...), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, "/x", []byte("before"), zk.OpenACL(), 0); err != nil {
+		t.Fatal(err)
+	}
+	sessions := func() []console.Session {
+		t.Helper()
+		code, body := consoleDo(t, http.MethodGet, srv.AdminAddr(), "/api/sessions", nil, nil)
+		var ss []console.Session
+		if code != http.StatusOK || json.Unmarshal(body, &ss) != nil {
+			t.Fatalf("sessions: %d %s", code, body)
+		}
+		return ss
+	}
+	mine := fmt.Sprintf("0x%x", c.SessionID())
+	onlyMine := func(ss []console.Session) bool { return len(ss) == 1 && ss[0].IDHex == mine }
+	if ss := sessions(); !onlyMine(ss) {
+		t.Fatalf("sessions before the write: %+v, want only %s", ss, mine)
+	}
+	hdr := map[string]string{console.CSRFHeader: "1", "Authorization": "digest alice:wonder"}
+	for i, want := range []int{http.StatusOK, http.StatusConflict} {
+		// The second write's version is stale: a failed write closes its session too.
+		code, body := consoleDo(t, http.MethodPost, srv.AdminAddr(), "/api/set", hdr, console.SetRequest{Path: "/x", Data: "after", Version: 0})
+		if code != want {
+			t.Fatalf("write %d: %d %s, want %d", i, code, body, want)
+		}
+		if ss := sessions(); !onlyMine(ss) {
+			t.Fatalf("sessions after write %d: %+v, want only %s", i, ss, mine)
+		}
+	}
+	waitFor(t, "the console's connections to go away", func() bool {
+		code, body := consoleDo(t, http.MethodGet, srv.AdminAddr(), "/api/metrics", nil, nil)
+		var m map[string]any
+		return code == http.StatusOK && json.Unmarshal(body, &m) == nil && m["num_alive_connections"] == float64(1)
+	})
+}
+
+// TestConsoleWriteRefusedConnection: the internal session's connection is the console's
+// HTTP client's, so maxClientCnxns counts it; one the server closes at once (as it closes
+// every connection once stopping) is refused at the handshake, the write is answered 503,
+// and nothing is written.
+func TestConsoleWriteRefusedConnection(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.AdminAddr = "127.0.0.1:0"
+		c.MaxClientCnxns = 1
+	}))
+	c := connectZK(t, srv.Addr()) // 127.0.0.1's one connection
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	if _, err := c.SetACL(ctx, "/", append(zk.WorldACL(zk.PermAll), zk.DigestACL(zk.PermAll, "alice", "wonder")...), -1); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := c.Create(ctx, "/x", []byte("before"), zk.OpenACL(), 0); err != nil {
+		t.Fatal(err)
+	}
+	hdr := map[string]string{console.CSRFHeader: "1", "Authorization": "digest alice:wonder"}
+	code, body := consoleDo(t, http.MethodPost, srv.AdminAddr(), "/api/set", hdr, console.SetRequest{Path: "/x", Data: "after", Version: -1})
+	if code != http.StatusServiceUnavailable {
+		t.Fatalf("write past the connection limit: %d %s, want 503", code, body)
+	}
+	if data, _, err := c.Get(ctx, "/x"); err != nil || string(data) != "before" {
+		t.Fatalf("/x after a refused write: %q %v", data, err)
+	}
+}
