@@ -567,7 +567,14 @@ func (s *Server) syncLog(txns int) error {
 	if err := s.txlog.Sync(); err != nil {
 		return err
 	}
-	s.cfg.Metrics.Fsync(time.Since(start), txns)
+	took := time.Since(start)
+	s.cfg.Metrics.Fsync(took, txns)
+	// FileTxnLog.commit: whole milliseconds against fsync.warningthresholdms.
+	if ms := took.Milliseconds(); ms > max(s.cfg.FsyncWarningThreshold, 0).Milliseconds() {
+		s.fsyncSlow.Add(1)
+		s.log.Warn("fsync of the txn log took longer than fsync.warningthresholdms, which adversely affects operation latency; see ZooKeeper's troubleshooting guide",
+			"took_ms", ms, "threshold_ms", max(s.cfg.FsyncWarningThreshold, 0).Milliseconds(), "dir", s.logDir(), "txns", txns)
+	}
 	return nil
 }
 

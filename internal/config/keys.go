@@ -283,7 +283,7 @@ var keys = []keyDef{
 		parse: stringKey(func(c *Config) *string { return &c.SnapshotCompression }),
 		value: func(c *Config) string { return c.SnapshotCompression }},
 	{Name: "fsync.warningthresholdms", SysProp: true, Default: "1000", ZeroIsDefault: true, Section: secStorage,
-		Doc: "An fsync of the transaction log that takes longer than this many ms is logged (WARN) and counted in fsync_threshold_exceed_count.",
+		Doc: "An fsync of the transaction log that takes longer than this many ms is logged (WARN), as ZooKeeper compares them: in whole milliseconds; 0 or less warns of every fsync that takes one.",
 		parse: func(c *Config, _, v string) error {
 			n, err := strconv.ParseInt(v, 0, 64)
 			if err != nil {
