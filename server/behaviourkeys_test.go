@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/go-zookeeper/zk"
 	"github.com/zkd-io/zkd/internal/config"
+	"github.com/zkd-io/zkd/internal/storage"
 	"github.com/zkd-io/zkd/internal/testing/rawzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
@@ -213,4 +215,30 @@ func TestLeaderServesNo(t *testing.T) {
 	if err := handshake(serves.addrs()[serves.leaderIndex()]); err != nil {
 		t.Fatalf("leaderServes=yes: the leader refused a client: %v", err)
 	}
+}
+
+// TestObserverLogsTxns: syncEnabled=true (ZooKeeper's default, and what zkd's observers
+// always do): an observer writes the txns it is informed of to its own txn log.
+func TestObserverLogsTxns(t *testing.T) {
+	fromZooCfg(t, 1, "syncEnabled=true", "zookeeper.observer.syncEnabled=true") // accepted, not ignored
+	e := startEnsembleObservers(t, 3, 1)
+	e.waitServing()
+	obs := len(e.members) - 1
+	c := connectTo(t, e.addrs()[obs])
+	var last int64
+	for i := range 5 {
+		if _, err := c.Create(fmt.Sprintf("/o%d", i), nil, 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	_, st, err := c.Get("/o4")
+	if err != nil {
+		t.Fatal(err)
+	}
+	c.Close()
+	dir := filepath.Join(e.members[obs].cfg.DataDir, "version-2")
+	waitFor(t, "the observer's log to hold the last write", func() bool {
+		last, err = storage.ReadLog(storage.OSFS{}, dir, 0, func(int64, []byte) error { return nil })
+		return err == nil && last >= st.Czxid
+	})
 }
