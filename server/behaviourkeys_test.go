@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"fmt"
 	"log/slog"
+	"os"
 	"path/filepath"
 	"strings"
 	"sync"
@@ -241,4 +242,55 @@ func TestObserverLogsTxns(t *testing.T) {
 		last, err = storage.ReadLog(storage.OSFS{}, dir, 0, func(int64, []byte) error { return nil })
 		return err == nil && last >= st.Czxid
 	})
+}
+
+// TestSnapshotTrustEmpty: a data directory whose log has txns and which has no snapshot is
+// refused (FileTxnSnapLog.restore: "No snapshot found, but there are log entries"), unless
+// zookeeper.snapshot.trust.empty=true, which starts from the log alone.
+func TestSnapshotTrustEmpty(t *testing.T) {
+	srv := zktest.Start(t)
+	c, _ := connect(t, srv.Addr(), 10*time.Second)
+	for i := range 3 {
+		if _, err := c.Create(fmt.Sprintf("/k%d", i), []byte("v"), 0, open); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c.Close()
+	cfg := srv.Config()
+	srv.Stop()
+	snaps, err := filepath.Glob(filepath.Join(cfg.DataDir, "version-2", "snapshot.*"))
+	if err != nil || len(snaps) == 0 {
+		t.Fatalf("snapshots %v %v", snaps, err)
+	}
+	for _, f := range snaps {
+		if err := os.Remove(f); err != nil {
+			t.Fatal(err)
+		}
+	}
+	start := func(trust bool) (*server.Server, error) {
+		cfg := cfg
+		cfg.SnapshotTrustEmpty = trust
+		s, err := server.New(cfg)
+		if err == nil {
+			if err = s.Start(); err != nil {
+				s.Close()
+			}
+		}
+		return s, err
+	}
+	if s, err := start(fromZooCfg(t, 0, "snapshot.trust.empty=false").SnapshotTrustEmpty); err == nil {
+		s.Close()
+		t.Fatal("started with log entries and no snapshot")
+	} else if !strings.Contains(err.Error(), "no snapshot found") || !strings.Contains(err.Error(), "snapshot.trust.empty") {
+		t.Fatalf("error does not say what is wrong: %v", err)
+	}
+	s, err := start(fromZooCfg(t, 0, "zookeeper.snapshot.trust.empty=true").SnapshotTrustEmpty)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	c, _ = connect(t, s.Addr(), 10*time.Second)
+	if d, _, err := c.Get("/k2"); err != nil || string(d) != "v" {
+		t.Fatalf("after trusting the log: %q %v", d, err)
+	}
 }

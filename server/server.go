@@ -102,6 +102,9 @@ type Config struct {
 	// LeaderServesNo is zookeeper.leaderServes=no: as leader, this member serves no
 	// clients (Leader.lead does not hand the client port its ZooKeeperServer).
 	LeaderServesNo bool
+	// SnapshotTrustEmpty is zookeeper.snapshot.trust.empty: a data directory with log
+	// entries and no snapshot starts from the log alone instead of being refused.
+	SnapshotTrustEmpty bool
 	// FsyncWarningThreshold: an fsync of the txn log that takes longer is logged and
 	// counted (zookeeper.fsync.warningthresholdms), both in whole milliseconds as
 	// ZooKeeper compares them; 0 = 1 s, negative = 0 ms.

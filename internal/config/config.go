@@ -170,6 +170,9 @@ type Config struct {
 	// txn log is logged and counted. 0 = the default (1000), -1 = written as 0 or less. Use
 	// FsyncWarningThreshold.
 	FsyncWarningThresholdMs int64
+	// SnapshotTrustEmpty is zookeeper.snapshot.trust.empty: a data directory with log
+	// entries and no snapshot starts from the log alone.
+	SnapshotTrustEmpty bool
 	// ConnectToLearnerMasterLimit is connectToLearnerMasterLimit, in ticks; 0 = InitLimit.
 	ConnectToLearnerMasterLimit int
 	// CnxTimeoutMs is zookeeper.cnxTimeout: the bound on dialling a member's election port;

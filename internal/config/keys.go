@@ -282,6 +282,10 @@ var keys = []keyDef{
 		Doc:   "The format snapshots are written in: gz or snappy (any case); anything else means uncompressed. Every format is read whatever it says.",
 		parse: stringKey(func(c *Config) *string { return &c.SnapshotCompression }),
 		value: func(c *Config) string { return c.SnapshotCompression }},
+	{Name: "snapshot.trust.empty", SysProp: true, Default: "false", Section: secStorage,
+		Doc:   "A data directory whose log has txns and which has no snapshot at all is refused at start-up (the log may not reach back to the beginning); true starts from the log alone, for data directories of ZooKeeper before 3.5.3. Anything but \"true\" (any case) is false, as Boolean.getBoolean reads it.",
+		parse: func(c *Config, _, v string) error { c.SnapshotTrustEmpty = strings.EqualFold(v, "true"); return nil },
+		value: func(c *Config) string { return boolString(c.SnapshotTrustEmpty) }},
 	{Name: "fsync.warningthresholdms", SysProp: true, Default: "1000", ZeroIsDefault: true, Section: secStorage,
 		Doc: "An fsync of the transaction log that takes longer than this many ms is logged (WARN), as ZooKeeper compares them: in whole milliseconds; 0 or less warns of every fsync that takes one.",
 		parse: func(c *Config, _, v string) error {
