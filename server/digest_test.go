@@ -245,6 +245,9 @@ func TestStandaloneLogsDigests(t *testing.T) {
 		s2 := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
 			c.FourLetterWhitelist = []string{"*"}
 			c.DataDir = dir
+			// The altered directory has a log and no snapshot, which start-up refuses
+			// unless told to trust it (snapshot.trust.empty), as ZooKeeper does.
+			c.SnapshotTrustEmpty = dir == altered
 		}))
 		want := int64(0)
 		if dir == altered {

@@ -28,22 +28,31 @@ func newTCPElectionTransport(s *Server) (ElectionTransport, error) {
 	if len(self.MoreAddrs) > 0 || s.cfg.QuorumListenOnAllIPs {
 		adv = strings.Join(self.ElectionAddrs(), "|")
 	}
-	t, err := peer.NewTCP(peer.TCPConfig{
-		ID:              s.cfg.ServerID,
-		Listener:        ln,
-		AdvertiseAddr:   adv,
-		ProtocolVersion: version,
-		Peers:           peers,
-		Logger:          s.log,
-		TLS:             s.cfg.QuorumTLS,
-		QuorumSASL:      s.quorumSASL(),
-		PeerState:       s.ens.peerStates.report,
-	})
+	t, err := peer.NewTCP(s.electionTCPConfig(ln, version, adv, peers))
 	if err != nil {
 		ln.Close()
 		return nil, fmt.Errorf("server: election port %s: %w", self.ElectionAddr(), err)
 	}
 	return t, nil
+}
+
+// electionTCPConfig is the election transport's configuration: version and adv are the
+// connection headers' protocol version and advertised addresses.
+func (s *Server) electionTCPConfig(ln net.Listener, version int64, adv string, peers map[int64]string) peer.TCPConfig {
+	return peer.TCPConfig{
+		ID:              s.cfg.ServerID,
+		Listener:        ln,
+		AdvertiseAddr:   adv,
+		ProtocolVersion: version,
+		// zookeeper.cnxTimeout bounds QuorumCnxManager's connect; 0 leaves peer's 5 s,
+		// ZooKeeper's default.
+		DialTimeout: s.cfg.CnxTimeout,
+		Peers:       peers,
+		Logger:      s.log,
+		TLS:         s.cfg.QuorumTLS,
+		QuorumSASL:  s.quorumSASL(),
+		PeerState:   s.ens.peerStates.report,
+	}
 }
 
 // bindElectionPort listens on addrs, trying electionPortBindRetry times a second apart as

@@ -89,3 +89,10 @@ func TreeDigest(s *Server) (digest, zxid int64) {
 
 // Outstanding is how many requests s has in flight (its outstanding slots taken).
 func Outstanding(s *Server) int { return len(s.tokens) }
+
+// OutstandingSlots is how many requests may be read and not yet answered under c (with
+// its defaults filled in).
+func OutstandingSlots(c Config) int {
+	c.setDefaults()
+	return c.outstandingSlots()
+}

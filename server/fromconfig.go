@@ -1,6 +1,7 @@
 package server
 
 import (
+	"cmp"
 	"log/slog"
 	"time"
 
@@ -16,34 +17,43 @@ import (
 // (PersistConfig), the file system and the text of the zoo.cfg itself.
 func FromConfig(c *config.Config, serverID int64, logger *slog.Logger) Config {
 	sc := Config{
-		ListenAddr:             c.ClientAddr(),
-		DataDir:                c.DataDir,
-		DataLogDir:             c.DataLogDir,
-		TickTime:               c.TickTime,
-		MinSessionTimeout:      c.MinSessionTimeout,
-		MaxSessionTimeout:      c.MaxSessionTimeout,
-		MaxClientCnxns:         c.MaxClientCnxns,
-		SnapCount:              c.SnapCount,
-		PreAllocSize:           c.PreAllocSize,
-		NoSync:                 !c.ForceSync,
-		NoDigest:               !c.DigestEnabled,
-		JuteMaxBuffer:          c.JuteMaxBuffer,
-		ExtendedTypes:          c.ExtendedTypesEnabled,
-		EnforceQuota:           c.EnforceQuota,
-		SuperDigest:            c.SuperDigest,
-		EnforceAuthSchemes:     c.Security.EnforcedSchemes(),
-		GlobalOutstandingLimit: c.GlobalOutstandingLimit,
-		ContainerCheckInterval: time.Duration(c.ContainerCheckIntervalMs) * time.Millisecond,
-		SnapRetainCount:        c.SnapRetainCount,
-		PurgeInterval:          time.Duration(c.PurgeInterval) * time.Hour,
-		FourLetterWhitelist:    c.FourLetterWhitelist,
-		SessionSecretFile:      c.SessionSecretFile,
-		ReadOnlyMode:           c.ReadOnlyMode,
-		FastElection:           c.FastElection,
-		LocalSessions:          c.LocalSessions.Enabled,
-		LocalSessionsUpgrading: c.LocalSessions.Upgrading,
-		ServerID:               serverID,
-		Logger:                 logger,
+		ListenAddr:                 c.ClientAddr(),
+		DataDir:                    c.DataDir,
+		DataLogDir:                 c.DataLogDir,
+		TickTime:                   c.TickTime,
+		MinSessionTimeout:          c.MinSessionTimeout,
+		MaxSessionTimeout:          c.MaxSessionTimeout,
+		MaxClientCnxns:             c.MaxClientCnxns,
+		MaxCnxns:                   c.MaxCnxns,
+		SkipACL:                    c.SkipACL,
+		SnapshotTrustEmpty:         c.SnapshotTrustEmpty,
+		RequestThrottleMaxRequests: c.RequestThrottleMaxRequests,
+		FsyncWarningThreshold:      cmp.Or(c.FsyncWarningThreshold(), -1),
+		SnapCount:                  c.SnapCount,
+		PreAllocSize:               c.PreAllocSize,
+		NoSync:                     !c.ForceSync,
+		NoDigest:                   !c.DigestEnabled,
+		JuteMaxBuffer:              c.JuteMaxBuffer,
+		ExtendedTypes:              c.ExtendedTypesEnabled,
+		EnforceQuota:               c.EnforceQuota,
+		SuperDigest:                c.SuperDigest,
+		EnforceAuthSchemes:         c.Security.EnforcedSchemes(),
+		GlobalOutstandingLimit:     c.GlobalOutstandingLimit,
+		ContainerCheckInterval:     time.Duration(c.ContainerCheckIntervalMs) * time.Millisecond,
+		SnapRetainCount:            c.SnapRetainCount,
+		PurgeInterval:              time.Duration(c.PurgeInterval) * time.Hour,
+		FourLetterWhitelist:        c.FourLetterWhitelist,
+		SessionSecretFile:          c.SessionSecretFile,
+		ReadOnlyMode:               c.ReadOnlyMode,
+		FastElection:               c.FastElection,
+		LocalSessions:              c.LocalSessions.Enabled,
+		LocalSessionsUpgrading:     c.LocalSessions.Upgrading,
+		ServerID:                   serverID,
+		Logger:                     logger,
+	}
+	if c.SkipACL {
+		// As ZooKeeperServer's static initializer.
+		logger.Warn("skipACL is set (zookeeper.skipACL=yes): ACL checks will be skipped")
 	}
 	comp, known := storage.ParseSnapCompression(c.SnapshotCompression)
 	if !known {
@@ -77,6 +87,9 @@ func FromConfig(c *config.Config, serverID int64, logger *slog.Logger) Config {
 		return sc
 	}
 	sc.InitLimit, sc.SyncLimit = c.InitLimit, c.SyncLimit
+	sc.ConnectToLearnerMasterLimit = c.ConnectToLearnerMasterLimit
+	sc.CnxTimeout = c.CnxTimeout()
+	sc.LeaderServesNo = c.LeaderServesNo
 	sc.Peers = PeersOf(c.Servers)
 	sc.Hierarchy = c.Hierarchy
 	sc.QuorumListenOnAllIPs = c.QuorumShape.ListenOnAllIPs

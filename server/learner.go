@@ -96,13 +96,24 @@ func newLearnerRole(s *Server, leader int64, observer bool) *learnerRole {
 	return newLearnerRoleAt(s, leader, leader, p.QuorumAddrs(), 0, observer)
 }
 
+// learnerConnectTimeout is how long a learner may take to connect to its leader or learner
+// master (Learner.connectToLeader): tickTime * connectToLearnerMasterLimit when that is
+// set, else tickTime * initLimit.
+func (s *Server) learnerConnectTimeout() time.Duration {
+	limit := s.cfg.InitLimit
+	if s.cfg.ConnectToLearnerMasterLimit > 0 {
+		limit = s.cfg.ConnectToLearnerMasterLimit
+	}
+	return time.Duration(s.cfg.TickTime*limit) * time.Millisecond
+}
+
 // newLearnerRoleAt starts a learner that dials master at addrs: the leader, or an
 // observer's learner master. tries > 0 bounds the dials (else initLimit does).
 func newLearnerRoleAt(s *Server, leader, master int64, addrs []string, tries int, observer bool) *learnerRole {
 	r := &learnerRole{leaderSid: leader, masterSid: master, observer: observer, reconns: map[int64][]pendingReconn{}, local: s.newLocalSessions()}
 	r.zabRole = newZabRole(s, r)
 	r.dialing = true
-	deadline := time.Duration(s.cfg.TickTime*s.cfg.InitLimit) * time.Millisecond
+	deadline := s.learnerConnectTimeout()
 	s.wg.Add(1)
 	go func() {
 		defer s.wg.Done()
@@ -127,8 +138,9 @@ func newLearnerRoleAt(s *Server, leader, master int64, addrs []string, tries int
 				}
 			}
 			if err == nil && s.cfg.QuorumTLS.Dials() {
-				// As Learner.connectToLeader: the handshake bounded by tickTime * initLimit,
-				// a failure retried (a second later) until initLimit runs out.
+				// As Learner.connectToLeader: the handshake bounded by tickTime * initLimit
+				// (or connectToLearnerMasterLimit), a failure retried (a second later) until
+				// that runs out.
 				nc, err = s.cfg.QuorumTLS.Dialed(ctx, nc, addr, deadline)
 				if err != nil && ctx.Err() == nil {
 					s.log.Warn("TLS connection to the leader failed", "leader", master, "addr", addr, "err", err)

@@ -296,6 +296,14 @@ func (s *Server) hasSnapshotFiles() bool {
 	return err != nil || len(files) > 0
 }
 
+// hasLoggedTxns reports whether the txn log holds any txn (FileTxnLog.getLastLoggedZxid
+// is not -1); an error reading it counts as yes, so that it is not taken for empty.
+func (s *Server) hasLoggedTxns() bool {
+	found := errors.New("found")
+	_, err := storage.ReadLog(s.cfg.FS, s.logDir(), 0, func(int64, []byte) error { return found })
+	return err != nil
+}
+
 // newestSnapshotZxid is the zxid in the newest snapshot file's name, readable or not.
 func (s *Server) newestSnapshotZxid() int64 {
 	files, err := storage.FindSnapshots(s.cfg.FS, s.snapDir())
@@ -403,6 +411,21 @@ func (s *Server) loadSnapshot() (*datatree.Tree, int64, map[int64]int32, *storag
 		// (ZooKeeper refuses this too: "No snapshot found, but there are log entries").
 		return nil, 0, nil, nil, fmt.Errorf("server: %w: no snapshot in %s passes the validity check: refusing to start from an empty tree; %s",
 			errDamaged, s.snapDir(), repairHint(s.cfg.DataDir))
+	case errors.Is(err, storage.ErrNoSnapshot) && s.hasLoggedTxns():
+		// FileTxnSnapLog.restore: no snapshot at all, yet the log has txns. The log may
+		// not start at the beginning (purged, or the snapshots lost), so the tree it
+		// would build can lack data: refused unless zookeeper.snapshot.trust.empty, the
+		// escape hatch for data directories of ZooKeeper before 3.5.3.
+		if !s.cfg.SnapshotTrustEmpty {
+			return nil, 0, nil, nil, fmt.Errorf("server: %w: no snapshot found in %s, but there are log entries in %s: something is broken "+
+				"(set zookeeper.snapshot.trust.empty=true to start from the log alone, as for a data directory of ZooKeeper before 3.5.3)",
+				errDamaged, s.snapDir(), s.logDir())
+		}
+		s.log.Warn("no snapshot found, but there are log entries: starting from the log alone (snapshot.trust.empty); this should only be allowed during upgrading",
+			"dir", s.logDir())
+		t := datatree.New()
+		t.ExtendedTypes = s.cfg.ExtendedTypes
+		return t, 0, map[int64]int32{}, nil, nil
 	case errors.Is(err, storage.ErrNoSnapshot):
 		t := datatree.New()
 		t.ExtendedTypes = s.cfg.ExtendedTypes
@@ -567,7 +590,14 @@ func (s *Server) syncLog(txns int) error {
 	if err := s.txlog.Sync(); err != nil {
 		return err
 	}
-	s.cfg.Metrics.Fsync(time.Since(start), txns)
+	took := time.Since(start)
+	s.cfg.Metrics.Fsync(took, txns)
+	// FileTxnLog.commit: whole milliseconds against fsync.warningthresholdms.
+	if ms := took.Milliseconds(); ms > max(s.cfg.FsyncWarningThreshold, 0).Milliseconds() {
+		s.fsyncSlow.Add(1)
+		s.log.Warn("fsync of the txn log took longer than fsync.warningthresholdms, which adversely affects operation latency; see ZooKeeper's troubleshooting guide",
+			"took_ms", ms, "threshold_ms", max(s.cfg.FsyncWarningThreshold, 0).Milliseconds(), "dir", s.logDir(), "txns", txns)
+	}
 	return nil
 }
 

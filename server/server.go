@@ -50,8 +50,11 @@ type Config struct {
 	MinSessionTimeout int    // ms; 0 = derived from TickTime (config.SessionTimeoutBounds)
 	MaxSessionTimeout int    // ms; 0 = derived from TickTime
 	MaxClientCnxns    int    // per IP; 0 = unlimited (not the key's default)
-	SnapCount         int
-	PreAllocSize      int64
+	// MaxCnxns limits client connections in total (zookeeper.maxCnxns); one past it is
+	// closed as soon as it is accepted. 0 = no limit.
+	MaxCnxns     int
+	SnapCount    int
+	PreAllocSize int64
 	// NoSync skips fsync (zoo.cfg forceSync=no): faster, and acknowledged writes can be
 	// lost in a power failure. The zero value is the safe one.
 	NoSync bool
@@ -94,6 +97,21 @@ type Config struct {
 	// GlobalOutstandingLimit bounds requests read but not yet answered; past it the
 	// server stops reading from clients.
 	GlobalOutstandingLimit int
+	// RequestThrottleMaxRequests bounds requests in process at once
+	// (zookeeper.request_throttle_max_requests, ZooKeeper's RequestThrottler): past it the
+	// connections' readers wait for a slot, as at GlobalOutstandingLimit; 0 = no bound but
+	// that one.
+	RequestThrottleMaxRequests int
+	// LeaderServesNo is zookeeper.leaderServes=no: as leader, this member serves no
+	// clients (Leader.lead does not hand the client port its ZooKeeperServer).
+	LeaderServesNo bool
+	// SnapshotTrustEmpty is zookeeper.snapshot.trust.empty: a data directory with log
+	// entries and no snapshot starts from the log alone instead of being refused.
+	SnapshotTrustEmpty bool
+	// FsyncWarningThreshold: an fsync of the txn log that takes longer is logged and
+	// counted (zookeeper.fsync.warningthresholdms), both in whole milliseconds as
+	// ZooKeeper compares them; 0 = 1 s, negative = 0 ms.
+	FsyncWarningThreshold time.Duration
 	// MaxOutgoingBytes bounds a connection's unsent replies; past it the connection is
 	// closed (a client that does not read).
 	MaxOutgoingBytes       int
@@ -130,6 +148,12 @@ type Config struct {
 	PersistConfig func(text []byte, version int64, next bool) error
 	InitLimit     int // ticks
 	SyncLimit     int // ticks
+	// ConnectToLearnerMasterLimit bounds, in ticks, a learner's connecting to its leader or
+	// learner master (connectToLearnerMasterLimit); 0 = InitLimit.
+	ConnectToLearnerMasterLimit int
+	// CnxTimeout bounds a connection attempt to a member's election port
+	// (zookeeper.cnxTimeout); 0 = 5 s.
+	CnxTimeout time.Duration
 	// QuorumListenOnAllIPs makes the quorum and election ports listen on every interface
 	// (quorumListenOnAllIPs); members still advertise and dial the configured addresses.
 	QuorumListenOnAllIPs bool
@@ -264,6 +288,9 @@ func (c *Config) setDefaults() {
 	if c.ConnectTimeout <= 0 {
 		c.ConnectTimeout = 10 * time.Second
 	}
+	if c.FsyncWarningThreshold == 0 {
+		c.FsyncWarningThreshold = time.Duration(config.DefaultInt("fsync.warningthresholdms")) * time.Millisecond
+	}
 	if c.WriteTimeout <= 0 {
 		c.WriteTimeout = 30 * time.Second
 	}
@@ -291,6 +318,19 @@ func (c *Config) setDefaults() {
 	if c.FourLetterWhitelist == nil {
 		c.FourLetterWhitelist = d.FourLetterWhitelist
 	}
+}
+
+// outstandingSlots is how many requests may be read and not yet answered: globalOutstandingLimit,
+// or request_throttle_max_requests when that is smaller. zkd's readers wait for a slot
+// before reading a request on, so the throttler's bound on requests in process and the
+// connection-level bound are one semaphore: a request past the throttle waits unread (ZooKeeper
+// reads it and holds it in the throttler), and one whose connection closes meanwhile is
+// dropped unanswered, as ZooKeeper drops stale requests.
+func (c *Config) outstandingSlots() int {
+	if n := c.RequestThrottleMaxRequests; n > 0 && n < c.GlobalOutstandingLimit {
+		return n
+	}
+	return c.GlobalOutstandingLimit
 }
 
 // Server is a standalone zkd server.
@@ -321,7 +361,10 @@ type Server struct {
 	stopOnce sync.Once
 	wg       sync.WaitGroup
 	tokens   chan struct{}
-	fatal    chan error
+	// fsyncSlow counts fsyncs of the txn log over FsyncWarningThreshold (ZooKeeper's
+	// ServerStats fsyncThresholdExceedCount).
+	fsyncSlow atomic.Int64
+	fatal     chan error
 
 	packetsReceived, packetsSent atomic.Int64
 	counters                     counters
@@ -396,7 +439,7 @@ func New(cfg Config) (*Server, error) {
 		clk:        cfg.Clock,
 		events:     make(chan event, 1024),
 		stopping:   make(chan struct{}),
-		tokens:     make(chan struct{}, cfg.GlobalOutstandingLimit),
+		tokens:     make(chan struct{}, cfg.outstandingSlots()),
 		fatal:      make(chan error, 1),
 		perIP:      make(map[string]int),
 		allConns:   make(map[*conn]struct{}),
@@ -604,6 +647,15 @@ func (s *Server) newConn(nc net.Conn) {
 		accepted:    s.clk.Now(),
 	}
 	s.connsMu.Lock()
+	if max, n := s.cfg.MaxCnxns, len(s.allConns); max > 0 && n >= max {
+		// ServerCnxnFactory.limitTotalNumberOfCnxns: past zookeeper.maxCnxns the new
+		// connection is closed at once (NIO's doAccept closes it; both count it rejected).
+		s.connsMu.Unlock()
+		s.log.Warn("too many connections", "connections", n, "max", max)
+		s.counters.add(cntConnectionRejected, 1)
+		c.close()
+		return
+	}
 	swept := s.connsSwept
 	s.allConns[c] = struct{}{}
 	s.connsMu.Unlock()

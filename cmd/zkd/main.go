@@ -108,9 +108,7 @@ func run(args []string) error {
 		if cfg, err = config.Load(*cfgPath); err != nil {
 			return err
 		}
-		for _, k := range cfg.Unknown {
-			logger.Warn("ignoring unknown config key", "key", k)
-		}
+		cfg.LogIgnored(logger)
 	}
 	if err := applyFlags(fset, f, cfg); err != nil {
 		return err

@@ -17,12 +17,14 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"log/slog"
 	"maps"
 	"net"
 	"os"
 	"slices"
 	"strconv"
 	"strings"
+	"time"
 )
 
 // ErrInvalid matches (with errors.Is) every error about a bad setting.
@@ -155,9 +157,53 @@ type Config struct {
 	DynamicVersion     int64
 	NextDynamic        *Dynamic
 
-	// Unknown lists keys (in file order) that zkd does not use. ZooKeeper turns such keys into
-	// "zookeeper."-prefixed system properties; zkd ignores them and the caller should log them.
-	Unknown []string
+	// SkipACL is zookeeper.skipACL=yes: no ACL is checked.
+	SkipACL bool
+	// MaxCnxns is zookeeper.maxCnxns: client connections allowed in total; 0 = no limit.
+	MaxCnxns int
+	// RequestThrottleMaxRequests is zookeeper.request_throttle_max_requests: requests in
+	// process at once; 0 = no limit beyond GlobalOutstandingLimit.
+	RequestThrottleMaxRequests int
+	// LeaderServesNo is zookeeper.leaderServes=no: an ensemble's leader serves no clients.
+	LeaderServesNo bool
+	// FsyncWarningThresholdMs is zookeeper.fsync.warningthresholdms: a slower fsync of the
+	// txn log is logged and counted. 0 = the default (1000), -1 = written as 0 or less. Use
+	// FsyncWarningThreshold.
+	FsyncWarningThresholdMs int64
+	// SnapshotTrustEmpty is zookeeper.snapshot.trust.empty: a data directory with log
+	// entries and no snapshot starts from the log alone.
+	SnapshotTrustEmpty bool
+	// ConnectToLearnerMasterLimit is connectToLearnerMasterLimit, in ticks; 0 = InitLimit.
+	ConnectToLearnerMasterLimit int
+	// CnxTimeoutMs is zookeeper.cnxTimeout: the bound on dialling a member's election port;
+	// 0 = the default (5000). Use CnxTimeout.
+	CnxTimeoutMs int
+
+	// Unknown lists keys (in file order) that neither zkd nor ZooKeeper 3.8/3.9 knows (a
+	// typo, or another program's key). ZooKeeper turns such keys into "zookeeper."-prefixed
+	// system properties; zkd ignores them. NotImplemented lists the keys ZooKeeper reads that
+	// zkd recognises and does not implement (the key table's Unimplemented rows), with what
+	// zkd does instead. LogIgnored logs both, each with its own message.
+	Unknown        []string
+	NotImplemented []IgnoredKey
+}
+
+// IgnoredKey is a ZooKeeper key zkd recognises and does not implement, as zoo.cfg wrote it.
+type IgnoredKey struct {
+	Key, Value string
+	// Instead is what zkd does instead, or why it needs nothing.
+	Instead string
+}
+
+// LogIgnored logs the keys Parse ignored: a ZooKeeper key zkd does not implement with what
+// zkd does instead, apart from an unknown key, which is most likely a typo.
+func (c *Config) LogIgnored(logger *slog.Logger) {
+	for _, k := range c.NotImplemented {
+		logger.Warn("ignoring ZooKeeper key zkd does not implement", "key", k.Key, "value", k.Value, "zkd", k.Instead)
+	}
+	for _, k := range c.Unknown {
+		logger.Warn("ignoring unknown config key (not a ZooKeeper 3.8/3.9 key: a typo?)", "key", k)
+	}
 }
 
 // Defaults returns the settings of zkd's no-argument mode: a loopback-only server on port 2181
@@ -229,6 +275,10 @@ func parse(data []byte, file string) (*Config, error) {
 			continue
 		}
 		err := c.set(p.Key, p.Value)
+		if ni, ok := errors.AsType[*notImplementedError](err); ok {
+			c.NotImplemented = append(c.NotImplemented, IgnoredKey{Key: p.Key, Value: p.Value, Instead: ni.reason})
+			continue
+		}
 		if errors.Is(err, errUnknownKey) {
 			if err = checkUnknownKey(p.Key, p.Value); err == nil {
 				c.Unknown = append(c.Unknown, p.Key)
@@ -306,13 +356,22 @@ func (c *Config) ClientAddr() string {
 
 var errUnknownKey = errors.New("unknown key")
 
-// set applies one zoo.cfg entry through its row of the key table.
+// set applies one zoo.cfg entry through its row of the key table. A row zkd does not
+// implement only checks the value, then answers a notImplementedError.
 func (c *Config) set(key, v string) error {
 	k, name := lookup(key)
 	if k == nil {
 		return errUnknownKey
 	}
-	return k.parse(c, name, v)
+	if k.parse != nil {
+		if err := k.parse(c, name, v); err != nil {
+			return err
+		}
+	}
+	if k.Unimplemented != "" {
+		return recognisedOnly(k.Unimplemented)
+	}
+	return nil
 }
 
 // parseWhitelist follows ZooKeeper: comma-separated, trimmed, "*" enables everything, and
@@ -457,6 +516,18 @@ func (c *Config) AdminListenAddr() string {
 	host := cmp.Or(c.AdminServerAddress, DefaultString("admin.serverAddress"))
 	port := cmp.Or(c.AdminServerPort, DefaultInt("admin.serverPort"))
 	return net.JoinHostPort(host, strconv.Itoa(port))
+}
+
+// FsyncWarningThreshold is how long an fsync of the txn log may take before it is logged
+// (fsync.warningthresholdms).
+func (c *Config) FsyncWarningThreshold() time.Duration {
+	ms := cmp.Or(c.FsyncWarningThresholdMs, int64(DefaultInt("fsync.warningthresholdms")))
+	return time.Duration(max(ms, 0)) * time.Millisecond
+}
+
+// CnxTimeout bounds a connection attempt to a member's election port (cnxTimeout).
+func (c *Config) CnxTimeout() time.Duration {
+	return time.Duration(cmp.Or(c.CnxTimeoutMs, DefaultInt("cnxTimeout"))) * time.Millisecond
 }
 
 // AdminURL is the AdminServer's command URL (AdminServer, issue 14).

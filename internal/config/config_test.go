@@ -78,6 +78,7 @@ server.3=[::1]:2889:3889:participant;[::1]:12183
 admin.enableServer=false
 standaloneEnabled=false
 syncEnabled=true
+syncEnable=true
 `
 	want := &Config{
 		TickTime: 1000, InitLimit: 7, SyncLimit: 3,
@@ -97,7 +98,9 @@ syncEnabled=true
 			3: {ID: 3, Host: "::1", QuorumPort: 2889, ElectionPort: 3889, ClientHost: "::1", ClientPort: 12183},
 		},
 		StandaloneDisabled: true,
-		Unknown:            []string{"syncEnabled"}, // admin.enableServer=false is known (AdminServer)
+		// admin.enableServer=false is known (AdminServer), syncEnabled=true is what zkd's
+		// observers do; syncEnable is a typo.
+		Unknown: []string{"syncEnable"},
 	}
 	got := mustParse(t, in)
 	if !reflect.DeepEqual(got, want) {

@@ -64,7 +64,9 @@ func Markdown() string {
 	p("`zkd` with no arguments serves clients on `127.0.0.1:2181` and keeps its data in `./zkd-data`.\n")
 	p("`zkd --config zoo.cfg` reads an Apache ZooKeeper configuration file the way ZooKeeper 3.8 does:\n")
 	p("the same keys, defaults and checks. `zkd --config-keys` prints this page.\n\n")
-	p("Unknown keys are logged and ignored, as ZooKeeper does, except under prefixes where a typo\n")
+	p("Keys ZooKeeper reads that zkd does not implement are listed at the end of this page; start-up logs\n")
+	p("each one set (\"ignoring ZooKeeper key zkd does not implement\", with what zkd does instead).\n")
+	p("Unknown keys are logged apart (\"ignoring unknown config key\": most likely a typo) and ignored, as ZooKeeper does, except under prefixes where a typo\n")
 	p("would quietly weaken security (%s):\n", strings.Join(guarded, ", "))
 	p("there they stop start-up. Invalid values stop start-up with an error naming the key.\n")
 	p("Keys marked † are system properties in ZooKeeper and may also be written with the\n")
@@ -94,11 +96,21 @@ func Markdown() string {
 		if k.Section != section {
 			section = k.Section
 			p("\n## %s\n\n", section)
-			p("| key | default | without a config file | description |\n| --- | --- | --- | --- |\n")
+			if k.Unimplemented != "" {
+				p("ZooKeeper 3.8/3.9 reads these keys; zkd recognises them and does not implement them.\n")
+				p("Start-up logs each one set, with what zkd does instead, apart from unknown keys (typos).\n\n")
+				p("| key | ZooKeeper's default | what zkd does instead |\n| --- | --- | --- |\n")
+			} else {
+				p("| key | default | without a config file | description |\n| --- | --- | --- | --- |\n")
+			}
 		}
 		name := "`" + k.displayName() + "`"
 		if k.SysProp {
 			name += " †"
+		}
+		if k.Unimplemented != "" {
+			p("| %s | %s | %s |\n", name, code(k.Default), cell(k.Unimplemented))
+			continue
 		}
 		p("| %s | %s | %s | %s |\n", name, code(k.Default), code(k.ZkdDefault), cell(k.Doc))
 	}

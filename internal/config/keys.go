@@ -32,6 +32,11 @@ type keyDef struct {
 	ZkdDefault string
 	Section    string
 	Doc        string
+	// Unimplemented marks a key ZooKeeper 3.8/3.9 reads that zkd recognises and does not
+	// implement; it says what zkd does instead. Parse lists such a key in
+	// Config.NotImplemented (the row's parse, when set, only checks the value) and start-up
+	// logs it apart from unknown keys; the documentation lists it with the reason.
+	Unimplemented string
 
 	// parse applies a value; key is the name as matched (without "zookeeper."), which a
 	// Prefix row needs.
@@ -57,7 +62,36 @@ const (
 	secMetrics  = "Metrics"
 	secSecurity = "Security"
 	secZkd      = "zkd's own keys"
+	secUnimpl   = "ZooKeeper keys zkd does not implement"
 )
+
+// notImplementedError is what a row's parse returns for a value zkd recognises and does not
+// implement (a row with Unimplemented set, or one whose value is only partly implemented,
+// such as syncEnabled=false): Parse lists the key in Config.NotImplemented and goes on.
+type notImplementedError struct{ reason string }
+
+func (e *notImplementedError) Error() string { return "not implemented: " + e.reason }
+
+func recognisedOnly(reason string) error { return &notImplementedError{reason: reason} }
+
+// checkBool is the parse of an unimplemented boolean row: the value is still held to true
+// or false (any case), as ZooKeeper's parseBoolean holds it.
+func checkBool(_ *Config, _, v string) error {
+	_, err := parseBool(v)
+	return err
+}
+
+// checkStrictBool is checkBool under a guarded prefix (security.go), with its message.
+func checkStrictBool(_ *Config, _, v string) error {
+	_, err := strictBool(v)
+	return err
+}
+
+// checkInt is the parse of an unimplemented integer row.
+func checkInt(_ *Config, _, v string) error {
+	_, err := javaDecodeInt(v)
+	return err
+}
 
 // Setters for common value kinds.
 
@@ -248,6 +282,28 @@ var keys = []keyDef{
 		Doc:   "The format snapshots are written in: gz or snappy (any case); anything else means uncompressed. Every format is read whatever it says.",
 		parse: stringKey(func(c *Config) *string { return &c.SnapshotCompression }),
 		value: func(c *Config) string { return c.SnapshotCompression }},
+	{Name: "snapshot.trust.empty", SysProp: true, Default: "false", Section: secStorage,
+		Doc:   "A data directory whose log has txns and which has no snapshot at all is refused at start-up (the log may not reach back to the beginning); true starts from the log alone, for data directories of ZooKeeper before 3.5.3. Anything but \"true\" (any case) is false, as Boolean.getBoolean reads it.",
+		parse: func(c *Config, _, v string) error { c.SnapshotTrustEmpty = strings.EqualFold(v, "true"); return nil },
+		value: func(c *Config) string { return boolString(c.SnapshotTrustEmpty) }},
+	{Name: "fsync.warningthresholdms", SysProp: true, Default: "1000", ZeroIsDefault: true, Section: secStorage,
+		Doc: "An fsync of the transaction log that takes longer than this many ms is logged (WARN), as ZooKeeper compares them: in whole milliseconds; 0 or less warns of every fsync that takes one.",
+		parse: func(c *Config, _, v string) error {
+			n, err := strconv.ParseInt(v, 0, 64)
+			if err != nil {
+				return errors.New("not an integer")
+			}
+			// 0 and less warn of every fsync that takes a millisecond; -1 keeps that apart
+			// from unset (zero).
+			c.FsyncWarningThresholdMs = max(n, -1)
+			if n == 0 {
+				c.FsyncWarningThresholdMs = -1
+			}
+			return nil
+		},
+		value: func(c *Config) string {
+			return nonZero(c.FsyncWarningThresholdMs, func(ms int64) string { return strconv.FormatInt(max(ms, 0), 10) })
+		}},
 
 	// Limits and behaviour.
 	{Name: "jute.maxbuffer", SysProp: true, Default: "1048575", Section: secLimits,
@@ -302,6 +358,31 @@ var keys = []keyDef{
 		Doc:   "A local session that creates an ephemeral is upgraded to a global one (otherwise the create fails).",
 		parse: func(c *Config, key, v string) error { return c.setLocalSessions(key, v) },
 		value: func(c *Config) string { return boolString(c.LocalSessions.Upgrading) }},
+	{Name: "maxCnxns", SysProp: true, Default: "0", Section: secLimits,
+		Doc: "Client connections allowed in total (ServerCnxnFactory.maxCnxns); a connection past it is closed as soon as it is accepted and counted in connection_rejected. 0 means no limit; a negative value is read as 0, as ZooKeeper does.",
+		parse: func(c *Config, _, v string) error {
+			n, err := javaDecodeInt(v)
+			c.MaxCnxns = max(n, 0)
+			return err
+		},
+		value: func(c *Config) string { return itoa(c.MaxCnxns) }},
+	{Name: "request_throttle_max_requests", SysProp: true, Default: "0", Section: secLimits,
+		Doc: "Requests in process at once (RequestThrottler); past it further requests wait, their connections unread, until one finishes, and a waiting request whose connection closes is dropped unanswered. 0 means no limit beyond globalOutstandingLimit.",
+		parse: func(c *Config, _, v string) error {
+			n, err := javaDecodeInt(v)
+			c.RequestThrottleMaxRequests = max(n, 0)
+			return err
+		},
+		value: func(c *Config) string { return itoa(c.RequestThrottleMaxRequests) }},
+	{Name: "leaderServes", SysProp: true, Default: "yes", Section: secLimits,
+		Doc:   "\"no\": an ensemble's leader serves no clients (their connections are closed, as while a member has no quorum), leaving it to the quorum's work. Anything but \"no\" is yes, as ZooKeeper reads it.",
+		parse: func(c *Config, _, v string) error { c.LeaderServesNo = v == "no"; return nil },
+		value: func(c *Config) string {
+			if c.LeaderServesNo {
+				return "no"
+			}
+			return "yes"
+		}},
 
 	// Ensemble.
 	{Name: "initLimit", ZkdDefault: "10", Section: secEnsemble,
@@ -314,6 +395,30 @@ var keys = []keyDef{
 		parse: intKey(func(c *Config) *int { return &c.SyncLimit }, javaParseInt),
 		check: func(c *Config) error { return notNegative(c.SyncLimit) },
 		value: func(c *Config) string { return itoa(c.SyncLimit) }},
+	{Name: "connectToLearnerMasterLimit", Default: "0", Section: secEnsemble,
+		Doc:   "Ticks a learner may take to connect to its leader (or an observer to its learner master); 0 means initLimit.",
+		parse: intKey(func(c *Config) *int { return &c.ConnectToLearnerMasterLimit }, javaParseInt),
+		value: func(c *Config) string { return itoa(c.ConnectToLearnerMasterLimit) }},
+	{Name: "cnxTimeout", SysProp: true, Default: "5000", ZeroIsDefault: true, Section: secEnsemble,
+		Doc: "Milliseconds a connection attempt to another member's election port may take. ZooKeeper takes 0 as no bound; zkd refuses 0 and less, which would let one unreachable member stall the election.",
+		parse: func(c *Config, _, v string) error {
+			n, err := javaParseInt(v)
+			if err != nil {
+				return err
+			}
+			if n <= 0 {
+				return errors.New("must be positive: a connection attempt without a bound would stall the election on an unreachable member")
+			}
+			c.CnxTimeoutMs = n
+			return nil
+		},
+		value: func(c *Config) string { return nonZero(c.CnxTimeoutMs, itoa) }},
+	{Name: "syncEnabled", Default: "true", Section: secEnsemble,
+		Doc:   "Observers log and snapshot the txns they receive, as zkd's observers always do; false is recognised and not implemented (logged at start-up).",
+		parse: syncEnabled},
+	{Name: "observer.syncEnabled", SysProp: true, Default: "true", Section: secEnsemble,
+		Doc:   "The system property form of syncEnabled, which it overrides in ZooKeeper; the same in zkd.",
+		parse: syncEnabled},
 	{Name: "server.", Prefix: true, Syntax: "server.N", Section: secEnsemble,
 		Doc: "host:quorumPort:electionPort[:participant|observer][;[clientHost:]clientPort]; two or more lines (or one with standaloneEnabled=false) make an ensemble.",
 		parse: func(c *Config, key, v string) error {
@@ -467,6 +572,27 @@ var keys = []keyDef{
 		Doc:   "super:<base64 sha1>: the digest of the super user's password.",
 		parse: stringKey(func(c *Config) *string { return &c.SuperDigest }),
 		value: func(c *Config) string { return c.SuperDigest }},
+	{Name: "skipACL", SysProp: true, Default: "no", Section: secSecurity,
+		Doc:   "\"yes\" skips every ACL check (reads, writes, reconfig, watch events). Anything but \"yes\" is no, as ZooKeeper reads it; start-up logs a WARN when it is on.",
+		parse: func(c *Config, _, v string) error { c.SkipACL = v == "yes"; return nil },
+		value: func(c *Config) string {
+			if c.SkipACL {
+				return "yes"
+			}
+			return "no"
+		}},
+	{Name: "audit.enable", SysProp: true, Default: "false", Section: secSecurity,
+		Doc: "Audit logging (ZKAuditProvider). Not implemented yet: true stops start-up rather than run without the audit log the operator asked for; only true or false are taken.",
+		parse: func(c *Config, _, v string) error {
+			on, err := strictBool(v)
+			if err != nil {
+				return err
+			}
+			if on {
+				return fmt.Errorf("%w: zkd does not write ZooKeeper's audit log yet, and will not start without the audit log this asks for", ErrNotImplemented)
+			}
+			return nil
+		}},
 	{Name: "secureClientPort", Section: secSecurity, Doc: "The TLS client port (with the ssl.* stores).", parse: security},
 	{Name: "secureClientPortAddress", Section: secSecurity, Doc: "The address the TLS client port listens on; empty means every interface.", parse: security},
 	{Name: "client.portUnification", SysProp: true, Default: "false", Section: secSecurity, Doc: "TLS and plaintext clients on clientPort.", parse: security},
@@ -522,6 +648,68 @@ var keys = []keyDef{
 		value: func(c *Config) string {
 			return nonZero(c.AdminGuards.RestoreReadTimeoutMs, func(n int64) string { return strconv.FormatInt(n, 10) })
 		}},
+
+	// ZooKeeper keys zkd recognises and does not implement: Parse lists them in
+	// NotImplemented and start-up logs each with what zkd does instead.
+	{Name: "electionAlg", Default: "3", Section: secUnimpl, parse: checkInt,
+		Unimplemented: "zkd runs fast leader election, ZooKeeper 3.x's only algorithm (3)"},
+	{Name: "peerType", Section: secUnimpl,
+		Unimplemented: "a member's role comes from its server.N line (:observer), which ZooKeeper also follows when the two differ"},
+	{Name: "quorum.cnxn.threads.size", Default: "20", Section: secUnimpl, parse: checkInt,
+		Unimplemented: "quorum SASL handshakes run on a goroutine each, with no pool to size"},
+	{Name: "jvm.pause.monitor", Default: "false", Section: secUnimpl, parse: checkBool,
+		Unimplemented: "no JVM: there are no JVM pauses to watch"},
+	{Name: "jvm.pause.info-threshold.ms", Default: "1000", Section: secUnimpl, parse: checkInt,
+		Unimplemented: "no JVM: there are no JVM pauses to watch"},
+	{Name: "jvm.pause.warn-threshold.ms", Default: "10000", Section: secUnimpl, parse: checkInt,
+		Unimplemented: "no JVM: there are no JVM pauses to watch"},
+	{Name: "jvm.pause.sleep.time.ms", Default: "500", Section: secUnimpl, parse: checkInt,
+		Unimplemented: "no JVM: there are no JVM pauses to watch"},
+	{Name: "oraclePath", Section: secUnimpl,
+		Unimplemented: "no quorum oracle: a two-member ensemble needs both members for a quorum"},
+	{Name: "commitProcessor.numWorkerThreads", SysProp: true, Section: secUnimpl, parse: checkInt,
+		Unimplemented: "zkd applies requests on one core goroutine; there is no worker pool to size"},
+	{Name: "nio.numSelectorThreads", SysProp: true, Section: secUnimpl, parse: checkInt,
+		Unimplemented: "each connection has its own reader and writer goroutines; there are no selector threads"},
+	{Name: "nio.numWorkerThreads", SysProp: true, Section: secUnimpl, parse: checkInt,
+		Unimplemented: "each connection has its own reader and writer goroutines; there is no worker pool"},
+	{Name: "request_throttle_stall_time", SysProp: true, Default: "100", Section: secUnimpl, parse: checkInt,
+		Unimplemented: "a request waiting on request_throttle_max_requests is let through the moment a slot frees, with no polling interval"},
+	{Name: "request_throttle_drop_stale", SysProp: true, Default: "true", Section: secUnimpl, parse: checkBool,
+		Unimplemented: "a waiting request whose connection closes is always dropped (ZooKeeper's default, true)"},
+	{Name: "request_stale_connection_check", SysProp: true, Default: "true", Section: secUnimpl, parse: checkBool,
+		Unimplemented: "a request whose connection has closed is always stale (ZooKeeper's default, true)"},
+	{Name: "request_stale_latency_check", SysProp: true, Default: "false", Section: secUnimpl, parse: checkBool,
+		Unimplemented: "a request older than its session timeout is not dropped (ZooKeeper's default, false)"},
+	{Name: "audit.impl.class", SysProp: true, Section: secUnimpl,
+		Unimplemented: "audit logging is not implemented (audit.enable=true stops start-up)"},
+	{Name: "sasl.client", SysProp: true, Default: "true", Section: secUnimpl, parse: checkStrictBool,
+		Unimplemented: "a Java client setting: a server has no use for it"},
+	{Name: "sasl.client.username", SysProp: true, Default: "zookeeper", Section: secUnimpl,
+		Unimplemented: "a Java client setting: a server has no use for it"},
+	{Name: "sasl.clientconfig", SysProp: true, Default: "Client", Section: secUnimpl,
+		Unimplemented: "a Java client setting: a server has no use for it"},
+	{Name: "sasl.client.canonicalize.hostname", SysProp: true, Default: "true", Section: secUnimpl, parse: checkStrictBool,
+		Unimplemented: "a Java client setting: a server has no use for it"},
+	{Name: "sasl.client.allowReverseDnsLookup", SysProp: true, Default: "false", Section: secUnimpl, parse: checkStrictBool,
+		Unimplemented: "a Java client setting: a server has no use for it"},
+	{Name: "admin.idleTimeout", SysProp: true, Default: "30000", Section: secUnimpl,
+		Unimplemented: "Jetty tuning: zkd's AdminServer is Go's net/http with its own timeouts"},
+	{Name: "admin.httpVersion", SysProp: true, Default: "11", Section: secUnimpl,
+		Unimplemented: "Jetty tuning: zkd's AdminServer speaks HTTP/1.1"},
+}
+
+// syncEnabled is the parse of syncEnabled and zookeeper.observer.syncEnabled: zkd's observers
+// always log and snapshot, so true is what they do and false is not implemented.
+func syncEnabled(_ *Config, _, v string) error {
+	on, err := parseBool(v)
+	if err != nil {
+		return err
+	}
+	if !on {
+		return recognisedOnly("observers log and snapshot the txns they receive anyway, as with syncEnabled=true")
+	}
+	return nil
 }
 
 // keyIndex finds the exact-name rows by name; prefixRows are the Prefix rows, longest name
@@ -598,7 +786,7 @@ func applyDefaults(c *Config, zkd bool) {
 		if zkd && k.ZkdDefault != "" {
 			v = k.ZkdDefault
 		}
-		if v == "" || k.Prefix {
+		if v == "" || k.Prefix || k.Unimplemented != "" {
 			continue
 		}
 		if err := k.parse(c, k.Name, v); err != nil {

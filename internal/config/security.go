@@ -393,30 +393,11 @@ var ErrUnknownSecurityKey = errors.New("unknown key where security is configured
 // forms only through setSecurityKey.
 var guardedPrefixes = []string{"enforce.auth.", "authProvider.", "sasl", "quorum.auth.", "admin.", "zkd."}
 
-// unusedGuardedKeys are the keys under guardedPrefixes that ZooKeeper 3.8/3.9 reads (as
-// "zookeeper."-prefixed system properties, which a zoo.cfg line sets) and zkd has no use
-// for: the Java client's SASL settings, which people copy into a server's zoo.cfg, and Jetty's
-// tuning. They start as in ZooKeeper and are listed in Config.Unknown; the boolean ones are
-// still held to "true" or "false".
-var unusedGuardedKeys = map[string]bool{ // key -> is a boolean
-	"sasl.client": true, "sasl.client.username": false, "sasl.clientconfig": false,
-	"sasl.client.canonicalize.hostname": true, "sasl.client.allowReverseDnsLookup": true,
-	"admin.idleTimeout": false, "admin.httpVersion": false,
-}
-
 // checkUnknownKey is called for a key Config.set does not know: nil when the key may be
 // ignored (logged as unknown), an error when it stops start-up.
 func checkUnknownKey(key, v string) error {
 	bare := strings.TrimPrefix(key, "zookeeper.")
 	if !slices.ContainsFunc(guardedPrefixes, func(p string) bool { return strings.HasPrefix(bare, p) }) {
-		return nil
-	}
-	if isBool, ok := unusedGuardedKeys[bare]; ok {
-		if isBool {
-			if _, err := strictBool(v); err != nil {
-				return err
-			}
-		}
 		return nil
 	}
 	if bare != key {
