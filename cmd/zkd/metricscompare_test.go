@@ -397,3 +397,45 @@ func TestPrometheusEmptyFamiliesMatchZooKeeper(t *testing.T) {
 	}
 	t.Logf("%d ZooKeeper families, %d without samples", len(zkTypes), empty)
 }
+
+// TestPrometheusWildcardHostAsZooKeeper: with metricsProvider.httpHost=0.0.0.0 (the
+// default) ZooKeeper's provider, bound by the JVM on a dual-stack socket, serves IPv4 and
+// IPv6 clients alike; zkd's endpoint answers the same loopback addresses as it does.
+func TestPrometheusWildcardHostAsZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	ref := refzk.StartStandalone(t, refzk.Options{Prometheus: true,
+		Config: []string{"metricsProvider.httpHost=0.0.0.0", "metricsProvider.exportJvmInfo=false"}})
+	_, refPort, _ := strings.Cut(ref.MetricsAddr(), ":")
+	mport := freePort(t)
+	startFromZooCfg(t, t.TempDir(), "metricsProvider.className="+refzk.PrometheusProviderClass+"\n"+
+		"metricsProvider.httpHost=0.0.0.0\n"+
+		fmt.Sprintf("metricsProvider.httpPort=%d\n", mport)+
+		"metricsProvider.exportJvmInfo=false\n")
+	answers := func(host, port string) bool {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			resp, err := http.Get("http://" + host + ":" + port + "/metrics")
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return resp.StatusCode == http.StatusOK
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	for _, host := range []string{"127.0.0.1", "[::1]"} {
+		zk, zkd := answers(host, refPort), answers(host, fmt.Sprint(mport))
+		t.Logf("%s: ZooKeeper answers %v, zkd %v", host, zk, zkd)
+		if zk != zkd {
+			t.Errorf("httpHost=0.0.0.0, GET from %s: ZooKeeper answers %v, zkd %v", host, zk, zkd)
+		}
+		if host == "127.0.0.1" && !zkd {
+			t.Errorf("zkd's endpoint on 0.0.0.0 does not answer 127.0.0.1")
+		}
+	}
+}

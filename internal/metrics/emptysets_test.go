@@ -3,6 +3,8 @@ package metrics
 import (
 	"compress/gzip"
 	"io"
+	"log/slog"
+	"net"
 	"net/http"
 	"strings"
 	"testing"
@@ -90,5 +92,26 @@ func TestEmptySetsAsZooKeeper(t *testing.T) {
 	}
 	if !strings.Contains(body, "# TYPE learner_handler_qp_size summary\n") {
 		t.Errorf("learner_handler_qp_size lost while ack_latency has series")
+	}
+}
+
+// TestServeWildcard: ZooKeeper's default host, 0.0.0.0, serves every interface, IPv6
+// loopback included (as the JVM binds it), and the endpoint is named by the host given.
+func TestServeWildcard(t *testing.T) {
+	ep, err := New(Options{}).Serve("0.0.0.0:0", slog.New(slog.DiscardHandler))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ep.Close()
+	host, port, _ := net.SplitHostPort(ep.Addr())
+	if host != "0.0.0.0" {
+		t.Errorf("Addr %s, want the host given, 0.0.0.0", ep.Addr())
+	}
+	get(t, "http://127.0.0.1:"+port+"/metrics", false)
+	if ln, err := net.Listen("tcp6", "[::1]:0"); err != nil {
+		t.Logf("no IPv6 loopback here (%v): [::1] not tried", err)
+	} else {
+		ln.Close()
+		get(t, "http://[::1]:"+port+"/metrics", false)
 	}
 }

@@ -135,20 +135,33 @@ func acceptsGzip(h string) bool {
 
 // Endpoint is the HTTP server of /metrics.
 type Endpoint struct {
-	srv *http.Server
-	ln  net.Listener
+	srv  *http.Server
+	ln   net.Listener
+	addr string // the host Serve was given, with the port listened on
 }
 
 // Serve starts serving r on addr (host:port) at /metrics, as ZooKeeper's provider does.
+// A wildcard host, 0.0.0.0 (ZooKeeper's default) as well as ::, listens on every interface,
+// IPv4 and IPv6, as Java binds ZooKeeper's provider: the JVM opens a dual-stack socket and
+// binds 0.0.0.0 as the IPv6 wildcard (ss lists both as *:port), so that [::1] is served as
+// 127.0.0.1 is.
 func (r *Registry) Serve(addr string, log *slog.Logger) (*Endpoint, error) {
 	ln, err := net.Listen("tcp", addr)
 	if err != nil {
 		return nil, fmt.Errorf("metrics: listen on %s: %w", addr, err)
 	}
+	// Name the endpoint by the host it was given (Go names a wildcard listener [::]).
+	shown := ln.Addr().String()
+	if host, _, err := net.SplitHostPort(addr); err == nil {
+		if _, port, err := net.SplitHostPort(shown); err == nil {
+			shown = net.JoinHostPort(host, port)
+		}
+	}
 	mux := http.NewServeMux()
 	mux.Handle("/metrics", r.Handler())
 	e := &Endpoint{
-		ln: ln,
+		ln:   ln,
+		addr: shown,
 		srv: &http.Server{
 			Handler:           mux,
 			ReadHeaderTimeout: 10 * time.Second,
@@ -161,12 +174,13 @@ func (r *Registry) Serve(addr string, log *slog.Logger) (*Endpoint, error) {
 			log.Error("metrics endpoint stopped", "err", err)
 		}
 	}()
-	log.Info("serving metrics", "url", "http://"+ln.Addr().String()+"/metrics")
+	log.Info("serving metrics", "url", "http://"+shown+"/metrics")
 	return e, nil
 }
 
-// Addr is the address the endpoint listens on.
-func (e *Endpoint) Addr() string { return e.ln.Addr().String() }
+// Addr is the address the endpoint listens on: the host Serve was given (0.0.0.0 stays
+// 0.0.0.0) and the port.
+func (e *Endpoint) Addr() string { return e.addr }
 
 // Close stops the endpoint and the scrapes it is answering.
 func (e *Endpoint) Close() error { return e.srv.Close() }
