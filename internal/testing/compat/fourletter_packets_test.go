@@ -117,4 +117,8 @@ func TestCompatFourLetterPacketCounts(t *testing.T) {
 	if zr != dr || zs != ds {
 		t.Errorf("srvr after srst: ZooKeeper Received %d Sent %d, zkd %d %d", zr, zs, dr, ds)
 	}
+	// srst zeroes bytes_received_count too; srvr and the mntr reading it add 4 bytes each.
+	if zb, db := bytesReceived(ref.Addr()), bytesReceived(z.Addr()); zb != 8 || db != 8 {
+		t.Errorf("bytes_received_count over srvr and mntr after srst: ZooKeeper %d, zkd %d, want 8", zb, db)
+	}
 }
