@@ -6,6 +6,7 @@ import (
 	"io"
 	"net"
 	"time"
+	"unicode/utf16"
 
 	"github.com/zkd-io/zkd/internal/admin"
 	"github.com/zkd-io/zkd/internal/admin/dispatch"
@@ -31,6 +32,7 @@ func (c *conn) fourLetter(cmd string, br *connReader) {
 	// stmk argument.
 	c.recv.Add(1)
 	s.packetsReceived.Add(1)
+	s.counters.add(cntBytesReceived, 4)
 	var text string
 	switch {
 	case !admin.Allowed(cmd, s.cfg.FourLetterWhitelist, s.cfg.ReadOnlyMode):
@@ -50,7 +52,44 @@ func (c *conn) fourLetter(cmd string, br *connReader) {
 	// The deadline is for the client to take the answer; waiting for a builder slot and
 	// building do not count against it.
 	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
-	c.nc.Write([]byte(text))
+	// Each chunk ZooKeeper writes is a packet sent: one for a short answer, two or more
+	// for a long one (mntr, dump, wchc...).
+	for _, chunk := range fourLetterChunks(text) {
+		if _, err := c.nc.Write([]byte(chunk)); err != nil {
+			return
+		}
+		c.sent.Add(1)
+		s.packetsSent.Add(1)
+	}
+}
+
+// fourLetterChunk is the chunk size, in Java chars, of ZooKeeper's answers to four-letter
+// words: NIOServerCnxn writes the answer through a PrintWriter on a BufferedWriter (8192
+// chars) on its SendBufferWriter, which sends (and counts as a packet, packetSent) what the
+// BufferedWriter hands it once that passes 2048 chars, and the rest on the final flush. An
+// answer of n chars is therefore ceil(n/8192) packets.
+const fourLetterChunk = 8192
+
+// fourLetterChunks splits a four-letter word's answer into the writes ZooKeeper makes of
+// it, counting UTF-16 units as Java's chars (a character is not split).
+func fourLetterChunks(text string) []string {
+	var chunks []string
+	start, units := 0, 0
+	for i, r := range text {
+		u := utf16.RuneLen(r)
+		if u < 1 {
+			u = 1
+		}
+		if units+u > fourLetterChunk {
+			chunks = append(chunks, text[start:i])
+			start, units = i, 0
+		}
+		units += u
+	}
+	if start < len(text) {
+		chunks = append(chunks, text[start:])
+	}
+	return chunks
 }
 
 // readTraceMask reads stmk's argument, a big-endian int64, from what the connection

@@ -15,6 +15,7 @@ import (
 	"github.com/prometheus/common/expfmt"
 	"github.com/prometheus/common/model"
 
+	"github.com/zkd-io/zkd/internal/metrics"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 )
 
@@ -323,4 +324,118 @@ func summaryTotals(f *dto.MetricFamily, key string) [2]float64 {
 		}
 	}
 	return [2]float64{}
+}
+
+// TestPrometheusEmptyFamiliesMatchZooKeeper compares the TYPE lines of fresh servers'
+// scrapes, which the text parser would drop for a family without samples: every family
+// ZooKeeper 3.8's provider declares (its labelled sets with no key yet included: ack_latency,
+// learner_handler_qp_*, the quota_*_per_namespace sets) is declared by zkd with the same
+// type, and the sets ZooKeeper writes without samples have none in zkd either.
+func TestPrometheusEmptyFamiliesMatchZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	ref := refzk.StartStandalone(t, refzk.Options{Prometheus: true,
+		Config: []string{"metricsProvider.exportJvmInfo=false"}})
+	mport := freePort(t)
+	startFromZooCfg(t, t.TempDir(), "metricsProvider.className="+refzk.PrometheusProviderClass+"\n"+
+		"metricsProvider.httpHost=127.0.0.1\n"+
+		fmt.Sprintf("metricsProvider.httpPort=%d\n", mport)+
+		"metricsProvider.exportJvmInfo=false\n")
+	rawScrape := func(url string) string {
+		t.Helper()
+		deadline := time.Now().Add(60 * time.Second)
+		for {
+			resp, err := http.Get(url)
+			if err == nil {
+				b, rerr := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				if rerr == nil && resp.StatusCode == http.StatusOK {
+					return string(b)
+				}
+			}
+			if time.Now().After(deadline) {
+				t.Fatalf("scrape %s: %v", url, err)
+			}
+			time.Sleep(100 * time.Millisecond)
+		}
+	}
+	zkText := rawScrape("http://" + ref.MetricsAddr() + "/metrics")
+	zkdText := rawScrape(fmt.Sprintf("http://127.0.0.1:%d/metrics", mport))
+	zkTypes, zkdTypes := metrics.TypeLines(zkText), metrics.TypeLines(zkdText)
+	hasSample := func(text, name string) bool {
+		for _, line := range strings.Split(text, "\n") {
+			if rest, ok := strings.CutPrefix(line, name); ok && (strings.HasPrefix(rest, " ") ||
+				strings.HasPrefix(rest, "{") || strings.HasPrefix(rest, "_count") || strings.HasPrefix(rest, "_sum")) {
+				return true
+			}
+		}
+		return false
+	}
+	empty := 0
+	for _, name := range sortedKeys(zkTypes) {
+		if _, ok := promOnlyInZooKeeper[name]; ok {
+			continue
+		}
+		if zkdTypes[name] != zkTypes[name] {
+			t.Errorf("ZooKeeper declares %s %s, zkd %q", name, zkTypes[name], zkdTypes[name])
+			continue
+		}
+		if !hasSample(zkText, name) {
+			empty++
+			if hasSample(zkdText, name) {
+				t.Errorf("%s: ZooKeeper writes no sample on a fresh server, zkd does", name)
+			}
+		}
+	}
+	for _, name := range []string{"ack_latency", "learner_handler_qp_size", "learner_handler_qp_time_ms",
+		"quota_exceeded_error_per_namespace", "quota_count_limit_per_namespace",
+		"quota_bytes_limit_per_namespace", "quota_count_usage_per_namespace", "quota_bytes_usage_per_namespace"} {
+		if _, ok := zkTypes[name]; !ok {
+			t.Errorf("ZooKeeper does not declare %s on a fresh server", name)
+		}
+	}
+	t.Logf("%d ZooKeeper families, %d without samples", len(zkTypes), empty)
+}
+
+// TestPrometheusWildcardHostAsZooKeeper: with metricsProvider.httpHost=0.0.0.0 (the
+// default) ZooKeeper's provider, bound by the JVM on a dual-stack socket, serves IPv4 and
+// IPv6 clients alike; zkd's endpoint answers the same loopback addresses as it does.
+func TestPrometheusWildcardHostAsZooKeeper(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts processes")
+	}
+	ref := refzk.StartStandalone(t, refzk.Options{Prometheus: true,
+		Config: []string{"metricsProvider.httpHost=0.0.0.0", "metricsProvider.exportJvmInfo=false"}})
+	_, refPort, _ := strings.Cut(ref.MetricsAddr(), ":")
+	mport := freePort(t)
+	startFromZooCfg(t, t.TempDir(), "metricsProvider.className="+refzk.PrometheusProviderClass+"\n"+
+		"metricsProvider.httpHost=0.0.0.0\n"+
+		fmt.Sprintf("metricsProvider.httpPort=%d\n", mport)+
+		"metricsProvider.exportJvmInfo=false\n")
+	answers := func(host, port string) bool {
+		deadline := time.Now().Add(30 * time.Second)
+		for {
+			resp, err := http.Get("http://" + host + ":" + port + "/metrics")
+			if err == nil {
+				io.Copy(io.Discard, resp.Body)
+				resp.Body.Close()
+				return resp.StatusCode == http.StatusOK
+			}
+			if time.Now().After(deadline) {
+				return false
+			}
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	for _, host := range []string{"127.0.0.1", "[::1]"} {
+		zk, zkd := answers(host, refPort), answers(host, fmt.Sprint(mport))
+		t.Logf("%s: ZooKeeper answers %v, zkd %v", host, zk, zkd)
+		if zk != zkd {
+			t.Errorf("httpHost=0.0.0.0, GET from %s: ZooKeeper answers %v, zkd %v", host, zk, zkd)
+		}
+		if host == "127.0.0.1" && !zkd {
+			t.Errorf("zkd's endpoint on 0.0.0.0 does not answer 127.0.0.1")
+		}
+	}
 }

@@ -9,6 +9,7 @@ import (
 	"strings"
 
 	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/internal/config"
 )
 
 // Command runs one AdminServer command (all but snapshot and restore, which need the
@@ -71,7 +72,7 @@ func fields(b admin.Backend, cmd string, kwargs map[string]string) (fields admin
 	case "environment":
 		return admin.EnvironmentJSON(admin.Env(envInfo())), "", true
 	case "system_properties":
-		return systemProperties(), "", true
+		return systemProperties(b.Info().InitialConfig), "", true
 	case "dirs":
 		d, l := dirSizes(b.Info())
 		return admin.Object{{Key: "datadir_size", Value: d}, {Key: "logdir_size", Value: l}}, "", true
@@ -241,13 +242,19 @@ func quorumJSON(info admin.Info, v admin.QuorumView, cmd string) (admin.Object, 
 // systemProperties stands in for the JVM's system properties, which zkd does not have: the
 // process facts envi reports under Java's property names, sorted by name as ZooKeeper sorts
 // them.
-func systemProperties() admin.Object {
+func systemProperties(zooCfg string) admin.Object {
 	var o admin.Object
 	for _, kv := range admin.Env(envInfo()) {
 		if strings.HasPrefix(kv.Key, "os.memory.") || kv.Key == "zookeeper.version" || kv.Key == "host.name" {
 			continue
 		}
 		o = append(o, admin.Field{Key: kv.Key, Value: kv.Value})
+	}
+	// The zookeeper.* properties ZooKeeper sets from its zoo.cfg's keys.
+	for k, v := range config.SystemProperties([]byte(zooCfg)) {
+		if !slices.ContainsFunc(o, func(f admin.Field) bool { return f.Key == k }) {
+			o = append(o, admin.Field{Key: k, Value: v})
+		}
 	}
 	slices.SortFunc(o, func(a, b admin.Field) int { return strings.Compare(a.Key, b.Key) })
 	return o
