@@ -500,14 +500,15 @@ func (b adminBackend) serverStats() admin.ServerStats {
 	nconns := len(s.allConns)
 	s.connsMu.Unlock()
 	st := admin.ServerStats{
-		Version:         Version,
-		Mode:            s.role.mode(),
-		Latency:         s.latency.summary(),
-		PacketsReceived: s.packetsReceived.Load(),
-		PacketsSent:     s.packetsSent.Load(),
-		Connections:     nconns,
-		Outstanding:     int64(len(s.tokens)),
-		Zxid:            s.tree.LastZxid(),
+		Version:                Version,
+		Mode:                   s.role.mode(),
+		Latency:                s.latency.summary(),
+		PacketsReceived:        s.packetsReceived.Load(),
+		FsyncThresholdExceeded: s.fsyncSlow.Load(),
+		PacketsSent:            s.packetsSent.Load(),
+		Connections:            nconns,
+		Outstanding:            int64(len(s.tokens)),
+		Zxid:                   s.tree.LastZxid(),
 		// ZooKeeper's node map holds the root twice, as "" and "/", and counts both.
 		NodeCount:           s.tree.NodeCount() + 1,
 		EphemeralsCount:     s.tree.EphemeralCount(),

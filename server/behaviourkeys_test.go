@@ -2,8 +2,10 @@ package server_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"fmt"
 	"log/slog"
+	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
@@ -168,18 +170,39 @@ func TestFsyncWarningThreshold(t *testing.T) {
 			c.FsyncWarningThreshold = sc.FsyncWarningThreshold
 			c.FS = slowSyncFS{delay: 30 * time.Millisecond}
 			c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
+			c.AdminAddr = "127.0.0.1:0"
 		}))
 		c, _ := connect(t, srv.Addr(), 10*time.Second)
 		if _, err := c.Create("/f", nil, 0, open); err != nil {
 			t.Fatal(err)
 		}
+		// server_stats counts them, as ZooKeeper's ServerStats.fsyncThresholdExceedCount.
+		exceeded := func() float64 {
+			_, _, body := adminHTTP(t, http.MethodGet, "http://"+srv.AdminAddr()+"/commands/server_stats")
+			var v struct {
+				ServerStats map[string]any `json:"server_stats"`
+			}
+			if err := json.Unmarshal(body, &v); err != nil {
+				t.Fatalf("server_stats: %v\n%s", err, body)
+			}
+			n, ok := v.ServerStats["fsync_threshold_exceed_count"].(float64)
+			if !ok {
+				t.Fatalf("server_stats has no fsync_threshold_exceed_count:\n%s", body)
+			}
+			return n
+		}
 		if tc.warn {
 			waitFor(t, "the fsync warning", func() bool { return strings.Contains(logs.String(), msg) })
+			if n := exceeded(); n < 1 {
+				t.Errorf("%s: fsync_threshold_exceed_count %v after a slow fsync", tc.line, n)
+			}
 			if !strings.Contains(logs.String(), "threshold_ms=5") {
 				t.Errorf("%s: warning without the threshold:\n%s", tc.line, logs.String())
 			}
 		} else if strings.Contains(logs.String(), msg) {
 			t.Errorf("%s: warned:\n%s", tc.line, logs.String())
+		} else if n := exceeded(); n != 0 {
+			t.Errorf("%s: fsync_threshold_exceed_count %v under the threshold", tc.line, n)
 		}
 	}
 }

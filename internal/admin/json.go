@@ -184,7 +184,7 @@ func ServerStatsJSON(s ServerStats, dataDirSize, logDirSize int64) Object {
 	stats := Object{
 		{"packets_sent", s.PacketsSent},
 		{"packets_received", s.PacketsReceived},
-		{"fsync_threshold_exceed_count", s.Counters["fsync_threshold_exceed_count"]},
+		{"fsync_threshold_exceed_count", s.FsyncThresholdExceeded},
 		{"client_response_stats", bufferStatsJSON(s.ResponseSize)},
 		{"data_dir_size", dataDirSize},
 		{"log_dir_size", logDirSize},

@@ -29,10 +29,13 @@ type ServerStats struct {
 	Latency         Summary // request latency in ms, from receipt to reply (min/avg/max)
 	PacketsReceived int64
 	PacketsSent     int64
-	Connections     int   // live client connections, including the one asking
-	Outstanding     int64 // requests received and not yet answered
-	Zxid            int64 // last processed zxid
-	NodeCount       int
+	// FsyncThresholdExceeded counts txn log fsyncs over fsync.warningthresholdms
+	// (ServerStats.fsyncThresholdExceedCount): server_stats reports it, mntr does not (3.8).
+	FsyncThresholdExceeded int64
+	Connections            int   // live client connections, including the one asking
+	Outstanding            int64 // requests received and not yet answered
+	Zxid                   int64 // last processed zxid
+	NodeCount              int
 	// ProposalSizes is the leader's proposal size tracker, printed by srvr/stat when Mode is
 	// "leader" (nil prints -1/-1/-1).
 	ProposalSizes *BufferStats

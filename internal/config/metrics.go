@@ -56,7 +56,7 @@ func (m *MetricsConfig) setMetricsKey(key, v string) bool {
 // Prometheus reports whether the Prometheus endpoint is configured.
 func (m MetricsConfig) Prometheus() bool { return m.ClassName == PrometheusMetricsProvider }
 
-// HTTPAddr is the endpoint's host:port: metricsProvider.httpHost (all IPv4 interfaces by
+// HTTPAddr is the endpoint's host:port: metricsProvider.httpHost (every interface, IPv4 and IPv6, by
 // default, as in ZooKeeper: the scraper is usually another machine) and
 // metricsProvider.httpPort (7000).
 func (m MetricsConfig) HTTPAddr() string {
