@@ -198,17 +198,6 @@ func (s *Server) nowMs() int64 { return s.clk.Now().UnixMilli() }
 // this server is synced with an established leader.
 func (s *Server) serving() bool { return s.role.serving() }
 
-// leaderRefusesClients reports zookeeper.leaderServes=no on a leader: Leader.lead then
-// does not hand the client port its ZooKeeperServer, so a client that connects is closed
-// as by a member without a quorum, and learners serve the ensemble's clients.
-func (s *Server) leaderRefusesClients() bool {
-	if !s.cfg.LeaderServesNo {
-		return false
-	}
-	_, leading := s.role.(*leaderRole)
-	return leading
-}
-
 func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 	s.conns[c] = struct{}{}
 	c.connected = s.clk.Now()
@@ -216,7 +205,7 @@ func (s *Server) onConnect(c *conn, req *jute.ConnectRequest) {
 	if req.SessionID != 0 {
 		s.counters.add(cntConnectionRevalidate, 1)
 	}
-	if !s.serving() || s.leaderRefusesClients() {
+	if !s.serving() || s.role.refusesClients() {
 		c.close()
 		c.established <- false
 		return
@@ -354,7 +343,7 @@ func (s *Server) onClosed(c *conn) {
 
 func (s *Server) onRequest(c *conn, r *request) {
 	sess := c.sess
-	if c.gone || sess == nil || sess.conn != c || !s.role.serving() || s.leaderRefusesClients() {
+	if c.gone || sess == nil || sess.conn != c || !s.role.serving() || s.role.refusesClients() {
 		s.release()
 		return
 	}

@@ -105,10 +105,14 @@ func newLeaderRole(s *Server) role {
 	return r
 }
 
-func (r *leaderRole) mode() string       { return "leader" }
-func (r *leaderRole) serving() bool      { return r.established }
-func (r *leaderRole) ownsSessions() bool { return r.established }
-func (r *leaderRole) syncIsWrite() bool  { return true }
+func (r *leaderRole) mode() string { return "leader" }
+
+// refusesClients: under leaderServes=no Leader.lead does not hand the client port its
+// ZooKeeperServer, so learners serve the ensemble's clients.
+func (r *leaderRole) refusesClients() bool { return r.s.cfg.LeaderServesNo }
+func (r *leaderRole) serving() bool        { return r.established }
+func (r *leaderRole) ownsSessions() bool   { return r.established }
+func (r *leaderRole) syncIsWrite() bool    { return true }
 
 func (r *leaderRole) view() roleView {
 	v := roleView{state: "leader", leader: r.s.cfg.ServerID, syncedObservers: -1}

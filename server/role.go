@@ -70,6 +70,9 @@ type role interface {
 	// keepsRoleOnActivate reports whether the role stays when a configuration it
 	// committed is activated, rather than leaving it for a new election.
 	keepsRoleOnActivate() bool
+	// refusesClients reports whether the role closes client connections while serving
+	// the ensemble (a leader under zookeeper.leaderServes=no).
+	refusesClients() bool
 }
 
 // roleView is a copy of what observers need to know about the role.
@@ -107,6 +110,7 @@ func (roleDefaults) refuse(*conn, *request) bool           { return false }
 func (roleDefaults) resetStats()                           {}
 func (roleDefaults) eachObserver(func(*quorumConn, int64)) {}
 func (roleDefaults) keepsRoleOnActivate() bool             { return false }
+func (roleDefaults) refusesClients() bool                  { return false }
 func (roleDefaults) prepReconfig(*jute.ReconfigRequest, int64) ([]byte, jute.Code) {
 	return nil, jute.ErrUnimplemented // standalone: reconfiguration is not supported
 }
