@@ -45,8 +45,11 @@ func TestFromConfigBehaviourKeys(t *testing.T) {
 		sc.FsyncWarningThreshold != 250*time.Millisecond || sc.CnxTimeout != 1500*time.Millisecond || sc.ConnectToLearnerMasterLimit != 3 {
 		t.Errorf("FromConfig = %+v", sc)
 	}
+	if !fromZooCfg(t, 0, "audit.enable=true").Audit || fromZooCfg(t, 0, "audit.enable=false").Audit {
+		t.Error("audit.enable does not reach Config.Audit")
+	}
 	d := fromZooCfg(t, 1)
-	if d.SkipACL || d.MaxCnxns != 0 || d.RequestThrottleMaxRequests != 0 || d.LeaderServesNo ||
+	if d.Audit || d.SkipACL || d.MaxCnxns != 0 || d.RequestThrottleMaxRequests != 0 || d.LeaderServesNo ||
 		d.FsyncWarningThreshold != time.Second || d.CnxTimeout != 5*time.Second || d.ConnectToLearnerMasterLimit != 0 {
 		t.Errorf("defaults: FromConfig = %+v", d)
 	}

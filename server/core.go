@@ -504,6 +504,9 @@ func (s *Server) applyTxn(p *pendingTxn) {
 		s.notify(ev, txn.Header.Zxid)
 	}
 	s.observeWrites(res.Events)
+	if txn.Header.Type == jute.OpCloseSession {
+		s.auditEphemerals(txn.Header.ClientID, res.Events)
+	}
 	defer s.maybeSnapshot()
 	if txn.Header.Type == jute.OpCreateSession {
 		s.sessionCreated(txn)

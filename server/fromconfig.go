@@ -26,6 +26,7 @@ func FromConfig(c *config.Config, serverID int64, logger *slog.Logger) Config {
 		MaxClientCnxns:             c.MaxClientCnxns,
 		MaxCnxns:                   c.MaxCnxns,
 		SkipACL:                    c.SkipACL,
+		Audit:                      c.AuditEnable,
 		SnapshotTrustEmpty:         c.SnapshotTrustEmpty,
 		RequestThrottleMaxRequests: c.RequestThrottleMaxRequests,
 		FsyncWarningThreshold:      cmp.Or(c.FsyncWarningThreshold(), -1),

@@ -358,6 +358,7 @@ func (s *Server) replyWrite(q *queued, txn *jute.LoggedTxn, res *applyResult) {
 	xid := q.req.hdr.Xid
 	zxid := txn.Header.Zxid
 	s.recordLatency(c, q.req)
+	s.auditWrite(q, txn, res, q.failWith != jute.OK || txn.Header.Type == jute.OpError)
 	if c.gone {
 		return
 	}

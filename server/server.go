@@ -65,6 +65,9 @@ type Config struct {
 	ExtendedTypes bool
 	SuperDigest   string
 	SkipACL       bool
+	// Audit writes ZooKeeper's audit log (zookeeper.audit.enable=true) to Logger, with
+	// logger=audit: see audit.go.
+	Audit bool
 	// EnforceAuthSchemes, when not empty, refuses every request but auth and sasl from a
 	// connection that has not authenticated with one of these schemes: the reply is
 	// SESSIONCLOSEDREQUIRESASLAUTH and the connection is closed (ZooKeeper's
@@ -337,7 +340,11 @@ func (c *Config) outstandingSlots() int {
 type Server struct {
 	cfg Config
 	log *slog.Logger
-	clk clock.Clock
+	// audit writes the audit log (audit.go); nil when it is off.
+	audit *slog.Logger
+	// audited: serverStart was logged, and serverStop is still to be.
+	audited atomic.Bool
+	clk     clock.Clock
 	// ln is the client port's listener; a reconfig can replace it (clientport.go), so it is
 	// read and written under lnMu once the server runs.
 	ln        net.Listener
@@ -436,6 +443,7 @@ func New(cfg Config) (*Server, error) {
 	s := &Server{
 		cfg:        cfg,
 		log:        cfg.Logger,
+		audit:      newAuditLogger(&cfg),
 		clk:        cfg.Clock,
 		events:     make(chan event, 1024),
 		stopping:   make(chan struct{}),
@@ -576,6 +584,10 @@ func (s *Server) Start() error {
 		return err
 	}
 	s.log.Info("zkd serving", "addr", s.Addr(), "dataDir", s.cfg.DataDir, "zxid", hex(zxid))
+	if s.audit != nil {
+		s.audited.Store(true)
+		s.auditServer(auditOpStart, auditSuccess)
+	}
 	return nil
 }
 
@@ -763,6 +775,10 @@ func (s *Server) closeListeners() {
 // (closePersist; its final snapshot only if it fits before deadline, when one is set). A
 // second call (a test's cleanup after its own) finds everything closed.
 func (s *Server) stop(deadline time.Time) error {
+	if s.audited.CompareAndSwap(true, false) {
+		// As ZooKeeper's shutdown hook, when the stop begins.
+		s.auditServer(auditOpStop, auditInvoked)
+	}
 	s.beginStop()
 	s.admin.once.Do(s.stopAdmin)
 	s.wg.Wait()

@@ -159,6 +159,8 @@ type Config struct {
 
 	// SkipACL is zookeeper.skipACL=yes: no ACL is checked.
 	SkipACL bool
+	// AuditEnable is zookeeper.audit.enable=true: ZooKeeper's audit log is written.
+	AuditEnable bool
 	// MaxCnxns is zookeeper.maxCnxns: client connections allowed in total; 0 = no limit.
 	MaxCnxns int
 	// RequestThrottleMaxRequests is zookeeper.request_throttle_max_requests: requests in
