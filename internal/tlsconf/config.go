@@ -1,6 +1,7 @@
 package tlsconf
 
 import (
+	"crypto/sha256"
 	"crypto/tls"
 	"crypto/x509"
 	"errors"
@@ -22,9 +23,14 @@ type material struct {
 	cas  []*x509.Certificate // the pool's certificates
 }
 
+// fileStamp tells a store file's versions apart. The content's hash is part of it because
+// file times are coarse (a kernel tick): a certificate rewritten within the tick of the
+// last look, with the same size, would otherwise never be reloaded. Store files are a few
+// kilobytes, read at most once per reloadEvery.
 type fileStamp struct {
 	mod  time.Time
 	size int64
+	sum  [sha256.Size]byte
 	ok   bool
 }
 
@@ -99,8 +105,13 @@ func (src *source) stampFiles() []fileStamp {
 	fs := src.files()
 	st := make([]fileStamp, len(fs))
 	for i, f := range fs {
-		if fi, err := os.Stat(f); err == nil {
-			st[i] = fileStamp{fi.ModTime(), fi.Size(), true}
+		fi, err := os.Stat(f)
+		if err != nil {
+			continue
+		}
+		st[i] = fileStamp{mod: fi.ModTime(), size: fi.Size(), ok: true}
+		if b, err := os.ReadFile(f); err == nil {
+			st[i].sum = sha256.Sum256(b)
 		}
 	}
 	return st
