@@ -53,14 +53,19 @@ func (c *conn) fourLetter(cmd string, br *connReader) {
 	// building do not count against it.
 	c.nc.SetDeadline(time.Now().Add(10 * time.Second))
 	// Each chunk ZooKeeper writes is a packet sent: one for a short answer, two or more
-	// for a long one (mntr, dump, wchc...).
-	for _, chunk := range fourLetterChunks(text) {
-		if _, err := c.nc.Write([]byte(chunk)); err != nil {
-			return
-		}
-		c.sent.Add(1)
-		s.packetsSent.Add(1)
+	// for a long one (mntr, dump, wchc...). They go out in one write, as the answer did
+	// before they were counted: a stop that closes the connection between two writes
+	// would leave the client a torn answer.
+	chunks := fourLetterChunks(text)
+	bufs := make(net.Buffers, len(chunks))
+	for i, chunk := range chunks {
+		bufs[i] = []byte(chunk)
 	}
+	if _, err := bufs.WriteTo(c.nc); err != nil {
+		return
+	}
+	c.sent.Add(int64(len(chunks)))
+	s.packetsSent.Add(int64(len(chunks)))
 }
 
 // fourLetterChunk is the chunk size, in Java chars, of ZooKeeper's answers to four-letter
