@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"context"
 	"os"
-	"os/exec"
 	"regexp"
 	"sort"
 	"strings"
@@ -105,26 +104,7 @@ func compare(t *testing.T, name string, want, got transcript) {
 // runZkCliSh runs Debian's zkCli.sh with script on stdin against addr.
 func runZkCliSh(t *testing.T, zkCli, addr, script string) transcript {
 	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, zkCli, "-server", addr, "-waitforconnection")
-	cmd.Env = append(os.Environ(), "CLIENT_JVMFLAGS=-Xmx256m -XX:+UseSerialGC -XX:-UsePerfData",
-		"ZOO_LOG_DIR="+t.TempDir(), "ZOO_LOG4J_PROP=WARN,CONSOLE", "TZ=UTC")
-	cmd.Stdin = strings.NewReader(script)
-	cmd.WaitDelay = 10 * time.Second
-	var out, errOut bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if ctx.Err() != nil {
-		t.Fatalf("zkCli.sh did not end within 3 minutes:\n%s\n%s", out.String(), errOut.String())
-	}
-	code := 0
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatalf("zkCli.sh: %v", err)
-	}
-	return normalise(out.String(), errOut.String(), code)
+	return runZkCliShArgs(t, zkCli, script, "-server", addr, "-waitforconnection")
 }
 
 // runZkcli runs zkcli's Main in process, as the zkcli binary does.
