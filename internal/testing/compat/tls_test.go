@@ -46,20 +46,7 @@ func TestTLSKazoo(t *testing.T) {
 	}
 	for _, r := range runs {
 		t.Run(r.name, func(t *testing.T) {
-			var got [][]string
-			for _, tgt := range targets {
-				lines := runKazooTLS(t, tgt.secure, r.k, r.want[0] == "refused", r.steps...)
-				t.Logf("%s: %s", tgt.name, describe(lines))
-				for _, w := range r.want {
-					if !slices.Contains(lines, w) {
-						t.Errorf("%s: output lacks %q: %s", tgt.name, w, describe(lines))
-					}
-				}
-				got = append(got, lines)
-			}
-			if !slices.Equal(got[0], got[1]) {
-				t.Errorf("kazoo over TLS differs:\nzookeeper: %s\nzkd:       %s", describe(got[0]), describe(got[1]))
-			}
+			kazooOnBoth(t, "kazoo over TLS", targets, true, r.k, r.want, r.steps...)
 		})
 	}
 }
@@ -152,21 +139,8 @@ func TestTLSPortUnification(t *testing.T) {
 		{"other-ca", kazooTLS{true, ca, pki.OtherCA}, []string{"refused"}},
 	} {
 		t.Run(r.name, func(t *testing.T) {
-			var got [][]string
-			for _, tgt := range targets {
-				steps := []string{"crud", "acl-create=" + clientX509, "acl-get", "acl-delete"}
-				lines := runKazooTLS(t, tgt.addr, r.k, r.want[0] == "refused", steps...)
-				t.Logf("%s: %s", tgt.name, describe(lines))
-				for _, w := range r.want {
-					if !slices.Contains(lines, w) {
-						t.Errorf("%s: output lacks %q: %s", tgt.name, w, describe(lines))
-					}
-				}
-				got = append(got, lines)
-			}
-			if !slices.Equal(got[0], got[1]) {
-				t.Errorf("kazoo on the unified port differs:\nzookeeper: %s\nzkd:       %s", describe(got[0]), describe(got[1]))
-			}
+			kazooOnBoth(t, "kazoo on the unified port", targets, false, r.k, r.want,
+				"crud", "acl-create="+clientX509, "acl-get", "acl-delete")
 		})
 	}
 }

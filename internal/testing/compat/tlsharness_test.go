@@ -380,3 +380,29 @@ func linesWith(log, s string) []string {
 	}
 	return out
 }
+
+// kazooOnBoth runs kazoo with k and steps against each target's port (secure: its
+// secureClientPort, else its clientPort), checks that each output holds every want line (a
+// want starting with "refused" expects the connection refused), and that ZooKeeper's and
+// zkd's outputs are the same. what names the case in the failure.
+func kazooOnBoth(t *testing.T, what string, targets []tlsTarget, secure bool, k kazooTLS, want []string, steps ...string) {
+	t.Helper()
+	var got [][]string
+	for _, tgt := range targets {
+		addr := tgt.addr
+		if secure {
+			addr = tgt.secure
+		}
+		lines := runKazooTLS(t, addr, k, want[0] == "refused", steps...)
+		t.Logf("%s: %s", tgt.name, describe(lines))
+		for _, w := range want {
+			if !slices.Contains(lines, w) {
+				t.Errorf("%s: output lacks %q: %s", tgt.name, w, describe(lines))
+			}
+		}
+		got = append(got, lines)
+	}
+	if !slices.Equal(got[0], got[1]) {
+		t.Errorf("%s differs:\nzookeeper: %s\nzkd:       %s", what, describe(got[0]), describe(got[1]))
+	}
+}

@@ -24,21 +24,8 @@ func TestTLSX509ByDefault(t *testing.T) {
 			"auth-acl [ACL(perms=31, acl_list=['ALL'], id=Id(scheme='x509', id='" + clientX509 + "'))]",
 			"auth-delete True",
 			"acl-create /kz-x509", "acl-get b'mine'", "acl-delete True", "done"}
-		var got [][]string
-		for _, tgt := range targets {
-			lines := runKazooTLS(t, tgt.secure, kazooTLS{true, pki.CA.CertPEM, pki.Client}, false,
-				"auth-acl", "acl-create="+clientX509, "acl-get", "acl-delete")
-			t.Logf("%s: %s", tgt.name, describe(lines))
-			for _, w := range want {
-				if !slices.Contains(lines, w) {
-					t.Errorf("%s: output lacks %q: %s", tgt.name, w, describe(lines))
-				}
-			}
-			got = append(got, lines)
-		}
-		if !slices.Equal(got[0], got[1]) {
-			t.Errorf("kazoo differs:\nzookeeper: %s\nzkd:       %s", describe(got[0]), describe(got[1]))
-		}
+		kazooOnBoth(t, "kazoo", targets, true, kazooTLS{true, pki.CA.CertPEM, pki.Client}, want,
+			"auth-acl", "acl-create="+clientX509, "acl-get", "acl-delete")
 	})
 
 	t.Run("zkCli", func(t *testing.T) {
@@ -116,20 +103,7 @@ func TestTLSX509PortUnificationOnly(t *testing.T) {
 		{"plaintext", kazooTLS{}, []string{"connected", "get b'over-tls'", "done"}},
 	} {
 		t.Run(r.name, func(t *testing.T) {
-			var got [][]string
-			for _, tgt := range targets {
-				lines := runKazooTLS(t, tgt.addr, r.k, r.want[0] == "refused", "crud")
-				t.Logf("%s: %s", tgt.name, describe(lines))
-				for _, w := range r.want {
-					if !slices.Contains(lines, w) {
-						t.Errorf("%s: output lacks %q: %s", tgt.name, w, describe(lines))
-					}
-				}
-				got = append(got, lines)
-			}
-			if !slices.Equal(got[0], got[1]) {
-				t.Errorf("kazoo on the unified port differs:\nzookeeper: %s\nzkd:       %s", describe(got[0]), describe(got[1]))
-			}
+			kazooOnBoth(t, "kazoo on the unified port", targets, false, r.k, r.want, "crud")
 		})
 	}
 	for _, tgt := range targets {
