@@ -47,6 +47,7 @@ func FromConfig(c *config.Config, serverID int64, logger *slog.Logger) Config {
 		SessionSecretFile:          c.SessionSecretFile,
 		ReadOnlyMode:               c.ReadOnlyMode,
 		FastElection:               c.FastElection,
+		Extensions:                 c.Extensions,
 		LocalSessions:              c.LocalSessions.Enabled,
 		LocalSessionsUpgrading:     c.LocalSessions.Upgrading,
 		ServerID:                   serverID,

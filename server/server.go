@@ -13,6 +13,7 @@ import (
 	"crypto/tls"
 	"errors"
 	"fmt"
+	"github.com/zkd-io/zkd/internal/ext"
 	"io"
 	"log/slog"
 	"math/rand/v2"
@@ -202,6 +203,9 @@ type Config struct {
 	// ReadOnlyMode lets an ensemble member without a quorum serve reads to read-only
 	// clients (readonlymode.enabled, readonly.go).
 	ReadOnlyMode bool
+	// Extensions are the opt-in extensions beyond ZooKeeper this server enables (zoo.cfg's
+	// zkd.extensions); the zero Set is ZooKeeper.
+	Extensions ext.Set
 	// FastElection ends an election round as soon as every member not known to be down
 	// agrees, instead of after ZooKeeper's finalize wait (zkd.fastElection; only for
 	// ensembles of zkd servers).

@@ -16,6 +16,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"github.com/zkd-io/zkd/internal/ext"
 	"io"
 	"log/slog"
 	"maps"
@@ -136,6 +137,9 @@ type Config struct {
 	ReadOnlyMode bool
 	// FastElection is zkd.fastElection (fastelection.go).
 	FastElection bool
+	// Extensions is zkd.extensions: the opt-in extensions beyond ZooKeeper the server
+	// enables (internal/ext); none by default.
+	Extensions ext.Set
 	// LocalSessions is localSessionsEnabled and localSessionsUpgradingEnabled
 	// (localsessions.go).
 	LocalSessions LocalSessions

@@ -1,6 +1,10 @@
 package config
 
-import "fmt"
+import (
+	"fmt"
+
+	"github.com/zkd-io/zkd/internal/ext"
+)
 
 // FastElectionKey is zkd's own zoo.cfg key for the fast election decision (see
 // internal/election's Config.FastDecision): a round ends as soon as every member not known to
@@ -17,5 +21,18 @@ func (c *Config) setFastElection(v string) error {
 		return fmt.Errorf("fast election: %w", err)
 	}
 	c.FastElection = on
+	return nil
+}
+
+// ExtensionsKey is zkd's own zoo.cfg key for the extensions beyond ZooKeeper a server
+// enables: a comma-separated list of internal/ext names, "all" or "none".
+const ExtensionsKey = "zkd.extensions"
+
+func (c *Config) setExtensions(v string) error {
+	set, err := ext.Parse(v)
+	if err != nil {
+		return fmt.Errorf("extensions: %w", err)
+	}
+	c.Extensions = set
 	return nil
 }
