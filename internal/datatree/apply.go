@@ -141,80 +141,71 @@ func (t *Tree) event(ev *[]Event, events ...Event) {
 	}
 }
 
-func (t *Tree) addDigest(path string, n *Node) {
-	n.digest = uint32(t.nodeDigest(path, n))
-	t.digest += uint64(n.digest)
-}
-
-func (t *Tree) unDigest(path string, n *Node) {
-	t.digest -= uint64(n.digest)
-}
-
 func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, parentCVersion int32, zxid, time int64, ev *[]Event) (jute.Stat, jute.Code) {
 	parentPath := Parent(path)
-	parent := t.nodes[parentPath]
-	if parent == nil || parentPath == "" {
+	pi := t.find(parentPath)
+	if pi == noIndex || parentPath == "" {
 		return jute.Stat{}, jute.ErrNoNode
 	}
-	name := Base(path)
-	old := t.nodes[path]
-	if parent.hasChild(name, old) {
+	old := t.find(path)
+	if old != noIndex && t.rd(old).parent == pi {
 		return jute.Stat{}, jute.ErrNodeExists
 	}
-	t.beginChange(parentPath, parent)
+	t.unDigest(pi)
+	pr := t.wr(pi)
 	if parentCVersion == -1 {
-		parentCVersion = parent.Stat.Cversion + 1
+		parentCVersion = pr.stat.Cversion + 1
 	}
 	// Replaying onto a fuzzy snapshot may see a create the snapshot already outran.
-	if parentCVersion > parent.Stat.Cversion {
-		parent.Stat.Cversion = parentCVersion
-		parent.Stat.Pzxid = zxid
+	if parentCVersion > pr.stat.Cversion {
+		pr.stat.Cversion = parentCVersion
+		pr.stat.Pzxid = zxid
 	}
-	n := &Node{
-		Data: ownData(data),
-		ACL:  t.acls.intern(acl),
-		Stat: jute.StatPersisted{
-			Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
-			Ctime: time, Mtime: time,
-			EphemeralOwner: owner,
-		},
-	}
-	parent.addChild(name, n)
-	t.endChange(parentPath, parent)
-	if old != nil {
+	t.addDigest(pi)
+	if old != noIndex {
 		// Replay over a fuzzy snapshot can delete a parent that still holds a child the
 		// snapshot caught; that child's own create comes later and replaces it here
 		// (ZooKeeper's NodeHashMapImpl.put removes the old node's digest).
-		t.unDigest(path, old)
-		t.acls.release(old.ACL)
-		t.dataSize -= nodeSize(path, old.Data)
-		t.untrack(path, old.Stat.EphemeralOwner)
+		or := t.rd(old)
+		t.unDigest(old)
+		t.acls.release(or.acl)
+		t.dataSize -= nodeSize(path, t.dataOf(old))
+		t.untrack(path, or.stat.EphemeralOwner)
+		t.dropKids(old)
+		t.unlink(old)
+		t.freeRec(old)
 	}
-	t.nodes[path] = n
-	t.addDigest(path, n)
+	i := t.newRec(path, data, t.acls.intern(acl), jute.StatPersisted{
+		Czxid: zxid, Mzxid: zxid, Pzxid: zxid,
+		Ctime: time, Mtime: time,
+		EphemeralOwner: owner,
+	})
+	t.link(pi, i)
+	t.addDigest(i)
 	t.dataSize += nodeSize(path, data)
 	t.track(path, owner)
 	t.quotaCreated(parentPath, path, data)
 	if !t.replaying {
-		t.event(ev, Event{jute.EventNodeCreated, path, t.acls.get(n.ACL)},
-			Event{jute.EventNodeChildrenChanged, parentPath, t.acls.get(parent.ACL)})
+		t.event(ev, Event{jute.EventNodeCreated, path, t.acls.get(t.rd(i).acl)},
+			Event{jute.EventNodeChildrenChanged, parentPath, t.acls.get(t.rd(pi).acl)})
 	}
-	return t.StatOf(n), jute.OK
+	return t.statOf(i), jute.OK
 }
 
 func (t *Tree) setCversionPzxid(path string, cv int32, zxid int64) {
-	n := t.nodes[path]
-	if n == nil {
+	i := t.find(path)
+	if i == noIndex {
 		return
 	}
 	if cv == -1 {
-		cv = n.Stat.Cversion + 1
+		cv = t.rd(i).stat.Cversion + 1
 	}
-	if cv > n.Stat.Cversion {
-		t.beginChange(path, n)
-		n.Stat.Cversion = cv
-		n.Stat.Pzxid = zxid
-		t.endChange(path, n)
+	if cv > t.rd(i).stat.Cversion {
+		t.unDigest(i)
+		w := t.wr(i)
+		w.stat.Cversion = cv
+		w.stat.Pzxid = zxid
+		t.addDigest(i)
 	}
 }
 
@@ -253,74 +244,85 @@ func (t *Tree) untrack(path string, owner int64) {
 
 func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
 	parentPath := Parent(path)
-	parent := t.nodes[parentPath]
-	if parent == nil || path == "/" {
+	pi := t.find(parentPath)
+	if pi == noIndex || path == "/" {
 		return jute.ErrNoNode
 	}
-	n := t.nodes[path]
-	if n == nil {
+	i := t.find(path)
+	if i == noIndex {
 		// DataTree.deleteNode moves the parent's pzxid before it finds the child
 		// missing (ZOOKEEPER-3145).
-		if zxid > parent.Stat.Pzxid {
-			t.beginChange(parentPath, parent)
-			parent.Stat.Pzxid = zxid
-			t.endChange(parentPath, parent)
+		if zxid > t.rd(pi).stat.Pzxid {
+			t.unDigest(pi)
+			t.wr(pi).stat.Pzxid = zxid
+			t.addDigest(pi)
 		}
 		return jute.ErrNoNode
 	}
-	t.unDigest(path, n)
-	delete(t.nodes, path)
+	r := t.rd(i)
+	t.unDigest(i)
 	// The list outlives its key: release may drop the key from the cache.
-	acl := t.acls.get(n.ACL)
-	t.acls.release(n.ACL)
-	t.dataSize -= nodeSize(path, n.Data)
-	t.untrack(path, n.Stat.EphemeralOwner)
-	t.beginChange(parentPath, parent)
-	t.removeChild(parentPath, parent, Base(path), n)
-	// Only forward: a replayed delete must not undo a later create's pzxid.
-	if zxid > parent.Stat.Pzxid {
-		parent.Stat.Pzxid = zxid
+	acl := t.acls.get(r.acl)
+	t.acls.release(r.acl)
+	data := t.dataOf(i)
+	t.dataSize -= nodeSize(path, data)
+	t.untrack(path, r.stat.EphemeralOwner)
+	t.unDigest(pi)
+	// Only a node its parent lists leaves the list; any children it still has (a log
+	// replayed over a fuzzy snapshot) stay in the index, listed by no one.
+	if t.rd(i).parent == pi {
+		t.unlink(i)
 	}
-	t.endChange(parentPath, parent)
-	t.quotaDeleted(parentPath, path, n.Data)
+	t.dropKids(i)
+	t.freeRec(i)
+	// Only forward: a replayed delete must not undo a later create's pzxid.
+	if zxid > t.rd(pi).stat.Pzxid {
+		t.wr(pi).stat.Pzxid = zxid
+	}
+	t.addDigest(pi)
+	t.quotaDeleted(parentPath, path, data)
 	if !t.replaying {
 		t.event(ev, Event{jute.EventNodeDeleted, path, acl},
-			Event{jute.EventNodeChildrenChanged, parentPath, t.acls.get(parent.ACL)})
+			Event{jute.EventNodeChildrenChanged, parentPath, t.acls.get(t.rd(pi).acl)})
 	}
 	return jute.OK
 }
 
 func (t *Tree) setData(path string, data []byte, version int32, zxid, time int64, ev *[]Event) (jute.Stat, jute.Code) {
-	n := t.nodes[path]
-	if n == nil {
+	i := t.find(path)
+	if i == noIndex {
 		return jute.Stat{}, jute.ErrNoNode
 	}
-	t.beginChange(path, n)
-	t.dataSize += nodeSize(path, data) - nodeSize(path, n.Data)
-	t.quotaChanged(path, int64(len(data)-len(n.Data)), 0)
-	n.Data = ownData(data)
-	n.Stat.Version = version
-	n.Stat.Mzxid = zxid
-	n.Stat.Mtime = time
-	t.endChange(path, n)
+	t.unDigest(i)
+	old := t.dataOf(i)
+	t.dataSize += nodeSize(path, data) - nodeSize(path, old)
+	t.quotaChanged(path, int64(len(data)-len(old)), 0)
+	t.setDataOf(i, data)
+	w := t.wr(i)
+	w.stat.Version = version
+	w.stat.Mzxid = zxid
+	w.stat.Mtime = time
+	t.addDigest(i)
 	if !t.replaying {
-		t.event(ev, Event{jute.EventNodeDataChanged, path, t.acls.get(n.ACL)})
+		t.event(ev, Event{jute.EventNodeDataChanged, path, t.acls.get(t.rd(i).acl)})
 	}
-	return t.StatOf(n), jute.OK
+	return t.statOf(i), jute.OK
 }
 
 func (t *Tree) setACL(path string, acl []jute.ACL, version int32) (jute.Stat, jute.Code) {
-	n := t.nodes[path]
-	if n == nil {
+	i := t.find(path)
+	if i == noIndex {
 		return jute.Stat{}, jute.ErrNoNode
 	}
-	t.beginChange(path, n)
-	old := n.ACL
-	n.ACL = t.acls.intern(acl)
+	t.unDigest(i)
+	old := t.rd(i).acl
+	key := t.acls.intern(acl)
 	t.acls.release(old)
-	n.Stat.Aversion = version
-	t.endChange(path, n)
-	return t.StatOf(n), jute.OK
+	w := t.wr(i)
+	w.acl = key
+	w.stat.Aversion = version
+	t.addDigest(i)
+	return t.statOf(i), jute.OK
 }
 
 // killSession deletes the paths a closeSession txn lists, then any other ephemeral the
@@ -335,15 +337,3 @@ func (t *Tree) killSession(session, zxid int64, b *jute.CloseSessionTxn, ev *[]E
 	delete(t.ephemerals, session)
 }
 
-// ownData returns an exact-size copy of data for the tree to keep. Decoded data usually
-// aliases a larger buffer (a request frame, a logged txn, a multi's sub-record); keeping the
-// alias would keep all of that buffer alive as long as the node. Nil stays nil: ZooKeeper
-// tells null data from empty.
-func ownData(data []byte) []byte {
-	if data == nil {
-		return nil
-	}
-	b := make([]byte, len(data)) // make+copy: the compiler skips zeroing
-	copy(b, data)
-	return b
-}

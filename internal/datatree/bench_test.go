@@ -4,6 +4,7 @@ import (
 	"runtime"
 	"strconv"
 	"testing"
+	"time"
 
 	"github.com/zkd-io/zkd/jute"
 )
@@ -119,4 +120,40 @@ func TestMemoryPerNode(t *testing.T) {
 	}
 	t.Logf("%d nodes: %.0f heap bytes/node%s", n, per, note)
 	runtime.KeepAlive(tr)
+}
+
+// BenchmarkFill builds a tree of 1M nodes (10-byte data, 16-byte names, under 100 parents)
+// per iteration and reports the heap bytes a node costs and the collector's time to mark
+// the full tree once (what every cycle pays while the tree is live).
+func BenchmarkFill(b *testing.B) {
+	const n = 1_000_000
+	data := []byte("0123456789")
+	for it := 0; it < b.N; it++ {
+		var before, after runtime.MemStats
+		runtime.GC()
+		runtime.ReadMemStats(&before)
+		tr := New()
+		h := &jute.TxnHeader{ClientID: 0x1000, Time: 1_700_000_000_000, Type: jute.OpCreate}
+		body := &jute.CreateTxn{Data: []byte{}, ACL: jute.OpenACLUnsafe}
+		for i := 0; i < 100; i++ {
+			h.Zxid++
+			body.Path, body.ParentCVersion = "/p"+strconv.Itoa(100+i), int32(i+1)
+			tr.Apply(h, body)
+		}
+		body.Data = data
+		for i := 0; i < n-100; i++ {
+			h.Zxid++
+			body.Path = "/p" + strconv.Itoa(100+i%100) + "/n" + strconv.Itoa(1_000_000_000_000_000+i)[:15]
+			body.ParentCVersion = int32(i/100 + 1)
+			tr.Apply(h, body)
+		}
+		runtime.GC()
+		runtime.ReadMemStats(&after)
+		b.ReportMetric(float64(after.HeapAlloc-before.HeapAlloc)/n, "heapB/node")
+		// A forced collection marks everything live: its time is the tree's marking cost.
+		start := time.Now()
+		runtime.GC()
+		b.ReportMetric(float64(time.Since(start).Microseconds())/1000, "gc-ms")
+		runtime.KeepAlive(tr)
+	}
 }

@@ -66,16 +66,17 @@ func TestChildListsAgainstModel(t *testing.T) {
 				tr.Apply(hdr, &jute.SetDataTxn{Path: p, Data: []byte{1, 2, byte(step)}, Version: int32(step)})
 			}
 			// compare
-			if len(model) != len(tr.nodes) {
-				t.Fatalf("seed %d step %d: %d nodes, model %d", seed, step, len(tr.nodes), len(model))
+			nodes := nodesOf(tr)
+			if len(model) != len(nodes) {
+				t.Fatalf("seed %d step %d: %d nodes, model %d", seed, step, len(nodes), len(model))
 			}
 			var sum uint64
 			for mp, mn := range model {
-				n := tr.nodes[mp]
+				n := nodes[mp]
 				if n == nil {
 					t.Fatalf("seed %d step %d: %s missing", seed, step, mp)
 				}
-				d := tr.nodeDigest(mp, n)
+				d := uint64(tr.nodeDigest(n.i))
 				if uint64(n.digest) != d {
 					t.Fatalf("seed %d step %d: %s digest stale", seed, step, mp)
 				}
@@ -90,8 +91,8 @@ func TestChildListsAgainstModel(t *testing.T) {
 				if !slices.Equal(got, want) && !(len(got) == 0 && len(want) == 0) {
 					t.Fatalf("seed %d step %d: %s children %v want %v", seed, step, mp, got, want)
 				}
-				for i, c := range n.childNames() {
-					if cn := tr.nodes[Join(mp, c)]; cn == nil || int(cn.idx) != i {
+				for i, c := range n.Children() {
+					if cn := nodes[Join(mp, c)]; cn == nil || int(tr.rd(cn.i).pos) != i {
 						t.Fatalf("seed %d step %d: %s child %s idx", seed, step, mp, c)
 					}
 				}
@@ -124,8 +125,9 @@ func TestChildListsAgainstModel(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d finish: %v", seed, err)
 		}
-		for p, n := range lt.nodes {
-			if tr.nodes[p] == nil || n.NumChildren() != tr.nodes[p].NumChildren() {
+		trNodes := nodesOf(tr)
+		for p, n := range nodesOf(lt) {
+			if trNodes[p] == nil || n.NumChildren() != trNodes[p].NumChildren() {
 				t.Fatalf("seed %d loaded %s differs", seed, p)
 			}
 		}

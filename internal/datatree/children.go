@@ -4,10 +4,8 @@ package datatree
 // its length), in the list's order (no particular one), so a reader can copy a long list a
 // slice at a time, between which the list may change.
 func (n *Node) ChildRange(from, to int) []string {
-	names := n.childNames()
-	to = min(to, len(names))
-	if from >= to {
+	if from >= to || from >= n.NumChildren() {
 		return nil
 	}
-	return append([]string(nil), names[from:to]...)
+	return n.t.childNames(n.i, from, to)
 }

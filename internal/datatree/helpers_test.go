@@ -144,8 +144,9 @@ func diffTrees(want, got *Tree) []string {
 			d = append(d, fmt.Sprintf(f, args...))
 		}
 	}
+	wn, gn := nodesOf(want), nodesOf(got)
 	for _, p := range sortedPaths(want) {
-		w, g := want.nodes[p], got.nodes[p]
+		w, g := wn[p], gn[p]
 		if g == nil {
 			add("%s: missing", p)
 			continue
@@ -164,7 +165,7 @@ func diffTrees(want, got *Tree) []string {
 		}
 	}
 	for _, p := range sortedPaths(got) {
-		if want.nodes[p] == nil {
+		if wn[p] == nil {
 			add("%s: unexpected node", p)
 		}
 	}
@@ -188,9 +189,21 @@ func diffTrees(want, got *Tree) []string {
 	return d
 }
 
+// nodesOf is every node the tree indexes, by path.
+func nodesOf(t *Tree) map[string]*Node {
+	m := make(map[string]*Node, t.NodeCount())
+	for i := uint32(0); i < t.nrecs; i++ {
+		if t.rd(i).plen != 0 {
+			n := t.node(i)
+			m[t.pathOf(i)] = &n
+		}
+	}
+	return m
+}
+
 func sortedPaths(t *Tree) []string {
-	out := make([]string, 0, len(t.nodes))
-	for p := range t.nodes {
+	out := make([]string, 0, t.NodeCount())
+	for p := range nodesOf(t) {
 		out = append(out, p)
 	}
 	sort.Strings(out)
@@ -376,30 +389,31 @@ func snapPath(p string) string {
 func checkInvariants(tb testing.TB, t *Tree) {
 	tb.Helper()
 	var sum uint64
-	for p, n := range t.nodes {
-		d := t.nodeDigest(p, n)
+	nodes := nodesOf(t)
+	for p, n := range nodes {
+		d := uint64(t.nodeDigest(n.i))
 		sum += d
 		if uint64(n.digest) != d {
 			tb.Errorf("%s: cached digest %#x, recomputed %#x", p, n.digest, d)
 		}
 		if p != "/" {
-			if par := t.nodes[Parent(p)]; par == nil || !par.hasChild(Base(p), n) {
+			if par := nodes[Parent(p)]; par == nil || t.rd(n.i).parent != par.i {
 				tb.Errorf("%s: not linked from its parent", p)
 			}
 		}
 		seen := map[string]bool{}
-		for i, c := range n.childNames() {
+		for i, c := range n.Children() {
 			if seen[c] {
 				tb.Errorf("%s: child %q listed twice", p, c)
 			}
 			seen[c] = true
-			if cn := t.nodes[Join(p, c)]; cn == nil {
+			if cn := nodes[Join(p, c)]; cn == nil {
 				tb.Errorf("%s: child %q has no node", p, c)
-			} else if int(cn.idx) != i {
-				tb.Errorf("%s: child %q is at %d of the list, its node says %d", p, c, i, cn.idx)
+			} else if pos := t.rd(cn.i).pos; int(pos) != i {
+				tb.Errorf("%s: child %q is at %d of the list, its node says %d", p, c, i, pos)
 			}
 		}
-		if n.children != nil && len(n.children.names) == 0 {
+		if t.rd(n.i).kids != 0 && n.NumChildren() == 0 {
 			tb.Errorf("%s: empty child list kept", p)
 		}
 	}
@@ -408,7 +422,7 @@ func checkInvariants(tb testing.TB, t *Tree) {
 	}
 	eph := map[int64][]string{}
 	var conts, ttls []string
-	for p, n := range t.nodes {
+	for p, n := range nodes {
 		o := n.Stat.EphemeralOwner
 		switch {
 		case o == 0:
@@ -444,7 +458,7 @@ func checkInvariants(tb testing.TB, t *Tree) {
 		tb.Errorf("EphemeralCount() = %d, nodes say %d", t.EphemeralCount(), total)
 	}
 	refs := map[int64]int64{}
-	for p, n := range t.nodes {
+	for p, n := range nodes {
 		if n.ACL == OpenACLKey {
 			continue
 		}
@@ -476,7 +490,7 @@ func checkInvariants(tb testing.TB, t *Tree) {
 // over every map entry, where the root appears twice ("" and "/").
 func zkDataSize(t *Tree) int64 {
 	var s int64
-	for p, n := range t.nodes {
+	for p, n := range nodesOf(t) {
 		if p == "/" {
 			s += 1 + 2*int64(len(n.Data))
 			continue

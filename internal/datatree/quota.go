@@ -1,6 +1,7 @@
 package datatree
 
 import (
+	"cmp"
 	"slices"
 	"strconv"
 	"strings"
@@ -127,11 +128,11 @@ func (t *Tree) quotaChanged(path string, bytes int64, count int64) {
 		return
 	}
 	sp := QuotaPath + p + "/" + statNode
-	sn := t.nodes[sp]
-	if sn == nil {
+	sn := t.find(sp)
+	if sn == noIndex {
 		return
 	}
-	st := ParseStatsTrack(sn.Data)
+	st := ParseStatsTrack(t.dataOf(sn))
 	st.Set(StatCount, st.Get(StatCount)+count)
 	st.Set(StatBytes, st.Get(StatBytes)+bytes)
 	t.setStats(sn, st.Bytes())
@@ -141,8 +142,8 @@ func (t *Tree) quotaChanged(path string, bytes int64, count int64) {
 // approximate_data_size) does not follow these changes: it counts the data the node was
 // created or last set with, and a delete or setData later subtracts the current length.
 // zkd keeps the same figure.
-func (t *Tree) setStats(n *Node, data []byte) {
-	n.Data = data
+func (t *Tree) setStats(i uint32, data []byte) {
+	t.setDataOf(i, data)
 }
 
 // Keys of ZooKeeper's StatsTrack.
@@ -231,25 +232,19 @@ func (s StatsTrack) Bytes() []byte { return []byte(s.String()) }
 // /zookeeper/quota counts the whole tree.
 func (t *Tree) updateQuotaForPath(real string) {
 	var count, bytes int64
-	var walk func(p string)
-	walk = func(p string) {
-		n := t.nodes[p]
-		if n == nil {
-			return
-		}
+	var walk func(i uint32)
+	walk = func(i uint32) {
 		count++
-		bytes += int64(len(n.Data))
-		for _, c := range n.childNames() {
-			walk(Join(p, c))
+		bytes += int64(len(t.dataOf(i)))
+		for _, c := range t.kidIDs(i) {
+			walk(c)
 		}
 	}
-	if real == "" {
-		walk("/")
-	} else {
-		walk(real)
+	if i := t.find(cmp.Or(real, "/")); i != noIndex {
+		walk(i)
 	}
 	sp := QuotaPath + real + "/" + statNode
-	if sn := t.nodes[sp]; sn != nil {
+	if sn := t.find(sp); sn != noIndex {
 		t.setStats(sn, StatsTrack{StatCount: count, StatBytes: bytes}.Bytes())
 	}
 }
@@ -258,11 +253,11 @@ func (t *Tree) updateQuotaForPath(real string) {
 // quota to the path between /zookeeper/quota and its first "/zookeeper_limits", whose
 // stats are recounted.
 func (t *Tree) setupQuota(p string) {
-	n := t.nodes[p]
-	if n == nil {
+	i := t.find(p)
+	if i == noIndex {
 		return
 	}
-	if n.NumChildren() == 0 {
+	if t.rd(i).kids == 0 {
 		if strings.HasSuffix(p, "/"+limitNode) {
 			real := p[len(QuotaPath):strings.Index(p, "/"+limitNode)]
 			if trieKey(real) != "/" {
@@ -272,7 +267,7 @@ func (t *Tree) setupQuota(p string) {
 		}
 		return
 	}
-	for _, c := range n.childNames() {
+	for _, c := range t.childNames(i, 0, len(t.kidIDs(i))) {
 		t.setupQuota(Join(p, c))
 	}
 }
@@ -310,21 +305,21 @@ func (t *Tree) CheckQuota(path string, countDiff, bytesDiff int64) []QuotaExceed
 	if prefix == "" {
 		return nil
 	}
-	ln := t.nodes[QuotaPath+prefix+"/"+limitNode]
-	if ln == nil {
+	ln := t.find(QuotaPath + prefix + "/" + limitNode)
+	if ln == noIndex {
 		return nil
 	}
-	limits := ParseStatsTrack(ln.Data)
+	limits := ParseStatsTrack(t.dataOf(ln))
 	checkCount := countDiff != 0 && (limits.Get(StatCount) > -1 || limits.Get(StatCountHardLimit) > -1)
 	checkBytes := bytesDiff != 0 && (limits.Get(StatBytes) > -1 || limits.Get(StatByteHardLimit) > -1)
 	if !checkCount && !checkBytes {
 		return nil
 	}
-	sn := t.nodes[QuotaPath+prefix+"/"+statNode]
-	if sn == nil {
+	sn := t.find(QuotaPath + prefix + "/" + statNode)
+	if sn == noIndex {
 		return nil
 	}
-	stats := ParseStatsTrack(sn.Data)
+	stats := ParseStatsTrack(t.dataOf(sn))
 	ns := topNamespace(path)
 	var out []QuotaExceeded
 	check := func(bytes bool, statKey, softKey, hardKey string, diff int64) bool {
@@ -375,12 +370,12 @@ func (t *Tree) QuotaUsage() []QuotaNamespace {
 	byNS := map[string]*QuotaNamespace{}
 	var walk func(p string)
 	walk = func(p string) {
-		n := t.nodes[p]
-		if n == nil {
+		i := t.find(p)
+		if i == noIndex {
 			return
 		}
-		if n.NumChildren() > 0 {
-			for _, c := range n.childNames() {
+		if t.rd(i).kids != 0 {
+			for _, c := range t.childNames(i, 0, len(t.kidIDs(i))) {
 				walk(Join(p, c))
 			}
 			return
@@ -398,7 +393,7 @@ func (t *Tree) QuotaUsage() []QuotaNamespace {
 			q = &QuotaNamespace{Namespace: ns}
 			byNS[ns] = q
 		}
-		st := ParseStatsTrack(n.Data)
+		st := ParseStatsTrack(t.dataOf(i))
 		if isLimit {
 			q.HasLimit = true
 			q.CountLimit += hardOrSoft(st.Get(StatCountHardLimit), st.Get(StatCount))
@@ -409,7 +404,7 @@ func (t *Tree) QuotaUsage() []QuotaNamespace {
 			q.BytesUsage += st.Get(StatBytes)
 		}
 	}
-	if q := t.nodes[QuotaPath]; q != nil && q.NumChildren() > 0 {
+	if q := t.find(QuotaPath); q != noIndex && t.rd(q).kids != 0 {
 		walk(QuotaPath)
 	}
 	out := make([]QuotaNamespace, 0, len(byNS))

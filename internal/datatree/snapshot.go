@@ -3,6 +3,8 @@ package datatree
 import (
 	"fmt"
 	"slices"
+	"strings"
+	"unsafe"
 
 	"github.com/zkd-io/zkd/jute"
 )
@@ -15,78 +17,153 @@ type SnapNode struct {
 	Stat   jute.StatPersisted
 }
 
-// Walker produces the nodes of a fuzzy snapshot in pre-order, a budget at a time, so the
-// owner of the tree can interleave it with applying txns. Like ZooKeeper's, the result is
-// fuzzy: each node is captured when it is visited; replaying the log from the zxid at which
-// the walk started repairs the difference.
+// View is the tree as it was at one moment (Capture): its nodes, ACL table, last zxid and
+// digest. It shares the tree's storage, which the tree copies a page at a time before
+// changing what a view may hold, so a view costs one pointer per page to take and may be
+// read on any goroutine while the tree goes on changing.
+type View struct {
+	recs   []*[pageSize]rec
+	lists  []*[pageSize]kidList
+	chunks [][]byte
+	root   uint32
+	acls   map[int64][]jute.ACL
+	zxid   int64
+	digest int64
+	nodes  int
+}
+
+// Capture takes a view of the tree as it is now. Its cost is one pointer copied per page of
+// pageSize nodes and per chunk of the arena, whatever the nodes hold.
+func (t *Tree) Capture() *View {
+	v := &View{
+		recs:   t.recs.clone(),
+		lists:  t.lists.clone(),
+		chunks: slices.Clone(t.arena.chunks),
+		root:   t.find("/"),
+		acls:   t.acls.snapshot(),
+		zxid:   t.lastZxid,
+		digest: int64(t.digest),
+		nodes:  t.live,
+	}
+	// Everything the view holds is now older than the tree's generation: the next change
+	// of each page or child list copies it first.
+	t.gen++
+	return v
+}
+
+// LastZxid is the zxid of the last txn applied before the capture.
+func (v *View) LastZxid() int64 { return v.zxid }
+
+// Digest is the tree digest at the capture.
+func (v *View) Digest() int64 { return v.digest }
+
+// NodeCount is the number of nodes at the capture.
+func (v *View) NodeCount() int { return v.nodes }
+
+// ACLs is the ACL table at the capture; it covers every node of the view.
+func (v *View) ACLs() map[int64][]jute.ACL { return v.acls }
+
+func (v *View) rec(i uint32) *rec { return &v.recs[i>>pageBits][i&(pageSize-1)] }
+
+func (v *View) str(off uint64, n int) string {
+	if n == 0 {
+		return ""
+	}
+	c := v.chunks[off>>32]
+	return unsafe.String(&c[int(uint32(off))], n)
+}
+
+func (v *View) kids(r *rec) []uint32 {
+	if r.kids == 0 {
+		return nil
+	}
+	return v.lists[r.kids>>pageBits][r.kids&(pageSize-1)].ids
+}
+
+// Walker produces the nodes of a view in pre-order (a parent before its children, as
+// ZooKeeper's snapshots list them), a batch at a time.
 type Walker struct {
-	t       *Tree
+	v       *View
 	stack   []walkFrame
 	started bool
-	done    bool // closed
+	// unpin, if set, is called once by Close (a walk started by Tree.Walk).
+	unpin func()
 }
 
-// walkFrame is a node whose children are being visited: the names are copied when the node
-// is visited (the child list changes as txns are applied), and each child's path is made
-// only when it is its turn, so a node with a million children costs a copy of its list,
-// not a million paths at once.
+// walkFrame is a node whose children are being visited.
 type walkFrame struct {
-	parent string
-	names  []string
-	next   int
+	ids  []uint32
+	next int
 }
 
-// Walk starts a snapshot walk. ACL lists stay in the table until the walk is closed, so
-// every key a visited node holds appears in ACLs() taken before Close.
+// Walk starts a walk of the view.
+func (v *View) Walk() *Walker { return &Walker{v: v} }
+
+// Walk captures the tree and starts a walk of the capture. ACL lists stay in the tree's
+// table until the walk is closed, so ACLs() taken before Close covers every visited node;
+// the walker's own ACLs() does too.
 func (t *Tree) Walk() *Walker {
 	t.acls.pinned++
-	return &Walker{t: t}
+	w := t.Capture().Walk()
+	w.unpin = t.acls.unpin
+	return w
 }
+
+// ACLs is the ACL table of the walk's view.
+func (w *Walker) ACLs() map[int64][]jute.ACL { return w.v.acls }
+
+// View is the view the walk reads.
+func (w *Walker) View() *View { return w.v }
 
 // Next appends up to max nodes to out and reports whether the walk is finished.
 func (w *Walker) Next(max int, out []SnapNode) ([]SnapNode, bool) {
 	emitted := 0
 	if !w.started && max > 0 {
 		w.started = true
-		if n := w.t.nodes["/"]; n != nil {
-			out = w.visit("/", n, out)
+		if w.v.root != noIndex {
+			out = w.visit(w.v.root, out)
 			emitted++
 		}
 	}
 	for emitted < max && len(w.stack) > 0 {
 		f := &w.stack[len(w.stack)-1]
-		if f.next == len(f.names) {
+		if f.next == len(f.ids) {
 			w.stack = w.stack[:len(w.stack)-1]
 			continue
 		}
-		p := Join(f.parent, f.names[f.next])
+		i := f.ids[f.next]
 		f.next++
-		if n := w.t.nodes[p]; n != nil {
-			out = w.visit(p, n, out)
-			emitted++
-		}
+		out = w.visit(i, out)
+		emitted++
 	}
 	return out, w.started && len(w.stack) == 0
 }
 
-func (w *Walker) visit(p string, n *Node, out []SnapNode) []SnapNode {
-	sp := p
-	if p == "/" {
+func (w *Walker) visit(i uint32, out []SnapNode) []SnapNode {
+	r := w.v.rec(i)
+	sp := w.v.str(r.off, int(r.plen))
+	if sp == "/" {
 		sp = ""
 	}
-	out = append(out, SnapNode{Path: sp, Data: n.Data, ACLKey: n.ACL, Stat: n.Stat})
-	if names := n.childNames(); len(names) > 0 {
-		w.stack = append(w.stack, walkFrame{parent: p, names: slices.Clone(names)})
+	var data []byte
+	if r.dlen >= 0 {
+		c := w.v.chunks[r.off>>32]
+		o := int(uint32(r.off)) + int(r.plen)
+		data = c[o : o+int(r.dlen) : o+int(r.dlen)]
+	}
+	out = append(out, SnapNode{Path: sp, Data: data, ACLKey: r.acl, Stat: r.stat})
+	if ids := w.v.kids(r); len(ids) > 0 {
+		w.stack = append(w.stack, walkFrame{ids: ids})
 	}
 	return out
 }
 
-// Close ends the walk, early or after the last Next; ACL lists that only the walk kept go.
+// Close ends the walk, early or after the last Next.
 func (w *Walker) Close() {
-	if !w.done {
-		w.done = true
-		w.stack = nil
-		w.t.acls.unpin()
+	w.stack = nil
+	if w.unpin != nil {
+		w.unpin()
+		w.unpin = nil
 	}
 }
 
@@ -100,39 +177,26 @@ type Loader struct {
 	// MissingACLs counts nodes whose ACL key was not in the snapshot's table.
 	MissingACLs int
 	// stack is the last node loaded and its ancestors: snapshots list nodes in pre-order,
-	// so a node's parent is on it and needs no map look-up.
+	// so a node's parent is on it and needs no look-up.
 	stack []loadedNode
-	// pending nodes are not in the path map yet: Finish adds them all to a map made big
-	// enough at once, which costs a third of growing it node by node (every growth step
-	// rehashes keys scattered over the heap).
-	pending []loadedNode
 	// ttlShaped nodes have an ephemeralOwner that marks a TTL node only if extended types
 	// are on, which Finish is told.
 	ttlShaped []string
-	err       error // from a flush that found a duplicate
 }
 
 type loadedNode struct {
 	path string
-	n    *Node
+	i    uint32
 }
 
 // NewLoader returns a loader for an empty tree (without the reserved nodes, which the
 // snapshot carries).
-func NewLoader() *Loader {
-	return &Loader{t: &Tree{
-		nodes:      make(map[string]*Node),
-		acls:       newACLCache(),
-		ephemerals: make(map[int64]map[string]struct{}),
-		containers: make(map[string]struct{}),
-		ttls:       make(map[string]struct{}),
-	}}
-}
+func NewLoader() *Loader { return &Loader{t: empty()} }
 
 // ACL adds an entry of the snapshot's ACL table.
 func (l *Loader) ACL(key int64, acls []jute.ACL) { l.t.acls.load(key, acls) }
 
-// Node adds a node; its parent must already be loaded. The tree keeps sn.Data.
+// Node adds a node; its parent must already be loaded. The tree copies sn.Data.
 func (l *Loader) Node(sn SnapNode) error {
 	t := l.t
 	p := sn.Path
@@ -146,68 +210,55 @@ func (l *Loader) Node(sn SnapNode) error {
 			l.MissingACLs++
 		}
 	}
-	n := &Node{Data: sn.Data, ACL: sn.ACLKey, Stat: sn.Stat}
+	parent := noIndex
 	if p != "/" {
 		if !ValidPathForLoad(p) {
 			return fmt.Errorf("datatree: invalid path %q in snapshot", p)
 		}
-		parent := l.parent(Parent(p))
-		if parent == nil {
-			if l.err != nil {
-				return l.err
-			}
+		parent = l.parent(Parent(p))
+		if parent == noIndex {
 			return fmt.Errorf("datatree: node %q loaded before its parent", p)
 		}
-		parent.addChild(Base(p), n)
 	} else {
 		l.stack = l.stack[:0]
 	}
-	l.pending = append(l.pending, loadedNode{p, n})
-	l.stack = append(l.stack, loadedNode{p, n})
-	t.acls.addRef(n.ACL)
-	t.dataSize += nodeSize(p, n.Data)
-	t.addDigest(p, n)
-	if o := n.Stat.EphemeralOwner; o < 0 && o != ContainerOwner && o&ttlMask == ttlMask {
-		l.ttlShaped = append(l.ttlShaped, p)
-	} else {
-		t.track(p, o)
+	if t.find(p) != noIndex {
+		return fmt.Errorf("datatree: node %q appears twice", p)
+	}
+	i := t.newRec(p, sn.Data, sn.ACLKey, sn.Stat)
+	if parent != noIndex {
+		t.link(parent, i)
+	}
+	// The stack's paths are the tree's own bytes: no copy of sn.Path is kept.
+	l.stack = append(l.stack, loadedNode{t.pathOf(i), i})
+	t.acls.addRef(sn.ACLKey)
+	t.dataSize += nodeSize(p, sn.Data)
+	t.addDigest(i)
+	// The indexes of owned nodes keep paths of their own: an arena chunk must not be kept
+	// alive by one path after compaction moved the rest of it.
+	if o := sn.Stat.EphemeralOwner; o < 0 && o != ContainerOwner && o&ttlMask == ttlMask {
+		l.ttlShaped = append(l.ttlShaped, strings.Clone(p))
+	} else if o != 0 {
+		t.track(strings.Clone(p), o)
 	}
 	return nil
 }
 
 // parent finds a loaded node by path, on the ancestor stack if it is there (it always is
 // for ZooKeeper's pre-order), and leaves the stack ending with it.
-func (l *Loader) parent(pp string) *Node {
+func (l *Loader) parent(pp string) uint32 {
 	for i := len(l.stack) - 1; i >= 0; i-- {
 		if l.stack[i].path == pp {
 			l.stack = l.stack[:i+1]
-			return l.stack[i].n
+			return l.stack[i].i
 		}
 	}
-	if err := l.flush(); err != nil {
-		l.err = err
-		return nil
+	i := l.t.find(pp)
+	if i == noIndex {
+		return noIndex
 	}
-	n := l.t.nodes[pp]
-	l.stack = append(l.stack[:0], loadedNode{pp, n})
-	return n
-}
-
-// flush moves the pending nodes to the path map.
-func (l *Loader) flush() error {
-	t := l.t
-	if len(t.nodes) == 0 {
-		t.nodes = make(map[string]*Node, len(l.pending))
-	}
-	for _, ln := range l.pending {
-		before := len(t.nodes)
-		t.nodes[ln.path] = ln.n
-		if len(t.nodes) == before {
-			return fmt.Errorf("datatree: node %q appears twice", ln.path)
-		}
-	}
-	l.pending = l.pending[:0]
-	return nil
+	l.stack = append(l.stack[:0], loadedNode{l.t.pathOf(i), i})
+	return i
 }
 
 // ValidPathForLoad accepts any absolute path without empty segments; snapshots written by
@@ -229,18 +280,14 @@ func ValidPathForLoad(p string) bool {
 // nodes if the snapshot lacked them.
 func (l *Loader) Finish(extendedTypes bool, lastZxid int64) (*Tree, error) {
 	t := l.t
-	if err := l.flush(); err != nil {
-		return nil, err
-	}
-	l.pending = nil
-	if t.nodes["/"] == nil {
+	if t.find("/") == noIndex {
 		return nil, fmt.Errorf("datatree: snapshot has no root node")
 	}
 	t.ExtendedTypes = extendedTypes
 	for _, p := range l.ttlShaped {
-		t.track(p, t.nodes[p].Stat.EphemeralOwner)
+		t.track(p, t.rd(t.find(p)).stat.EphemeralOwner)
 	}
-	if t.nodes[ZookeeperPath] == nil || t.nodes[QuotaPath] == nil || t.nodes[ConfigPath] == nil {
+	if t.find(ZookeeperPath) == noIndex || t.find(QuotaPath) == noIndex || t.find(ConfigPath) == noIndex {
 		t.addSystemNodes()
 	}
 	for k, n := range t.acls.refs {

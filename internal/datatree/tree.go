@@ -8,7 +8,6 @@ package datatree
 import (
 	"encoding/binary"
 	"hash/crc32"
-	"slices"
 	"sort"
 	"strings"
 
@@ -24,122 +23,43 @@ const (
 // TTLOwner encodes a TTL in an ephemeralOwner.
 func TTLOwner(ttl int64) int64 { return ttlMask | (ttl & jute.MaxTTL) }
 
-// Node is one znode. Data is never mutated in place: a setData installs a new slice, so a
-// reader may hand Data to another goroutine for encoding.
+// Node is one znode as read from the tree: a copy of its record, taken by Get or Lookup.
+// Data is the tree's own bytes, never changed in place (a setData stores new bytes), so a
+// reader may hand it to another goroutine for encoding. The child methods read the tree as
+// it is when they are called.
 type Node struct {
 	Data []byte
 	ACL  int64
 	Stat jute.StatPersisted
-	// idx is the node's position in its parent's child list.
-	idx int32
-	// digest is the node's share of the tree digest, as last computed: a change subtracts
-	// it rather than hashing the old contents again.
+	// digest is the node's share of the tree digest when it was read.
 	digest uint32
-	// children lists the child names (substrings of the children's paths) in no order;
-	// nil for a leaf. A list, not a set: it costs no hashing to build, which dominates
-	// loading a large snapshot, and the tree's path map answers membership.
-	children *childList
-}
-
-type childList struct {
-	names []string
-	// shared is set when a reader may hold names[:len(names)] (SharedChildren): the next
-	// change of a name in place copies the list first.
-	shared bool
+	t      *Tree
+	i      uint32
 }
 
 // NumChildren is the current number of children.
-func (n *Node) NumChildren() int {
-	if n.children == nil {
-		return 0
-	}
-	return len(n.children.names)
-}
+func (n *Node) NumChildren() int { return len(n.t.kidIDs(n.i)) }
 
 // Children returns the child names in no particular order.
-func (n *Node) Children() []string {
-	if n.children == nil {
+func (n *Node) Children() []string { return n.t.childNames(n.i, 0, len(n.t.kidIDs(n.i))) }
+
+// SharedChildren returns the child names in no particular order, for a reply encoded on
+// another goroutine. The names are the tree's own bytes (they never change), so only the
+// list of them is made.
+func (n *Node) SharedChildren() []string { return n.Children() }
+
+// childNames lists the names of node i's children at positions [from, to).
+func (t *Tree) childNames(i uint32, from, to int) []string {
+	ids := t.kidIDs(i)
+	to = min(to, len(ids))
+	if from >= to {
 		return []string{}
 	}
-	return append([]string(nil), n.children.names...)
-}
-
-// SharedChildren returns the child names in no particular order without copying them, for
-// a reply encoded on another goroutine: the caller only reads the slice, and the tree
-// copies the list before it changes a name the slice holds (adding a child writes past
-// its end). A getChildren of a node with a million children copied 16 MB of string
-// headers on the tree's goroutine, which the collector then scanned; now the first delete
-// of a child after such a read copies the list instead (at most one copy per read, as
-// before, but on the write).
-func (n *Node) SharedChildren() []string {
-	if n.children == nil {
-		return []string{}
+	out := make([]string, to-from)
+	for j, c := range ids[from:to] {
+		out[j] = t.nameOf(c)
 	}
-	n.children.shared = true
-	names := n.children.names
-	return names[:len(names):len(names)]
-}
-
-// childNames is the list itself, for iteration inside the package.
-func (n *Node) childNames() []string {
-	if n.children == nil {
-		return nil
-	}
-	return n.children.names
-}
-
-// hasChild reports whether c, the node the path map holds for parentName/name, is listed by
-// n. A node can be in the path map without being listed: replaying a log over a fuzzy
-// snapshot can delete and recreate a parent while the snapshot still holds a child.
-func (n *Node) hasChild(name string, c *Node) bool {
-	if c == nil || n.children == nil {
-		return false
-	}
-	names := n.children.names
-	return int(c.idx) < len(names) && names[c.idx] == name
-}
-
-func (n *Node) addChild(name string, c *Node) {
-	if n.children == nil {
-		n.children = &childList{}
-	}
-	l := n.children
-	c.idx = int32(len(l.names))
-	if len(l.names) == cap(l.names) {
-		// The append moves the list: what a reader holds is no longer the tree's.
-		l.shared = false
-	}
-	l.names = append(l.names, name)
-}
-
-// removeChild unlists c (named name, path parentPath/name) from parent n: the last name
-// takes its place.
-func (t *Tree) removeChild(parentPath string, n *Node, name string, c *Node) {
-	if !n.hasChild(name, c) {
-		return
-	}
-	l := n.children
-	if l.shared {
-		l.names = slices.Clone(l.names)
-		l.shared = false
-	}
-	last := len(l.names) - 1
-	if i := c.idx; int(i) != last {
-		moved := l.names[last]
-		l.names[i] = moved
-		if m := t.nodes[Join(parentPath, moved)]; m != nil {
-			m.idx = i
-		}
-	}
-	l.names[last] = ""
-	l.names = l.names[:last]
-	switch {
-	case last == 0:
-		n.children = nil
-	case cap(l.names) > 64 && last < cap(l.names)/4:
-		// Give back the memory of a list that has shrunk a lot.
-		l.names = append(make([]string, 0, 2*last), l.names...)
-	}
+	return out
 }
 
 // Event is a change that watches may observe.
@@ -155,7 +75,20 @@ type Event struct {
 
 // Tree is the znode tree.
 type Tree struct {
-	nodes      map[string]*Node
+	// The nodes' storage (store.go): records, child lists, the arena of paths and data, and
+	// the path index. gen is the capture generation: pages and lists made in an older one
+	// may be shared with a capture and are copied before they change.
+	recs      pages[rec]
+	nrecs     uint32
+	freeRecs  []uint32
+	live      int
+	lists     pages[kidList]
+	nlists    uint32
+	freeLists []uint32
+	arena     arena
+	index     pathIndex
+	gen       uint32
+
 	acls       *aclCache
 	ephemerals map[int64]map[string]struct{}
 	containers map[string]struct{}
@@ -171,6 +104,23 @@ type Tree struct {
 
 	// replaying skips event bookkeeping while a log is replayed.
 	replaying bool
+}
+
+// empty is a tree without nodes.
+func empty() *Tree {
+	t := &Tree{
+		gen:        1,
+		arena:      newArena(),
+		index:      newPathIndex(),
+		acls:       newACLCache(),
+		ephemerals: make(map[int64]map[string]struct{}),
+		containers: make(map[string]struct{}),
+		ttls:       make(map[string]struct{}),
+	}
+	// List 0 stands for "no children".
+	t.lists.grow(0, t.gen)
+	t.nlists = 1
+	return t
 }
 
 // BeginReplay makes Apply skip work that replaying a log does not need: reporting events
@@ -190,28 +140,20 @@ const (
 
 // New returns a tree holding only the reserved nodes.
 func New() *Tree {
-	t := &Tree{
-		nodes:      make(map[string]*Node),
-		acls:       newACLCache(),
-		ephemerals: make(map[int64]map[string]struct{}),
-		containers: make(map[string]struct{}),
-		ttls:       make(map[string]struct{}),
-	}
-	root := &Node{Data: []byte{}, ACL: OpenACLKey}
-	t.nodes["/"] = root
-	t.addDigest("/", root)
+	t := empty()
+	root := t.newRec("/", []byte{}, OpenACLKey, jute.StatPersisted{})
+	t.addDigest(root)
 	t.dataSize += int64(len("/"))
 	t.addSystemNodes()
 	return t
 }
 
 func (t *Tree) addSystemNodes() {
-	t.ensureNode("/", ZookeeperPath, &Node{Data: []byte{}, ACL: OpenACLKey})
-	t.ensureNode(ZookeeperPath, QuotaPath, &Node{Data: []byte{}, ACL: OpenACLKey})
-	cfg := &Node{Data: []byte{}, Stat: jute.StatPersisted{Aversion: -1}}
-	cfg.ACL = t.acls.intern(jute.ReadACLUnsafe)
-	if !t.ensureNode(ZookeeperPath, ConfigPath, cfg) {
-		t.acls.release(cfg.ACL)
+	t.ensureNode("/", ZookeeperPath, OpenACLKey, jute.StatPersisted{})
+	t.ensureNode(ZookeeperPath, QuotaPath, OpenACLKey, jute.StatPersisted{})
+	acl := t.acls.intern(jute.ReadACLUnsafe)
+	if !t.ensureNode(ZookeeperPath, ConfigPath, acl, jute.StatPersisted{Aversion: -1}) {
+		t.acls.release(acl)
 	}
 }
 
@@ -220,7 +162,7 @@ func (t *Tree) addSystemNodes() {
 // txn, the data replaced, Mzxid set to the configuration's version, Version to -1 and
 // Mtime to now. It returns the NodeDataChanged event for the node's watches.
 func (t *Tree) SetConfig(data []byte, configVersion, now int64) []Event {
-	if t.nodes[ConfigPath] == nil {
+	if t.find(ConfigPath) == noIndex {
 		t.addSystemNodes()
 	}
 	var ev []Event
@@ -229,19 +171,39 @@ func (t *Tree) SetConfig(data []byte, configVersion, now int64) []Event {
 	return ev
 }
 
-func (t *Tree) ensureNode(parent, path string, n *Node) bool {
-	if _, ok := t.nodes[path]; ok {
+func (t *Tree) ensureNode(parent, path string, acl int64, stat jute.StatPersisted) bool {
+	if t.find(path) != noIndex {
 		return false
 	}
-	t.nodes[path] = n
-	t.nodes[parent].addChild(Base(path), n)
-	t.addDigest(path, n)
-	t.dataSize += int64(len(path) + len(n.Data))
+	i := t.newRec(path, []byte{}, acl, stat)
+	t.link(t.find(parent), i)
+	t.addDigest(i)
+	t.dataSize += int64(len(path))
 	return true
 }
 
-// Get returns the node at path, or nil. The node must not be modified.
-func (t *Tree) Get(path string) *Node { return t.nodes[path] }
+// Get returns the node at path, or nil.
+func (t *Tree) Get(path string) *Node {
+	n, ok := t.Lookup(path)
+	if !ok {
+		return nil
+	}
+	return &n
+}
+
+// Lookup is Get without an allocation, for the read path.
+func (t *Tree) Lookup(path string) (Node, bool) {
+	i := t.find(path)
+	if i == noIndex {
+		return Node{}, false
+	}
+	return t.node(i), true
+}
+
+func (t *Tree) node(i uint32) Node {
+	r := t.rd(i)
+	return Node{Data: t.dataOf(i), ACL: r.acl, Stat: r.stat, digest: r.digest, t: t, i: i}
+}
 
 // ACL returns the ACL list for a key.
 func (t *Tree) ACL(key int64) []jute.ACL { return t.acls.get(key) }
@@ -253,7 +215,7 @@ func (t *Tree) LastZxid() int64 { return t.lastZxid }
 func (t *Tree) SetLastZxid(z int64) { t.lastZxid = z }
 
 // NodeCount is the number of znodes, including the root and reserved nodes.
-func (t *Tree) NodeCount() int { return len(t.nodes) }
+func (t *Tree) NodeCount() int { return t.live }
 
 // ApproximateDataSize is the sum of path and data lengths, as ZooKeeper reports it.
 func (t *Tree) ApproximateDataSize() int64 { return t.dataSize }
@@ -301,6 +263,11 @@ func (t *Tree) StatOf(n *Node) jute.Stat {
 	}
 }
 
+func (t *Tree) statOf(i uint32) jute.Stat {
+	n := t.node(i)
+	return t.StatOf(&n)
+}
+
 // Ephemerals returns the ephemeral paths owned by a session, sorted.
 func (t *Tree) Ephemerals(session int64) []string {
 	set := t.ephemerals[session]
@@ -332,13 +299,18 @@ func (t *Tree) EphemeralCount() int {
 
 // CountDescendants counts every node below path (not path itself).
 func (t *Tree) CountDescendants(path string) int {
-	n := t.nodes[path]
-	if n == nil {
+	i := t.find(path)
+	if i == noIndex {
 		return 0
 	}
 	count := 0
-	for _, c := range n.childNames() {
-		count += 1 + t.CountDescendants(Join(path, c))
+	stack := []uint32{i}
+	for len(stack) > 0 {
+		j := stack[len(stack)-1]
+		stack = stack[:len(stack)-1]
+		ids := t.kidIDs(j)
+		count += len(ids)
+		stack = append(stack, ids...)
 	}
 	return count
 }
@@ -351,7 +323,7 @@ func (t *Tree) ExpiryCandidates(nowMs int64, limit int) []string {
 		if len(out) >= limit {
 			return out
 		}
-		if n := t.nodes[p]; n != nil && n.NumChildren() == 0 && n.Stat.Cversion > 0 {
+		if i := t.find(p); i != noIndex && t.rd(i).kids == 0 && t.rd(i).stat.Cversion > 0 {
 			out = append(out, p)
 		}
 	}
@@ -359,11 +331,12 @@ func (t *Tree) ExpiryCandidates(nowMs int64, limit int) []string {
 		if len(out) >= limit {
 			break
 		}
-		n := t.nodes[p]
-		if n == nil || n.NumChildren() != 0 {
+		i := t.find(p)
+		if i == noIndex || t.rd(i).kids != 0 {
 			continue
 		}
-		if ttl, ok := t.IsTTL(n.Stat.EphemeralOwner); ok && ttl != 0 && nowMs-n.Stat.Mtime > ttl {
+		r := t.rd(i)
+		if ttl, ok := t.IsTTL(r.stat.EphemeralOwner); ok && ttl != 0 && nowMs-r.stat.Mtime > ttl {
 			out = append(out, p)
 		}
 	}
@@ -383,12 +356,12 @@ func nodeSize(path string, data []byte) int64 {
 	return n
 }
 
-// nodeDigest is the node's share of the tree digest (NodeDigest), hashed in the buffer
-// the tree keeps.
-func (t *Tree) nodeDigest(path string, n *Node) uint64 {
-	d, b := NodeDigest(t.scratch, path, n.Data, &n.Stat)
+// nodeDigest is node i's share of the tree digest (NodeDigest), hashed in the buffer the
+// tree keeps.
+func (t *Tree) nodeDigest(i uint32) uint32 {
+	d, b := NodeDigest(t.scratch, t.pathOf(i), t.dataOf(i), &t.rd(i).stat)
 	t.scratch = b[:0]
-	return uint64(d)
+	return d
 }
 
 // NodeDigest is ZooKeeper's DigestCalculator.calculateDigest (jute.DigestVersion): CRC32
@@ -428,11 +401,12 @@ func NodeDigest(buf []byte, path string, data []byte, s *jute.StatPersisted) (ui
 // Digest is the node's share of the tree digest (NodeDigest), as the tree last computed it.
 func (n *Node) Digest() uint32 { return n.digest }
 
-// beginChange and endChange bracket a mutation of a node so the digest follows it.
-func (t *Tree) beginChange(path string, n *Node) {
-	t.unDigest(path, n)
+// addDigest computes node i's share of the digest and adds it; unDigest takes the share
+// last added away. A change of a node is bracketed by the two.
+func (t *Tree) addDigest(i uint32) {
+	d := t.nodeDigest(i)
+	t.wr(i).digest = d
+	t.digest += uint64(d)
 }
 
-func (t *Tree) endChange(path string, n *Node) {
-	t.addDigest(path, n)
-}
+func (t *Tree) unDigest(i uint32) { t.digest -= uint64(t.rd(i).digest) }

@@ -330,7 +330,7 @@ func TestWalkFuzzySnapshot(t *testing.T) {
 			}
 			snapZxid := live.LastZxid()
 			mark := len(w.log)
-			walker := live.Walk()
+			walker := fuzzyWalk(live)
 			var nodes []SnapNode
 			for {
 				for k := w.rng.Intn(4); k > 0; k-- {
@@ -375,8 +375,83 @@ func TestWalkFuzzySnapshot(t *testing.T) {
 	}
 }
 
+// snapWalker is a Walker or a fuzzyWalker.
+type snapWalker interface {
+	Next(max int, out []SnapNode) ([]SnapNode, bool)
+	Close()
+}
+
+// fuzzyWalker writes the live tree as ZooKeeper's DataTree.serializeNode does: each node as
+// it is when the walk reaches it, so txns applied during the walk are in the snapshot or
+// not depending on where the walk was. zkd's own snapshots are consistent (Capture), but
+// ZooKeeper's are fuzzy and zkd loads them and replays its log over them: the tests of that
+// make their fuzzy snapshots with this.
+type fuzzyWalker struct {
+	t       *Tree
+	stack   []fuzzyFrame
+	started bool
+	closed  bool
+}
+
+type fuzzyFrame struct {
+	parent string
+	names  []string
+	next   int
+}
+
+// fuzzyWalk starts a fuzzy walk; ACL lists stay until it is closed, as ZooKeeper's
+// ReferenceCountedACLCache keeps them while a snapshot is written.
+func fuzzyWalk(t *Tree) *fuzzyWalker {
+	t.acls.pinned++
+	return &fuzzyWalker{t: t}
+}
+
+func (w *fuzzyWalker) Next(max int, out []SnapNode) ([]SnapNode, bool) {
+	emitted := 0
+	if !w.started && max > 0 {
+		w.started = true
+		if n := w.t.Get("/"); n != nil {
+			out = w.visit("/", n, out)
+			emitted++
+		}
+	}
+	for emitted < max && len(w.stack) > 0 {
+		f := &w.stack[len(w.stack)-1]
+		if f.next == len(f.names) {
+			w.stack = w.stack[:len(w.stack)-1]
+			continue
+		}
+		p := Join(f.parent, f.names[f.next])
+		f.next++
+		if n := w.t.Get(p); n != nil {
+			out = w.visit(p, n, out)
+			emitted++
+		}
+	}
+	return out, w.started && len(w.stack) == 0
+}
+
+func (w *fuzzyWalker) visit(p string, n *Node, out []SnapNode) []SnapNode {
+	sp := p
+	if p == "/" {
+		sp = ""
+	}
+	out = append(out, SnapNode{Path: sp, Data: n.Data, ACLKey: n.ACL, Stat: n.Stat})
+	if names := n.Children(); len(names) > 0 {
+		w.stack = append(w.stack, fuzzyFrame{parent: p, names: names})
+	}
+	return out
+}
+
+func (w *fuzzyWalker) Close() {
+	if !w.closed {
+		w.closed = true
+		w.t.acls.unpin()
+	}
+}
+
 // walkUntil advances a walk one node at a time until path has been emitted.
-func walkUntil(tb testing.TB, w *Walker, path string, nodes []SnapNode) []SnapNode {
+func walkUntil(tb testing.TB, w snapWalker, path string, nodes []SnapNode) []SnapNode {
 	tb.Helper()
 	for {
 		var done bool
@@ -390,7 +465,7 @@ func walkUntil(tb testing.TB, w *Walker, path string, nodes []SnapNode) []SnapNo
 	}
 }
 
-func finishWalk(tb testing.TB, t *Tree, w *Walker, nodes []SnapNode) ([]SnapNode, map[int64][]jute.ACL) {
+func finishWalk(tb testing.TB, t *Tree, w snapWalker, nodes []SnapNode) ([]SnapNode, map[int64][]jute.ACL) {
 	tb.Helper()
 	for {
 		var done bool
@@ -411,7 +486,7 @@ func TestWalkChildDeletedBeforeVisit(t *testing.T) {
 	a.create("/p", "")
 	a.create("/p/a", "")
 	zxid := a.zxid
-	w := a.tr.Walk()
+	w := fuzzyWalk(a.tr)
 	nodes := walkUntil(t, w, "/p", nil)
 	mark := a.zxid
 	var log []loggedTxn
@@ -445,7 +520,7 @@ func TestWalkRecreatedByAnotherSession(t *testing.T) {
 	a.session = 0x11
 	a.createEph("/p/e")
 	snapZxid := a.zxid
-	w := a.tr.Walk()
+	w := fuzzyWalk(a.tr)
 	nodes := walkUntil(t, w, "/p", nil)
 	var log []loggedTxn
 	h := a.hdr(jute.OpCloseSession)
@@ -477,7 +552,7 @@ func TestWalkSubtreeRecreated(t *testing.T) {
 	a := newApplier(t)
 	a.create("/m", "old")
 	snapZxid := a.zxid
-	w := a.tr.Walk()
+	w := fuzzyWalk(a.tr)
 	nodes, _ := w.Next(1, nil) // the root; /m is still to come
 	var log []loggedTxn
 	do := func(typ jute.OpCode, body jute.Record) {

@@ -1,0 +1,525 @@
+package datatree
+
+import (
+	"encoding/binary"
+	"hash/maphash"
+	"slices"
+	"unsafe"
+
+	"github.com/zkd-io/zkd/jute"
+)
+
+// The tree's storage is made for trees of tens of millions of nodes. Three things cost
+// nothing per node at that size in a Go heap: a pointer the collector must trace, an
+// allocation, and a copy when a snapshot is taken. So:
+//
+//   - A node is a rec, a fixed-size, pointer-free record in a page of pageSize records,
+//     addressed by its index. Pages are copy-on-write across a capture (Capture): a snapshot
+//     holds the page table as it was, and the first change of a page after a capture copies
+//     that page, so a capture copies one pointer per page and never stops the tree's owner
+//     for a walk.
+//   - A node's path and data are one entry in an arena of large byte chunks: append-only, so
+//     bytes a reader or a snapshot holds are never overwritten. An entry freed by a change
+//     or a delete is dead space, and a chunk that is mostly dead is compacted a little at a
+//     time by later writes, its live entries copied to the chunk being filled.
+//   - The path index is an open-addressing table of (hash, index) words, and child lists
+//     are slices of indexes.
+//
+// The collector then sees one pointer per page, per chunk and per child list, not several
+// per node, and a write allocates nothing in the common case.
+
+const (
+	pageBits = 8
+	pageSize = 1 << pageBits
+	// chunkSize is an arena chunk's size; an entry larger than bigEntry gets a chunk of
+	// its own, freed whole when the entry dies.
+	chunkSize = 1 << 20
+	bigEntry  = chunkSize / 8
+	// entryHeader is an arena entry's header: the owning record's index and the entry's
+	// length (path and data), which compaction reads to step through a chunk.
+	entryHeader = 8
+	noIndex     = ^uint32(0)
+)
+
+// rec is one znode. A free record has plen 0 (every path has at least one byte).
+type rec struct {
+	stat jute.StatPersisted
+	// off locates the entry holding the path then the data: chunk<<32 | byte offset of the
+	// path (just past the entry's header).
+	off  uint64
+	plen uint32
+	dlen int32 // -1: null data, which ZooKeeper tells from empty
+	acl  int64
+	// digest is the node's share of the tree digest, as last computed: a change subtracts
+	// it rather than hashing the old contents again.
+	digest uint32
+	// parent is the index of the node whose child list holds this one, and pos its place
+	// in that list; noIndex when no list holds it (the root, or a node whose parent was
+	// deleted under it while a log was replayed over a fuzzy snapshot).
+	parent uint32
+	pos    uint32
+	// kids is the node's child list (an index into the tree's lists), 0 for none.
+	kids uint32
+}
+
+// kidList is one node's children, as record indexes in no order. gen is the capture
+// generation the slice was last copied in: a list older than the tree's generation may be
+// shared with a capture and is copied before it changes.
+type kidList struct {
+	ids []uint32
+	gen uint32
+}
+
+// pages is a copy-on-write array of fixed-size pages of T, indexed from 0.
+type pages[T any] struct {
+	p    []*[pageSize]T
+	gens []uint32 // the generation each page was made or last copied in
+}
+
+func (a *pages[T]) at(i uint32) *T { return &a.p[i>>pageBits][i&(pageSize-1)] }
+
+// mut returns element i for writing, copying its page first if a capture may share it.
+func (a *pages[T]) mut(i uint32, gen uint32) *T {
+	pi := i >> pageBits
+	if a.gens[pi] != gen {
+		cp := *a.p[pi]
+		a.p[pi] = &cp
+		a.gens[pi] = gen
+	}
+	return &a.p[pi][i&(pageSize-1)]
+}
+
+// grow makes room for index i.
+func (a *pages[T]) grow(i uint32, gen uint32) {
+	for int(i>>pageBits) >= len(a.p) {
+		a.p = append(a.p, new([pageSize]T))
+		a.gens = append(a.gens, gen)
+	}
+}
+
+func (a *pages[T]) clone() []*[pageSize]T { return slices.Clone(a.p) }
+
+// arena holds the nodes' paths and data.
+type arena struct {
+	chunks [][]byte
+	// used is how far each chunk is filled, live how many of those bytes belong to live
+	// entries. A big entry's chunk is exactly its size.
+	used, live []int
+	cur        int // the chunk being filled; -1 before the first
+	freeIDs    []int
+	// compact lists chunks to compact, oldest first; cursor is how far the first one is done.
+	compact []int
+	cursor  int
+	queued  []bool
+}
+
+func newArena() arena { return arena{cur: -1} }
+
+func (a *arena) newChunk(size int) int {
+	var id int
+	if n := len(a.freeIDs); n > 0 {
+		id = a.freeIDs[n-1]
+		a.freeIDs = a.freeIDs[:n-1]
+		a.chunks[id] = make([]byte, size)
+		a.used[id], a.live[id], a.queued[id] = 0, 0, false
+	} else {
+		id = len(a.chunks)
+		a.chunks = append(a.chunks, make([]byte, size))
+		a.used = append(a.used, 0)
+		a.live = append(a.live, 0)
+		a.queued = append(a.queued, false)
+	}
+	return id
+}
+
+// put stores an entry for record owner and returns its offset word.
+func (a *arena) put(owner uint32, path string, data []byte) uint64 {
+	n := entryHeader + len(path) + len(data)
+	var id int
+	if n > bigEntry {
+		id = a.newChunk(n)
+	} else {
+		if a.cur < 0 || a.used[a.cur]+n > len(a.chunks[a.cur]) {
+			a.retire(a.cur)
+			a.cur = a.newChunk(chunkSize)
+		}
+		id = a.cur
+	}
+	c, o := a.chunks[id], a.used[id]
+	binary.LittleEndian.PutUint32(c[o:], owner)
+	binary.LittleEndian.PutUint32(c[o+4:], uint32(len(path)+len(data)))
+	copy(c[o+entryHeader:], path)
+	copy(c[o+entryHeader+len(path):], data)
+	a.used[id] += n
+	a.live[id] += n
+	return uint64(id)<<32 | uint64(o+entryHeader)
+}
+
+// free marks the entry at off, of n bytes (path and data), dead.
+func (a *arena) free(off uint64, n int) {
+	id := int(off >> 32)
+	a.live[id] -= n + entryHeader
+	switch {
+	case a.live[id] == 0 && id != a.cur:
+		a.release(id)
+	case id != a.cur && !a.queued[id] && a.live[id] < a.used[id]/2:
+		a.queued[id] = true
+		a.compact = append(a.compact, id)
+	}
+}
+
+// retire is called when chunk id stops being filled: it is compacted later if it is
+// already mostly dead.
+func (a *arena) retire(id int) {
+	if id < 0 {
+		return
+	}
+	if a.live[id] == 0 {
+		a.release(id)
+	} else if !a.queued[id] && a.live[id] < a.used[id]/2 {
+		a.queued[id] = true
+		a.compact = append(a.compact, id)
+	}
+}
+
+// release forgets a chunk without live entries. Readers and captures that hold its bytes
+// keep them: the slice is dropped from the table, never reused.
+func (a *arena) release(id int) {
+	if a.chunks[id] == nil {
+		return
+	}
+	a.chunks[id] = nil
+	a.used[id], a.live[id] = 0, 0
+	if a.queued[id] {
+		a.queued[id] = false
+		if i := slices.Index(a.compact, id); i >= 0 {
+			a.compact = slices.Delete(a.compact, i, i+1)
+			if i == 0 {
+				a.cursor = 0
+			}
+		}
+	}
+	a.freeIDs = append(a.freeIDs, id)
+}
+
+func (a *arena) bytes(off uint64, n int) []byte {
+	c := a.chunks[off>>32]
+	o := int(uint32(off))
+	return c[o : o+n : o+n]
+}
+
+// str is the entry's bytes at off as a string without a copy: arena bytes never change
+// once written (chunks are append-only and a released chunk is never written again).
+func (a *arena) str(off uint64, n int) string {
+	if n == 0 {
+		return ""
+	}
+	c := a.chunks[off>>32]
+	return unsafe.String(&c[int(uint32(off))], n)
+}
+
+// pathIndex maps paths to record indexes: open addressing with linear probing. A slot holds
+// the path's 32-bit hash above the record index plus one (0 = empty); the hash's top bits
+// are the slot's home, so growing needs no path.
+type pathIndex struct {
+	slots []uint64
+	shift uint // 32 - log2(len(slots))
+	n     int
+	seed  maphash.Seed
+}
+
+func newPathIndex() pathIndex {
+	return pathIndex{slots: make([]uint64, 16), shift: 32 - 4, seed: maphash.MakeSeed()}
+}
+
+func (x *pathIndex) hash(path string) uint32 {
+	h := maphash.String(x.seed, path)
+	return uint32(h ^ h>>32)
+}
+
+func (x *pathIndex) home(h uint32) int { return int(h >> x.shift) }
+
+// find returns the record index of path, or noIndex; eq tells whether record i has path p.
+func (t *Tree) find(path string) uint32 {
+	x := &t.index
+	h := x.hash(path)
+	mask := len(x.slots) - 1
+	for s := x.home(h); ; s = (s + 1) & mask {
+		w := x.slots[s]
+		if w == 0 {
+			return noIndex
+		}
+		if uint32(w>>32) == h {
+			i := uint32(w) - 1
+			if t.pathOf(i) == path {
+				return i
+			}
+		}
+	}
+}
+
+// insert adds path → i; the caller knows path is absent.
+func (t *Tree) insert(path string, i uint32) {
+	x := &t.index
+	if (x.n+1)*5 > len(x.slots)*4 {
+		x.grow()
+	}
+	h := x.hash(path)
+	mask := len(x.slots) - 1
+	s := x.home(h)
+	for x.slots[s] != 0 {
+		s = (s + 1) & mask
+	}
+	x.slots[s] = uint64(h)<<32 | uint64(i+1)
+	x.n++
+}
+
+func (x *pathIndex) grow() {
+	old := x.slots
+	x.slots = make([]uint64, 2*len(old))
+	x.shift--
+	mask := len(x.slots) - 1
+	for _, w := range old {
+		if w == 0 {
+			continue
+		}
+		s := x.home(uint32(w >> 32))
+		for x.slots[s] != 0 {
+			s = (s + 1) & mask
+		}
+		x.slots[s] = w
+	}
+}
+
+// remove deletes path → i, shifting later entries of the run back so probes stay short.
+func (t *Tree) remove(path string, i uint32) {
+	x := &t.index
+	h := x.hash(path)
+	mask := len(x.slots) - 1
+	s := x.home(h)
+	for x.slots[s] != uint64(h)<<32|uint64(i+1) {
+		if x.slots[s] == 0 {
+			return
+		}
+		s = (s + 1) & mask
+	}
+	x.n--
+	for {
+		x.slots[s] = 0
+		j := s
+		for {
+			j = (j + 1) & mask
+			w := x.slots[j]
+			if w == 0 {
+				return
+			}
+			// Move w back to s unless its home lies cyclically in (s, j].
+			k := x.home(uint32(w >> 32))
+			if (j > s && (k <= s || k > j)) || (j < s && k <= s && k > j) {
+				x.slots[s] = w
+				s = j
+				break
+			}
+		}
+	}
+}
+
+// Record access. rd's pointer is valid until the next change of the tree.
+func (t *Tree) rd(i uint32) *rec { return t.recs.at(i) }
+func (t *Tree) wr(i uint32) *rec { return t.recs.mut(i, t.gen) }
+
+func (t *Tree) pathOf(i uint32) string {
+	r := t.rd(i)
+	return t.arena.str(r.off, int(r.plen))
+}
+
+func (t *Tree) dataOf(i uint32) []byte {
+	r := t.rd(i)
+	if r.dlen < 0 {
+		return nil
+	}
+	return t.arena.bytes(r.off+uint64(r.plen), int(r.dlen))
+}
+
+func entryLen(r *rec) int { return int(r.plen) + max(int(r.dlen), 0) }
+
+// newRec stores a node at path and indexes it.
+func (t *Tree) newRec(path string, data []byte, acl int64, stat jute.StatPersisted) uint32 {
+	var i uint32
+	if n := len(t.freeRecs); n > 0 {
+		i = t.freeRecs[n-1]
+		t.freeRecs = t.freeRecs[:n-1]
+	} else {
+		i = t.nrecs
+		t.nrecs++
+		t.recs.grow(i, t.gen)
+	}
+	r := t.wr(i)
+	*r = rec{stat: stat, acl: acl, plen: uint32(len(path)), dlen: -1, parent: noIndex, pos: noIndex}
+	if data != nil {
+		r.dlen = int32(len(data))
+	}
+	r.off = t.arena.put(i, path, data)
+	t.insert(path, i)
+	t.live++
+	t.maybeCompact(len(path) + len(data))
+	return i
+}
+
+// freeRec unindexes and frees node i; its child list, if any, must be gone.
+func (t *Tree) freeRec(i uint32) {
+	r := t.rd(i)
+	t.remove(t.pathOf(i), i)
+	off, n := r.off, entryLen(r)
+	*t.wr(i) = rec{}
+	t.arena.free(off, n)
+	t.freeRecs = append(t.freeRecs, i)
+	t.live--
+}
+
+// setDataOf replaces node i's data (path unchanged).
+func (t *Tree) setDataOf(i uint32, data []byte) {
+	r := t.rd(i)
+	path := t.pathOf(i)
+	oldOff, oldN := r.off, entryLen(r)
+	off := t.arena.put(i, path, data)
+	w := t.wr(i)
+	w.off = off
+	w.dlen = -1
+	if data != nil {
+		w.dlen = int32(len(data))
+	}
+	t.arena.free(oldOff, oldN)
+	t.maybeCompact(len(path) + len(data))
+}
+
+// maybeCompact moves live entries out of mostly dead chunks, about twice as many bytes as
+// a write just stored, so the arena's dead space stays bounded while no write pays for a
+// whole chunk.
+func (t *Tree) maybeCompact(written int) {
+	a := &t.arena
+	budget := 2*written + 256
+	for budget > 0 && len(a.compact) > 0 {
+		id := a.compact[0]
+		c := a.chunks[id]
+		if a.cursor >= a.used[id] {
+			// Everything live has moved; the chunk is dead.
+			a.compact = a.compact[1:]
+			a.cursor = 0
+			a.queued[id] = false
+			if a.live[id] == 0 {
+				a.release(id)
+			}
+			continue
+		}
+		o := a.cursor
+		owner := binary.LittleEndian.Uint32(c[o:])
+		n := int(binary.LittleEndian.Uint32(c[o+4:]))
+		a.cursor += entryHeader + n
+		budget -= entryHeader + n
+		off := uint64(id)<<32 | uint64(o+entryHeader)
+		if owner >= t.nrecs {
+			continue
+		}
+		if r := t.rd(owner); r.plen == 0 || r.off != off {
+			continue // dead entry
+		}
+		// The old chunk's bytes stay as they are while put fills another chunk.
+		b := c[o+entryHeader : o+entryHeader+n]
+		r := t.rd(owner)
+		path := unsafe.String(&b[0], int(r.plen))
+		var data []byte
+		if r.dlen >= 0 {
+			data = b[r.plen:]
+		}
+		noff := a.put(owner, path, data)
+		t.wr(owner).off = noff
+		a.live[id] -= entryHeader + n
+	}
+}
+
+// kids returns node i's child list for reading.
+func (t *Tree) kidIDs(i uint32) []uint32 {
+	k := t.rd(i).kids
+	if k == 0 {
+		return nil
+	}
+	return t.lists.at(k).ids
+}
+
+// mutKids returns node i's child list for changing, making one if it has none.
+func (t *Tree) mutKids(i uint32) *kidList {
+	k := t.rd(i).kids
+	if k == 0 {
+		if n := len(t.freeLists); n > 0 {
+			k = t.freeLists[n-1]
+			t.freeLists = t.freeLists[:n-1]
+		} else {
+			k = t.nlists
+			t.nlists++
+			t.lists.grow(k, t.gen)
+		}
+		t.wr(i).kids = k
+		l := t.lists.mut(k, t.gen)
+		*l = kidList{gen: t.gen}
+		return l
+	}
+	l := t.lists.mut(k, t.gen)
+	if l.gen != t.gen {
+		l.ids = slices.Clone(l.ids)
+		l.gen = t.gen
+	}
+	return l
+}
+
+// link lists child c under parent p.
+func (t *Tree) link(p, c uint32) {
+	l := t.mutKids(p)
+	w := t.wr(c)
+	w.parent, w.pos = p, uint32(len(l.ids))
+	l.ids = append(l.ids, c)
+}
+
+// unlink removes c from its parent's list: the last child takes its place.
+func (t *Tree) unlink(c uint32) {
+	r := t.rd(c)
+	p, pos := r.parent, r.pos
+	if p == noIndex {
+		return
+	}
+	l := t.mutKids(p)
+	last := len(l.ids) - 1
+	if int(pos) != last {
+		moved := l.ids[last]
+		l.ids[pos] = moved
+		t.wr(moved).pos = pos
+	}
+	l.ids = l.ids[:last]
+	w := t.wr(c)
+	w.parent, w.pos = noIndex, noIndex
+	switch {
+	case last == 0:
+		t.dropKids(p)
+	case cap(l.ids) > 64 && last < cap(l.ids)/4:
+		// Give back the memory of a list that has shrunk a lot.
+		l.ids = append(make([]uint32, 0, 2*last), l.ids...)
+	}
+}
+
+// dropKids forgets node p's child list; children still on it are orphaned.
+func (t *Tree) dropKids(p uint32) {
+	k := t.rd(p).kids
+	if k == 0 {
+		return
+	}
+	for _, c := range t.lists.at(k).ids {
+		w := t.wr(c)
+		w.parent, w.pos = noIndex, noIndex
+	}
+	*t.lists.mut(k, t.gen) = kidList{}
+	t.wr(p).kids = 0
+	t.freeLists = append(t.freeLists, k)
+}
+
+// nameOf is the last segment of node i's path.
+func (t *Tree) nameOf(i uint32) string { return Base(t.pathOf(i)) }
