@@ -24,22 +24,13 @@ const adminSnapDir = ".admin-snapshot"
 // data directory off the core (ZooKeeper's takeSnapshot), returning the file's path.
 func (s *Server) writeAdminSnapshot() (string, int64, error) {
 	var (
-		nodes    []datatree.SnapNode
-		acls     map[int64][]jute.ACL
+		v        *datatree.View
 		sessions []storage.SnapSession
-		zxid     int64
-		digest   int64
 	)
-	// The capture copies references only (node data is never changed in place), so the
-	// core is held for a walk of the tree, not for encoding or writing it.
+	// The capture costs the core one pointer per page of nodes; the walk, encoding and
+	// writing run here.
 	if !s.coreQuery(func() {
-		walker := s.tree.Walk()
-		for done := false; !done; {
-			nodes, done = walker.Next(4096, nodes)
-		}
-		acls = s.tree.ACLs()
-		walker.Close()
-		sessions, zxid, digest = s.sessionList(), s.tree.LastZxid(), s.tree.Digest()
+		v, sessions = s.tree.Capture(), s.sessionList()
 	}) {
 		return "", 0, errors.New("server: not serving")
 	}
@@ -53,15 +44,8 @@ func (s *Server) writeAdminSnapshot() (string, int64, error) {
 			fs.Remove(filepath.Join(tmp, n))
 		}
 	}
-	sw, err := storage.NewSnapshotWriter(fs, tmp, zxid)
-	if err != nil {
-		return "", 0, fmt.Errorf("server: admin snapshot: %w", err)
-	}
-	if err := sw.WriteNodes(toStorage(nodes)); err != nil {
-		sw.Abort()
-		return "", 0, fmt.Errorf("server: admin snapshot: %w", err)
-	}
-	if err := sw.Finish(sessions, acls, zxid, digest); err != nil {
+	zxid := v.LastZxid()
+	if err := storage.WriteSnapshot(fs, tmp, v, sessions, storage.SnapUncompressed, nil); err != nil {
 		return "", 0, fmt.Errorf("server: admin snapshot: %w", err)
 	}
 	final := filepath.Join(s.snapDir(), storage.SnapName(zxid))
@@ -77,7 +61,7 @@ func (s *Server) writeAdminSnapshot() (string, int64, error) {
 			break
 		}
 	}
-	s.log.Info("admin snapshot written", "zxid", hex(zxid), "nodes", len(nodes))
+	s.log.Info("admin snapshot written", "zxid", hex(zxid), "nodes", v.NodeCount())
 	return final, zxid, nil
 }
 

@@ -113,18 +113,10 @@ func (s *Server) run() {
 	if s.ens.transport != nil {
 		electionIn = s.ens.transport.Recv()
 	}
-	// ready is a closed channel: selecting on it arms the snapshot walk's step, which then
-	// competes fairly with everything else the core does.
-	ready := make(chan struct{})
-	close(ready)
 	for {
 		if err := s.stepDown; err != nil {
 			s.stepDown = nil
 			s.startLooking(err.Error())
-		}
-		var walkStep <-chan struct{}
-		if s.walk != nil {
-			walkStep = ready
 		}
 		select {
 		case ev := <-s.events:
@@ -160,8 +152,6 @@ func (s *Server) run() {
 			s.onElectionTimer()
 		case <-s.ens.peerStates.signal:
 			s.onPeerStates()
-		case <-walkStep:
-			s.snapshotStep()
 		case <-s.stopping:
 			s.shutdownCore()
 			return

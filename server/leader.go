@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/admin"
-	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/storage"
@@ -557,27 +556,12 @@ func (s *Server) disownLocal(sess *clientSession) {
 }
 
 // snapStream captures the tree for a SNAP sync and returns what encodes it. The capture
-// runs on the core, so the state is exact (no fuzziness to repair), and copies only
-// references: node data is never changed in place. Encoding, the heavy part, runs on the
-// connection's writer goroutine.
+// runs on the core, so the state is exact (no fuzziness to repair), and costs one pointer
+// per page of nodes; the walk and encoding run on the connection's writer goroutine.
 func (s *Server) snapStream() func(io.Writer) error {
-	walker := s.tree.Walk()
-	var nodes []datatree.SnapNode
-	for done := false; !done; {
-		nodes, done = walker.Next(4096, nodes)
-	}
-	acls := s.tree.ACLs()
-	walker.Close()
-	sessions := s.sessionList()
+	v, sessions := s.tree.Capture(), s.sessionList()
 	return func(w io.Writer) error {
-		sw, err := storage.NewSnapStreamWriter(w, sessions, acls)
-		if err == nil {
-			err = sw.WriteNodes(toStorage(nodes))
-		}
-		if err == nil {
-			err = sw.Finish()
-		}
-		if err != nil {
+		if err := storage.WriteSnapStream(w, v, sessions); err != nil {
 			return fmt.Errorf("server: SNAP stream: %w", err)
 		}
 		return nil

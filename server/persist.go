@@ -738,149 +738,76 @@ func (s *Server) sessionList() []storage.SnapSession {
 // snapshotNow writes a complete snapshot synchronously (at start-up, before serving).
 func (s *Server) snapshotNow() error {
 	start := time.Now()
-	zxid := s.tree.LastZxid()
-	w, err := storage.NewCompressedSnapshotWriter(s.cfg.FS, s.snapDir(), zxid, s.cfg.SnapshotCompression)
-	if err != nil {
+	v := s.tree.Capture()
+	if err := storage.WriteSnapshot(s.cfg.FS, s.snapDir(), v, s.sessionList(), s.cfg.SnapshotCompression, nil); err != nil {
 		return fmt.Errorf("server: snapshot: %w", err)
 	}
-	walker := s.tree.Walk()
-	var buf []datatree.SnapNode
-	for done := false; !done; {
-		buf, done = walker.Next(4096, buf[:0])
-		if err := w.WriteNodes(toStorage(buf)); err != nil {
-			w.Abort()
-			return fmt.Errorf("server: snapshot: %w", err)
-		}
-	}
-	acls := s.tree.ACLs()
-	walker.Close()
-	if err := w.Finish(s.sessionList(), acls, zxid, s.tree.Digest()); err != nil {
-		return fmt.Errorf("server: snapshot: %w", err)
-	}
-	s.snappedZxid.Store(zxid)
+	s.snappedZxid.Store(v.LastZxid())
 	s.lastSnapNanos.Store(int64(time.Since(start)))
 	return s.txlog.Roll()
 }
 
-func toStorage(ns []datatree.SnapNode) []storage.SnapNode {
-	out := make([]storage.SnapNode, len(ns))
-	for i, n := range ns {
-		out[i] = storage.SnapNode(n)
-	}
-	return out
-}
-
-// snapshotWalk is a fuzzy snapshot in progress: the core walks the tree a batch at a time
-// between requests and a goroutine writes the batches.
+// snapshotWalk is a background snapshot in progress: a goroutine writes a view of the tree
+// captured on the core, which goes on serving. stop abandons it; done is closed when the
+// goroutine is finished.
 type snapshotWalk struct {
-	walker   *datatree.Walker
-	zxid     int64
-	digest   int64
-	sessions []storage.SnapSession
-	batches  chan []storage.SnapNode
-	finish   chan map[int64][]jute.ACL
-	aborted  bool
-	buf      []datatree.SnapNode
+	stop    chan struct{}
+	done    chan struct{}
+	stopped bool
 }
 
 func (w *snapshotWalk) abort() {
-	if !w.aborted {
-		w.aborted = true
-		w.walker.Close()
-		close(w.batches)
+	if !w.stopped {
+		w.stopped = true
+		close(w.stop)
 	}
 }
 
 // maybeSnapshot starts a background snapshot once enough txns were applied.
 func (s *Server) maybeSnapshot() {
-	if s.walk != nil || s.txnsSinceSnap < s.snapThreshold {
+	if s.walk != nil {
+		select {
+		case <-s.walk.done:
+			s.walk = nil
+		default:
+			return
+		}
+	}
+	if s.txnsSinceSnap < s.snapThreshold {
 		return
 	}
 	s.startBackgroundSnapshot()
 }
 
-// startBackgroundSnapshot rolls the log and starts a fuzzy snapshot walk.
+// startBackgroundSnapshot rolls the log and starts writing a snapshot of the tree as it is
+// now. The capture costs the core one pointer per page of nodes; the walk, encoding,
+// compression and fsync run on the writer's goroutine.
 func (s *Server) startBackgroundSnapshot() {
 	s.resetSnapThreshold()
 	s.logCh <- logItem{roll: true}
-	w := &snapshotWalk{
-		walker:   s.tree.Walk(),
-		zxid:     s.tree.LastZxid(),
-		digest:   s.tree.Digest(),
-		sessions: s.sessionList(),
-		batches:  make(chan []storage.SnapNode, 4),
-		finish:   make(chan map[int64][]jute.ACL, 1),
-	}
+	w := &snapshotWalk{stop: make(chan struct{}), done: make(chan struct{})}
 	s.walk = w
+	v, sessions := s.tree.Capture(), s.sessionList()
 	s.wg.Add(1)
-	go s.writeSnapshot(w)
+	go s.writeSnapshot(w, v, sessions)
 }
 
-// snapshotStep moves the walk on by one batch when the writer can take it.
-func (s *Server) snapshotStep() {
-	w := s.walk
-	if len(w.batches) == cap(w.batches) {
-		// The writer is behind; let the core block on its inputs for a moment instead
-		// of spinning.
-		select {
-		case ev := <-s.events:
-			s.handle(ev)
-		case <-s.durableSignal:
-			s.applyDurable()
-		case <-time.After(time.Millisecond):
-		}
-		return
-	}
-	var done bool
-	w.buf, done = w.walker.Next(1024, w.buf[:0])
-	if len(w.buf) > 0 {
-		w.batches <- toStorage(w.buf)
-	}
-	if done {
-		w.finish <- s.tree.ACLs()
-		w.walker.Close()
-		close(w.batches)
-		s.walk = nil
-	}
-}
-
-func (s *Server) writeSnapshot(w *snapshotWalk) {
+func (s *Server) writeSnapshot(w *snapshotWalk, v *datatree.View, sessions []storage.SnapSession) {
 	defer s.wg.Done()
+	defer close(w.done)
 	start := time.Now()
-	sw, err := storage.NewCompressedSnapshotWriter(s.cfg.FS, s.snapDir(), w.zxid, s.cfg.SnapshotCompression)
-	if err != nil {
-		s.log.Error("snapshot failed", "err", err)
-		for range w.batches {
-		}
-		return
-	}
-	nodes := 0
-	for b := range w.batches {
-		if err == nil {
-			err = sw.WriteNodes(b)
-			nodes += len(b)
-		}
-	}
-	var acls map[int64][]jute.ACL
-	select {
-	case acls = <-w.finish:
-	default:
-		sw.Abort()
-		return // aborted at shutdown
-	}
-	if err == nil {
-		err = sw.Finish(w.sessions, acls, w.zxid, w.digest)
-	} else {
-		sw.Abort()
+	err := storage.WriteSnapshot(s.cfg.FS, s.snapDir(), v, sessions, s.cfg.SnapshotCompression, w.stop)
+	if errors.Is(err, storage.ErrSnapshotStopped) {
+		return // at shutdown, or the tree was replaced
 	}
 	if err != nil {
-		s.log.Error("snapshot failed", "zxid", hex(w.zxid), "err", err)
+		s.log.Error("snapshot failed", "zxid", hex(v.LastZxid()), "err", err)
 		return
 	}
-	s.snappedZxid.Store(w.zxid)
+	s.snappedZxid.Store(v.LastZxid())
 	s.lastSnapNanos.Store(int64(time.Since(start)))
 	s.cfg.Metrics.Snapshot(time.Since(start))
-	s.log.Info("snapshot written", "zxid", hex(w.zxid), "nodes", nodes, "took", time.Since(start).Round(time.Millisecond))
+	s.log.Info("snapshot written", "zxid", hex(v.LastZxid()), "nodes", v.NodeCount(), "took", time.Since(start).Round(time.Millisecond))
 }
 
 // worthSnapshot reports whether replaying the log from zxid from to the tree's last zxid
@@ -937,39 +864,23 @@ func (s *Server) truncateOnStorage(zxid int64) (*loaded, error) {
 
 // queueSnapshot captures the tree as it is now and writes it as a snapshot on the storage
 // goroutine, ahead of anything queued after it: the snapshot of a SNAP sync. The capture
-// copies references only (node data is never changed in place).
+// costs the core one pointer per page of nodes.
 func (s *Server) queueSnapshot() {
-	zxid := s.tree.LastZxid()
-	walker := s.tree.Walk()
-	var nodes []datatree.SnapNode
-	for done := false; !done; {
-		nodes, done = walker.Next(4096, nodes)
-	}
-	acls := s.tree.ACLs()
-	walker.Close()
-	sessions, digest := s.sessionList(), s.tree.Digest()
+	v, sessions := s.tree.Capture(), s.sessionList()
 	s.storageOp(func() func() {
-		if err := s.writeSnapshotFile(zxid, nodes, sessions, acls, digest); err != nil {
+		if err := s.writeSnapshotFile(v, sessions); err != nil {
 			s.failStop(err)
 			return nil
 		}
-		s.snappedZxid.Store(zxid)
+		s.snappedZxid.Store(v.LastZxid())
 		return nil
 	})
 }
 
 // writeSnapshotFile writes a complete snapshot and rolls the log, so what follows is
 // logged in a file of its own.
-func (s *Server) writeSnapshotFile(zxid int64, nodes []datatree.SnapNode, sessions []storage.SnapSession, acls map[int64][]jute.ACL, digest int64) error {
-	w, err := storage.NewCompressedSnapshotWriter(s.cfg.FS, s.snapDir(), zxid, s.cfg.SnapshotCompression)
-	if err != nil {
-		return fmt.Errorf("server: snapshot: %w", err)
-	}
-	if err := w.WriteNodes(toStorage(nodes)); err != nil {
-		w.Abort()
-		return fmt.Errorf("server: snapshot: %w", err)
-	}
-	if err := w.Finish(sessions, acls, zxid, digest); err != nil {
+func (s *Server) writeSnapshotFile(v *datatree.View, sessions []storage.SnapSession) error {
+	if err := storage.WriteSnapshot(s.cfg.FS, s.snapDir(), v, sessions, s.cfg.SnapshotCompression, nil); err != nil {
 		return fmt.Errorf("server: snapshot: %w", err)
 	}
 	return s.txlog.Roll()

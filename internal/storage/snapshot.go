@@ -17,6 +17,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -40,13 +41,10 @@ type SnapSession struct {
 	Timeout int32
 }
 
-// SnapNode is one znode in a snapshot. Path is "" for the root.
-type SnapNode struct {
-	Path   string
-	Data   []byte // nil and empty are distinct on disk (length -1 vs 0)
-	ACLKey int64  // -1 is world:anyone ALL, not in the ACL table
-	Stat   jute.StatPersisted
-}
+// SnapNode is one znode in a snapshot (datatree's: the tree produces and loads them).
+// Path is "" for the root; nil and empty Data are distinct on disk (length -1 vs 0); ACLKey
+// -1 is world:anyone ALL, not in the ACL table.
+type SnapNode = datatree.SnapNode
 
 // SnapDigest is the 3.6+ ZxidDigest section.
 type SnapDigest struct {
@@ -171,7 +169,27 @@ func (w *SnapshotWriter) finish(sessions []SnapSession, acls map[int64][]jute.AC
 	if _, err := w.spool.Seek(0, io.SeekStart); err != nil {
 		return fmt.Errorf("storage: snapshot spool: %w", err)
 	}
-	out, err := w.fs.OpenFile(w.outPath, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
+	err := writeSnapFile(w.fs, w.dir, w.zxid, w.comp, w.outPath, func(cw *checkedWriter) error {
+		return w.writeAll(cw, sessions, acls, digestZxid, digest)
+	})
+	if err != nil {
+		return err
+	}
+	w.spool.Close()
+	w.spool = nil
+	if err := w.fs.Remove(w.spoolPath); err != nil && !isNotExist(err) {
+		return fmt.Errorf("storage: write snapshot: %w", err)
+	}
+	if err := w.fs.SyncDir(w.dir); err != nil {
+		return fmt.Errorf("storage: write snapshot: %w", err)
+	}
+	return nil
+}
+
+// writeSnapFile writes a snapshot file at tmp through body, in compression c, fsyncs it,
+// and renames it to its name for zxid in dir; the caller fsyncs dir. On error tmp may remain.
+func writeSnapFile(fsys FS, dir string, zxid int64, c SnapCompression, tmp string, body func(*checkedWriter) error) error {
+	out, err := fsys.OpenFile(tmp, os.O_RDWR|os.O_CREATE|os.O_TRUNC, 0o644)
 	if err != nil {
 		return fmt.Errorf("storage: write snapshot: %w", err)
 	}
@@ -182,7 +200,7 @@ func (w *SnapshotWriter) finish(sessions []SnapSession, acls map[int64][]jute.AC
 		fileBuf *bufio.Writer
 		comp    io.WriteCloser
 	)
-	switch w.comp {
+	switch c {
 	case SnapGzip:
 		fileBuf = bufio.NewWriterSize(out, 256<<10)
 		comp = gzip.NewWriter(fileBuf)
@@ -194,7 +212,7 @@ func (w *SnapshotWriter) finish(sessions []SnapSession, acls map[int64][]jute.AC
 		sink = comp
 	}
 	cw := &checkedWriter{w: bufio.NewWriterSize(sink, 256<<10), h: adler32.New()}
-	err = w.writeAll(cw, sessions, acls, digestZxid, digest)
+	err = body(cw)
 	if err == nil {
 		err = cw.w.Flush()
 	}
@@ -212,19 +230,96 @@ func (w *SnapshotWriter) finish(sessions []SnapSession, acls map[int64][]jute.AC
 	if err != nil {
 		return fmt.Errorf("storage: write snapshot: %w", err)
 	}
-	w.spool.Close()
-	w.spool = nil
-	final := join(w.dir, SnapFileName(w.zxid, w.comp))
-	if err := w.fs.Rename(w.outPath, final); err != nil {
-		return fmt.Errorf("storage: write snapshot: %w", err)
-	}
-	if err := w.fs.Remove(w.spoolPath); err != nil && !isNotExist(err) {
-		return fmt.Errorf("storage: write snapshot: %w", err)
-	}
-	if err := w.fs.SyncDir(w.dir); err != nil {
+	if err := fsys.Rename(tmp, join(dir, SnapFileName(zxid, c))); err != nil {
 		return fmt.Errorf("storage: write snapshot: %w", err)
 	}
 	return nil
+}
+
+// WriteSnapshot writes a view of the tree as snapshot.<zxid> in dir (a version-2 directory,
+// created if missing), in compression c: the one way a snapshot file is made from a tree.
+// A view is consistent and carries its ACL table, so the nodes go straight to the file,
+// each encoded once. stop, when closed, abandons the snapshot (ErrSnapshotStopped); the
+// file is then not renamed into place.
+func WriteSnapshot(fsys FS, dir string, v *datatree.View, sessions []SnapSession, c SnapCompression, stop <-chan struct{}) error {
+	switch c {
+	case SnapUncompressed, SnapGzip, SnapSnappy:
+	default:
+		return fmt.Errorf("storage: unknown snapshot compression %q", string(c))
+	}
+	if err := fsys.MkdirAll(dir, 0o755); err != nil {
+		return fmt.Errorf("storage: create snapshot dir: %w", err)
+	}
+	zxid := v.LastZxid()
+	tmp := join(dir, tempPrefix+SnapFileName(zxid, c))
+	err := writeSnapFile(fsys, dir, zxid, c, tmp, func(cw *checkedWriter) error {
+		e := jute.Encoder{Buf: make([]byte, 0, 64<<10)}
+		hdr := jute.FileHeader{Magic: jute.SnapMagic, Version: 2, DBID: -1}
+		hdr.Encode(&e)
+		e.Buf = appendSessionsACLs(e.Buf, sessions, v.ACLs())
+		if _, err := cw.Write(e.Buf); err != nil {
+			return err
+		}
+		if err := writeView(cw, v, &e, stop); err != nil {
+			return err
+		}
+		return writeTail(cw, &e, zxid, v.Digest())
+	})
+	if err != nil {
+		fsys.Remove(tmp)
+		return err
+	}
+	if err := fsys.SyncDir(dir); err != nil {
+		return fmt.Errorf("storage: write snapshot: %w", err)
+	}
+	return nil
+}
+
+// ErrSnapshotStopped is returned by a snapshot write abandoned through its stop channel.
+var ErrSnapshotStopped = errors.New("storage: snapshot stopped")
+
+// writeView encodes a view's nodes in pre-order to w, a batch at a time.
+func writeView(w io.Writer, v *datatree.View, e *jute.Encoder, stop <-chan struct{}) error {
+	walker := v.Walk()
+	defer walker.Close()
+	var nodes []SnapNode
+	for done := false; !done; {
+		select {
+		case <-stop:
+			return ErrSnapshotStopped
+		default:
+		}
+		nodes, done = walker.Next(1024, nodes[:0])
+		e.Buf = e.Buf[:0]
+		for i := range nodes {
+			e.Buf = appendNode(e.Buf, &nodes[i])
+		}
+		if _, err := w.Write(e.Buf); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeTail ends a snapshot file: the end-of-nodes marker, a seal, the digest section and
+// a second seal.
+func writeTail(cw *checkedWriter, e *jute.Encoder, digestZxid, digest int64) error {
+	e.Buf = e.Buf[:0]
+	e.String("/")
+	if _, err := cw.Write(e.Buf); err != nil {
+		return err
+	}
+	if err := cw.seal(); err != nil {
+		return err
+	}
+	e.Buf = e.Buf[:0]
+	e.Long(digestZxid)
+	e.Int(jute.DigestVersion)
+	e.Long(digest)
+	if _, err := cw.Write(e.Buf); err != nil {
+		return err
+	}
+	return cw.seal()
 }
 
 func (w *SnapshotWriter) writeAll(cw *checkedWriter, sessions []SnapSession, acls map[int64][]jute.ACL, digestZxid, digest int64) error {
@@ -250,22 +345,7 @@ func (w *SnapshotWriter) writeAll(cw *checkedWriter, sessions []SnapSession, acl
 			return err
 		}
 	}
-	e.Buf = e.Buf[:0]
-	e.String("/")
-	if _, err := cw.Write(e.Buf); err != nil {
-		return err
-	}
-	if err := cw.seal(); err != nil {
-		return err
-	}
-	e.Buf = e.Buf[:0]
-	e.Long(digestZxid)
-	e.Int(jute.DigestVersion)
-	e.Long(digest)
-	if _, err := cw.Write(e.Buf); err != nil {
-		return err
-	}
-	return cw.seal()
+	return writeTail(cw, &e, digestZxid, digest)
 }
 
 // Abort discards the snapshot being written.
@@ -949,6 +1029,20 @@ func (s *SnapStreamWriter) Finish() error {
 		return err
 	}
 	return s.bw.Flush()
+}
+
+// WriteSnapStream writes a view as the body of a leader's SNAP packet.
+func WriteSnapStream(w io.Writer, v *datatree.View, sessions []SnapSession) error {
+	s, err := NewSnapStreamWriter(w, sessions, v.ACLs())
+	if err != nil {
+		return err
+	}
+	e := jute.Encoder{Buf: s.buf[:0]}
+	if err := writeView(s.bw, v, &e, nil); err != nil {
+		return err
+	}
+	s.buf = e.Buf
+	return s.Finish()
 }
 
 // ReadSnapStream reads a SNAP stream body from r, which it does not read past: the quorum
