@@ -1,6 +1,8 @@
 package server
 
 import (
+	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"log/slog"
@@ -67,5 +69,53 @@ func TestInstallEndsSnapshotWalk(t *testing.T) {
 	}
 	if n0 != nil && !slices.Equal(acls[n0.ACLKey], aliceOnly) {
 		t.Fatalf("%s gives /n0 the ACL %v, want %v", sf.Name, acls[n0.ACLKey], aliceOnly)
+	}
+}
+
+// TestSnapStreamIsOfTheCapture: the SNAP stream's encoder, which runs on the connection's
+// writer after the core returned, writes the tree as it was when snapStream captured it,
+// whatever the core applied since.
+func TestSnapStreamIsOfTheCapture(t *testing.T) {
+	s, err := New(Config{DataDir: t.TempDir(), Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
+	if err != nil {
+		t.Fatal(err)
+	}
+	zxid := s.tree.LastZxid()
+	apply := func(typ jute.OpCode, body jute.Record) {
+		zxid++
+		if r := s.tree.Apply(&jute.TxnHeader{Zxid: zxid, Type: typ}, body); r.Err != jute.OK {
+			t.Fatalf("%v: %v", typ, r.Err)
+		}
+	}
+	for i := 0; i < 3000; i++ {
+		apply(jute.OpCreate, &jute.CreateTxn{Path: fmt.Sprintf("/n%d", i), Data: []byte("old"), ACL: jute.OpenACLUnsafe, ParentCVersion: -1})
+	}
+	wantNodes, wantDigest := s.tree.NodeCount(), s.tree.Digest()
+	encode := s.snapStream()
+	for i := 0; i < 3000; i += 2 {
+		apply(jute.OpSetData, &jute.SetDataTxn{Path: fmt.Sprintf("/n%d", i), Data: []byte("new"), Version: 1})
+		apply(jute.OpDelete, &jute.DeleteTxn{Path: fmt.Sprintf("/n%d", i+1)})
+	}
+	var buf bytes.Buffer
+	if err := encode(&buf); err != nil {
+		t.Fatal(err)
+	}
+	l := datatree.NewLoader()
+	err = storage.ReadSnapStream(bufio.NewReader(&buf), storage.SnapshotHandler{
+		ACL:  func(k int64, a []jute.ACL) error { l.ACL(k, a); return nil },
+		Node: l.Node,
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := l.Finish(false, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got.NodeCount() != wantNodes || got.Digest() != wantDigest {
+		t.Fatalf("stream has %d nodes, digest %#x; the capture had %d, %#x", got.NodeCount(), got.Digest(), wantNodes, wantDigest)
+	}
+	if n := got.Get("/n2"); n == nil || string(n.Data) != "old" {
+		t.Fatal("the stream has a change applied after the capture")
 	}
 }
