@@ -336,4 +336,3 @@ func (t *Tree) killSession(session, zxid int64, b *jute.CloseSessionTxn, ev *[]E
 	}
 	delete(t.ephemerals, session)
 }
-

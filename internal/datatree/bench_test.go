@@ -143,7 +143,7 @@ func BenchmarkFill(b *testing.B) {
 		body.Data = data
 		for i := 0; i < n-100; i++ {
 			h.Zxid++
-			body.Path = "/p" + strconv.Itoa(100+i%100) + "/n" + strconv.Itoa(1_000_000_000_000_000+i)[:15]
+			body.Path = "/p" + strconv.Itoa(100+i%100) + "/n" + strconv.Itoa(1_000_000_000_000_000 + i)[:15]
 			body.ParentCVersion = int32(i/100 + 1)
 			tr.Apply(h, body)
 		}
