@@ -135,9 +135,9 @@ func (b consoleBackend) Children(ctx context.Context, path, after string, limit 
 	for done := false; !done; {
 		var failed error
 		err := b.query(ctx, func() {
-			n := s.node(path)
+			n, found := s.node(path)
 			switch {
-			case n == nil:
+			case !found:
 				failed = console.ErrNoNode
 				return
 			case !b.canRead(n.ACL, ids):
@@ -201,12 +201,12 @@ func (b consoleBackend) Get(ctx context.Context, path string, ids []jute.ID) (co
 	s := b.s
 	found := false
 	err := b.query(ctx, func() {
-		n := s.node(path)
-		if n == nil {
+		n, ok := s.node(path)
+		if !ok {
 			return
 		}
 		found = true
-		out.Stat = s.tree.StatOf(n)
+		out.Stat = s.tree.StatOf(&n)
 		if !b.canRead(n.ACL, ids) {
 			out.DataHidden = true
 			return

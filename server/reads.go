@@ -33,11 +33,11 @@ func (s *Server) canRead(c *conn, aclKey int64, perm int32) bool {
 
 // node looks up a path for a read. ZooKeeper's tree holds the root under both "" and "/",
 // so a read of "" sees the root.
-func (s *Server) node(path string) *datatree.Node {
+func (s *Server) node(path string) (datatree.Node, bool) {
 	if path == "" {
 		path = "/"
 	}
-	return s.tree.Get(path)
+	return s.tree.Lookup(path)
 }
 
 // doRead answers a request that does not change the tree.
@@ -65,8 +65,8 @@ func (s *Server) doRead(c *conn, r *request) {
 			s.reply(c, xid, jute.ErrBadArguments, nil)
 			return
 		}
-		n := s.node(b.Path)
-		if n != nil && !s.canRead(c, n.ACL, jute.PermRead) {
+		n, found := s.node(b.Path)
+		if found && !s.canRead(c, n.ACL, jute.PermRead) {
 			s.reply(c, xid, jute.ErrNoAuth, nil)
 			return
 		}
@@ -74,20 +74,20 @@ func (s *Server) doRead(c *conn, r *request) {
 			// An exists watch on a missing node waits for its creation.
 			s.watches.Add(s.watcherOf(c), b.Path, watch.Data)
 		}
-		if n == nil {
+		if !found {
 			s.reply(c, xid, jute.ErrNoNode, nil)
 			return
 		}
 		s.cfg.Metrics.NamespaceRead(b.Path, 0)
-		s.reply(c, xid, jute.OK, &jute.StatResponse{Stat: s.tree.StatOf(n)})
+		s.reply(c, xid, jute.OK, &jute.StatResponse{Stat: s.tree.StatOf(&n)})
 	case jute.OpGetData:
 		b := r.body.(*jute.PathWatchRequest)
 		res, code := s.getData(c, b.Path, b.Watch, &r.getResp)
 		s.reply(c, xid, code, res)
 	case jute.OpGetChildren, jute.OpGetChildren2:
 		b := r.body.(*jute.PathWatchRequest)
-		n := s.node(b.Path)
-		if n == nil {
+		n, found := s.node(b.Path)
+		if !found {
 			s.reply(c, xid, jute.ErrNoNode, nil)
 			return
 		}
@@ -98,16 +98,16 @@ func (s *Server) doRead(c *conn, r *request) {
 		if b.Watch {
 			s.watches.Add(s.watcherOf(c), b.Path, watch.Child)
 		}
-		children := s.readChildren(b.Path, n)
+		children := s.readChildren(b.Path, &n)
 		if r.hdr.Type == jute.OpGetChildren {
 			s.reply(c, xid, jute.OK, &jute.GetChildrenResponse{Strings: children})
 		} else {
-			s.reply(c, xid, jute.OK, &jute.GetChildren2Response{Children: children, Stat: s.tree.StatOf(n)})
+			s.reply(c, xid, jute.OK, &jute.GetChildren2Response{Children: children, Stat: s.tree.StatOf(&n)})
 		}
 	case jute.OpGetACL:
 		b := r.body.(*jute.PathRequest)
-		n := s.node(b.Path)
-		if n == nil {
+		n, found := s.node(b.Path)
+		if !found {
 			s.reply(c, xid, jute.ErrNoNode, nil)
 			return
 		}
@@ -119,14 +119,14 @@ func (s *Server) doRead(c *conn, r *request) {
 		if !s.canRead(c, n.ACL, jute.PermAdmin) {
 			acl = auth.MaskDigests(acl)
 		}
-		s.reply(c, xid, jute.OK, &jute.GetACLResponse{ACL: acl, Stat: s.tree.StatOf(n)})
+		s.reply(c, xid, jute.OK, &jute.GetACLResponse{ACL: acl, Stat: s.tree.StatOf(&n)})
 	case jute.OpSync:
 		b := r.body.(*jute.PathRequest)
 		s.reply(c, xid, jute.OK, &jute.SyncResponse{Path: b.Path})
 	case jute.OpGetAllChildrenNumber:
 		b := r.body.(*jute.PathRequest)
-		n := s.node(b.Path)
-		if n == nil {
+		n, found := s.node(b.Path)
+		if !found {
 			s.reply(c, xid, jute.ErrNoNode, nil)
 			return
 		}
@@ -202,8 +202,8 @@ func (s *Server) doRead(c *conn, r *request) {
 
 // getData reads a node into res.
 func (s *Server) getData(c *conn, path string, w bool, res *jute.GetDataResponse) (*jute.GetDataResponse, jute.Code) {
-	n := s.node(path)
-	if n == nil {
+	n, found := s.node(path)
+	if !found {
 		return nil, jute.ErrNoNode
 	}
 	if !s.canRead(c, n.ACL, jute.PermRead) {
@@ -213,7 +213,7 @@ func (s *Server) getData(c *conn, path string, w bool, res *jute.GetDataResponse
 		s.watches.Add(s.watcherOf(c), path, watch.Data)
 	}
 	s.cfg.Metrics.NamespaceRead(path, len(n.Data))
-	*res = jute.GetDataResponse{Data: n.Data, Stat: s.tree.StatOf(n)}
+	*res = jute.GetDataResponse{Data: n.Data, Stat: s.tree.StatOf(&n)}
 	return res, jute.OK
 }
 
@@ -246,14 +246,14 @@ func (s *Server) multiRead(c *conn, r *request) {
 				res.Body = d
 			}
 		case jute.OpGetChildren:
-			n := s.node(b.Path)
+			n, found := s.node(b.Path)
 			switch {
-			case n == nil:
+			case !found:
 				res = jute.MultiResult{Type: jute.OpError, Err: jute.ErrNoNode}
 			case !s.canRead(c, n.ACL, jute.PermRead):
 				res = jute.MultiResult{Type: jute.OpError, Err: jute.ErrNoAuth}
 			default:
-				res.Body = &jute.GetChildrenResponse{Strings: s.readChildren(b.Path, n)}
+				res.Body = &jute.GetChildrenResponse{Strings: s.readChildren(b.Path, &n)}
 			}
 		}
 		resp.Results = append(resp.Results, res)
@@ -278,8 +278,8 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 		return false
 	}
 	for _, p := range b.DataWatches {
-		switch n := s.node(p); {
-		case n == nil:
+		switch n, found := s.node(p); {
+		case !found:
 			fire(jute.EventNodeDeleted, p)
 		case n.Stat.Mzxid > rel:
 			fire(jute.EventNodeDataChanged, p)
@@ -291,7 +291,7 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 		return false
 	}
 	for _, p := range b.ExistWatches {
-		if s.node(p) != nil {
+		if _, found := s.node(p); found {
 			fire(jute.EventNodeCreated, p)
 		} else {
 			s.watches.Add(w, p, watch.Data)
@@ -301,8 +301,8 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 		return false
 	}
 	for _, p := range b.ChildWatches {
-		switch n := s.node(p); {
-		case n == nil:
+		switch n, found := s.node(p); {
+		case !found:
 			fire(jute.EventNodeDeleted, p)
 		case n.Stat.Pzxid > rel:
 			fire(jute.EventNodeChildrenChanged, p)

@@ -179,7 +179,7 @@ func (p *Preparer) oldDigest(path string) uint32 {
 		}
 		return r.digest
 	}
-	if n := p.Tree.Get(path); n != nil {
+	if n, ok := p.Tree.Lookup(path); ok {
 		return n.Digest()
 	}
 	return 0
@@ -203,8 +203,8 @@ func (p *Preparer) get(path string) (*record, error) {
 		}
 		return r, nil
 	}
-	n := p.Tree.Get(path)
-	if n == nil {
+	n, ok := p.Tree.Lookup(path)
+	if !ok {
 		return nil, jute.ErrNoNode
 	}
 	return &record{zxid: -1, exists: true, stat: n.Stat, childCount: n.NumChildren(), acl: p.Tree.ACL(n.ACL), dataLen: len(n.Data),
