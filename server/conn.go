@@ -2,6 +2,7 @@ package server
 
 import (
 	"crypto/tls"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -177,6 +178,7 @@ func (c *conn) writeLoop() {
 	// One encoder for the connection's life: a local one would escape (the body's Encode
 	// is an interface call) and cost an allocation per frame.
 	e := new(jute.Encoder)
+	var segs net.Buffers
 	for {
 		select {
 		case <-c.wake:
@@ -200,16 +202,32 @@ func (c *conn) writeLoop() {
 			bp := getBigBuf()
 			buf := (*bp)[:0]
 			var sz replySizes
+			// segs holds the write's pieces when a big value goes out from the node's own
+			// bytes; segStart is where the batch buffer's next piece begins.
+			segs, segStart := segs[:0], 0
 			for i := range batch {
 				start := len(buf)
-				buf = appendFrame(e, buf, &batch[i])
-				sz.add(&batch[i], len(buf)-start)
+				if data := bigReplyData(&batch[i]); data != nil {
+					buf, segs, segStart = appendBigFrame(e, buf, segs, segStart, &batch[i], data)
+					sz.add(&batch[i], len(buf)-start+len(data))
+				} else {
+					buf = appendFrame(e, buf, &batch[i])
+					sz.add(&batch[i], len(buf)-start)
+				}
 				batch[i] = outMsg{}
 			}
 			// Counted as serialized, before the write, as ZooKeeper counts them.
 			sz.record(c.srv)
 			c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
-			_, err := c.nc.Write(buf)
+			var err error
+			if len(segs) == 0 {
+				_, err = c.nc.Write(buf)
+			} else {
+				segs = append(segs, buf[segStart:])
+				v := segs // WriteTo consumes its receiver
+				_, err = v.WriteTo(c.nc)
+				clear(segs)
+			}
 			e.Buf = nil
 			*bp = buf
 			putBigBuf(bp)
@@ -221,6 +239,40 @@ func (c *conn) writeLoop() {
 			c.srv.packetsSent.Add(int64(len(batch)))
 		}
 	}
+}
+
+// bigReply is the size from which a getData reply's value is written from the node's own
+// bytes (writev) instead of being copied into the batch buffer: for a 1 MiB value the copy,
+// and the pooled buffer grown to hold it, cost more than the write.
+const bigReply = 16 << 10
+
+// bigReplyData is m's value when it goes out on its own.
+func bigReplyData(m *outMsg) []byte {
+	if gd, ok := m.body.(*jute.GetDataResponse); ok && len(gd.Data) >= bigReply && m.raw == nil && m.rawText == nil {
+		return gd.Data
+	}
+	return nil
+}
+
+// appendBigFrame appends m's frame with its value, data, left out of buf: the pieces up to
+// the value and the value go to segs, and the frame's rest starts the next piece.
+func appendBigFrame(e *jute.Encoder, buf []byte, segs net.Buffers, segStart int, m *outMsg, data []byte) ([]byte, net.Buffers, int) {
+	gd := m.body.(*jute.GetDataResponse)
+	var stat [128]byte
+	e.Buf = stat[:0]
+	gd.Stat.Encode(e)
+	tail := e.Buf
+	buf, start := jute.StartFrame(buf)
+	e.Buf = buf
+	m.hdr.Encode(e)
+	e.Int(int32(len(data)))
+	buf = e.Buf
+	e.Buf = nil
+	// The length goes in before the piece is cut: a later append may move buf.
+	binary.BigEndian.PutUint32(buf[start:], uint32(len(buf)-start-jute.FrameHeaderSize+len(data)+len(tail)))
+	segs = append(segs, buf[segStart:], data)
+	buf = append(buf, tail...)
+	return buf, segs, len(buf) - len(tail)
 }
 
 func appendFrame(e *jute.Encoder, buf []byte, m *outMsg) []byte {
