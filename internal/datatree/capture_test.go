@@ -191,3 +191,58 @@ func TestCaptureCost(t *testing.T) {
 		t.Errorf("a setData after a capture copied %d record pages, want 1 or 2", copied)
 	}
 }
+
+// TestViewChildPages: paging through a node's children in a view, while the tree adds and
+// deletes children between pages, lists exactly the children at the capture, once each,
+// with their Stats as they were.
+func TestViewChildPages(t *testing.T) {
+	a := newApplier(t)
+	a.create("/p", "")
+	for i := 0; i < 500; i++ {
+		a.create(fmt.Sprintf("/p/c%d", i), fmt.Sprint(i))
+	}
+	want := map[string]jute.Stat{}
+	for _, name := range a.tr.Get("/p").Children() {
+		want[name] = a.stat("/p/" + name)
+	}
+	v := a.tr.Capture()
+	id, ok := a.tr.ID("/p")
+	if !ok || !v.Holds(id, "/p") || v.Holds(id, "/q") {
+		t.Fatal("ID/Holds wrong")
+	}
+	got := map[string]bool{}
+	for from, round := 0, 0; ; round++ {
+		page, total := v.ChildPage(id, from, 7)
+		if total != 500 {
+			t.Fatalf("total %d, want 500", total)
+		}
+		for _, c := range page {
+			name := v.Name(c)
+			if got[name] {
+				t.Fatalf("%s listed twice", name)
+			}
+			got[name] = true
+			if st, ok := want[name]; !ok || v.StatOf(c) != st {
+				t.Fatalf("%s: stat %+v, want %+v (known %v)", name, v.StatOf(c), st, ok)
+			}
+			if par, pos, ok := v.Position(c); !ok || par != id || pos < from || pos >= from+7 {
+				t.Fatalf("%s: position %d under %d", name, pos, par)
+			}
+		}
+		from += len(page)
+		if from >= total {
+			break
+		}
+		// The live tree moves on between pages.
+		a.del(fmt.Sprintf("/p/c%d", round))
+		a.create(fmt.Sprintf("/p/new%d", round), "n")
+		a.setData(fmt.Sprintf("/p/c%d", 499-round), "changed")
+	}
+	if len(got) != len(want) {
+		t.Fatalf("listed %d children, want %d", len(got), len(want))
+	}
+	if st := v.StatOf(id); st.NumChildren != 500 {
+		t.Fatalf("view's stat of /p: %+v", st)
+	}
+	checkInvariants(t, a.tr)
+}

@@ -30,6 +30,8 @@ type View struct {
 	zxid   int64
 	digest int64
 	nodes  int
+	// extendedTypes is the tree's ExtendedTypes at the capture (TTL owners read as 0).
+	extendedTypes bool
 }
 
 // Capture takes a view of the tree as it is now. Its cost is one pointer copied per page of
@@ -44,6 +46,8 @@ func (t *Tree) Capture() *View {
 		zxid:   t.lastZxid,
 		digest: int64(t.digest),
 		nodes:  t.live,
+
+		extendedTypes: t.ExtendedTypes,
 	}
 	// Everything the view holds is now older than the tree's generation: the next change
 	// of each page or child list copies it first.
@@ -304,4 +308,75 @@ func (l *Loader) Finish(extendedTypes bool, lastZxid int64) (*Tree, error) {
 	t.lastZxid = lastZxid
 	l.t = nil
 	return t, nil
+}
+
+// NodeID names a node of a tree and of the views captured while it lives: a reader of a
+// view (a paged listing) keeps it between pages instead of a path.
+type NodeID uint32
+
+// ID returns the node at path's NodeID, for use with a view captured while it lives.
+func (t *Tree) ID(path string) (NodeID, bool) {
+	i := t.find(path)
+	return NodeID(i), i != noIndex
+}
+
+// Holds reports whether id is, in the view, the node at path.
+func (v *View) Holds(id NodeID, path string) bool {
+	if int(id>>pageBits) >= len(v.recs) {
+		return false
+	}
+	r := v.rec(uint32(id))
+	return r.plen != 0 && v.str(r.off, int(r.plen)) == path
+}
+
+// ChildPage returns the children of id (a node the view holds) at positions [from,
+// from+limit) of its child list, in the list's order, and the list's length.
+func (v *View) ChildPage(id NodeID, from, limit int) ([]NodeID, int) {
+	ids := v.kids(v.rec(uint32(id)))
+	if from >= len(ids) || limit <= 0 {
+		return nil, len(ids)
+	}
+	page := ids[from:min(from+limit, len(ids))]
+	out := make([]NodeID, len(page))
+	for i, c := range page {
+		out[i] = NodeID(c)
+	}
+	return out, len(ids)
+}
+
+// Position returns where id is in its parent's child list in the view, and that parent.
+func (v *View) Position(id NodeID) (parent NodeID, pos int, ok bool) {
+	r := v.rec(uint32(id))
+	if r.plen == 0 || r.parent == noIndex {
+		return 0, 0, false
+	}
+	return NodeID(r.parent), int(r.pos), true
+}
+
+// Name is the last segment of id's path in the view.
+func (v *View) Name(id NodeID) string {
+	r := v.rec(uint32(id))
+	return Base(v.str(r.off, int(r.plen)))
+}
+
+// ACLKey is id's ACL key in the view (see ACLs).
+func (v *View) ACLKey(id NodeID) int64 { return v.rec(uint32(id)).acl }
+
+// StatOf is id's client-visible Stat in the view.
+func (v *View) StatOf(id NodeID) jute.Stat {
+	r := v.rec(uint32(id))
+	nc := int32(len(v.kids(r)))
+	return jute.Stat{
+		Czxid:          r.stat.Czxid,
+		Mzxid:          r.stat.Mzxid,
+		Ctime:          r.stat.Ctime,
+		Mtime:          r.stat.Mtime,
+		Version:        r.stat.Version,
+		Cversion:       r.stat.Cversion*2 - nc,
+		Aversion:       r.stat.Aversion,
+		EphemeralOwner: clientOwner(r.stat.EphemeralOwner, v.extendedTypes),
+		DataLength:     max(r.dlen, 0),
+		NumChildren:    nc,
+		Pzxid:          r.stat.Pzxid,
+	}
 }

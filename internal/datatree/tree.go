@@ -223,9 +223,11 @@ func (t *Tree) ApproximateDataSize() int64 { return t.dataSize }
 // Digest is the tree digest (fact sheet §12.5).
 func (t *Tree) Digest() int64 { return int64(t.digest) }
 
-// EphemeralOwner returns what clients see as ephemeralOwner: containers and TTL nodes show 0.
-func (t *Tree) clientOwner(owner int64) int64 {
-	if owner == ContainerOwner || (t.ExtendedTypes && owner < 0 && owner&ttlMask == ttlMask) {
+// clientOwner is what clients see as ephemeralOwner: containers and TTL nodes show 0.
+func (t *Tree) clientOwner(owner int64) int64 { return clientOwner(owner, t.ExtendedTypes) }
+
+func clientOwner(owner int64, extendedTypes bool) int64 {
+	if owner == ContainerOwner || (extendedTypes && owner < 0 && owner&ttlMask == ttlMask) {
 		return 0
 	}
 	return owner
