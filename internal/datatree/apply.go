@@ -154,12 +154,12 @@ func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, par
 	t.unDigest(pi)
 	pr := t.wr(pi)
 	if parentCVersion == -1 {
-		parentCVersion = pr.stat.Cversion + 1
+		parentCVersion = pr.cversion + 1
 	}
 	// Replaying onto a fuzzy snapshot may see a create the snapshot already outran.
-	if parentCVersion > pr.stat.Cversion {
-		pr.stat.Cversion = parentCVersion
-		pr.stat.Pzxid = zxid
+	if parentCVersion > pr.cversion {
+		pr.cversion = parentCVersion
+		pr.pzxid = zxid
 	}
 	t.addDigest(pi)
 	if old != noIndex {
@@ -170,7 +170,7 @@ func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, par
 		t.unDigest(old)
 		t.acls.release(or.acl)
 		t.dataSize -= nodeSize(path, t.dataOf(old))
-		t.untrack(path, or.stat.EphemeralOwner)
+		t.untrack(path, or.owner)
 		t.dropKids(old)
 		t.unlink(old)
 		t.freeRec(old)
@@ -198,13 +198,13 @@ func (t *Tree) setCversionPzxid(path string, cv int32, zxid int64) {
 		return
 	}
 	if cv == -1 {
-		cv = t.rd(i).stat.Cversion + 1
+		cv = t.rd(i).cversion + 1
 	}
-	if cv > t.rd(i).stat.Cversion {
+	if cv > t.rd(i).cversion {
 		t.unDigest(i)
 		w := t.wr(i)
-		w.stat.Cversion = cv
-		w.stat.Pzxid = zxid
+		w.cversion = cv
+		w.pzxid = zxid
 		t.addDigest(i)
 	}
 }
@@ -252,9 +252,9 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
 	if i == noIndex {
 		// DataTree.deleteNode moves the parent's pzxid before it finds the child
 		// missing (ZOOKEEPER-3145).
-		if zxid > t.rd(pi).stat.Pzxid {
+		if zxid > t.rd(pi).pzxid {
 			t.unDigest(pi)
-			t.wr(pi).stat.Pzxid = zxid
+			t.wr(pi).pzxid = zxid
 			t.addDigest(pi)
 		}
 		return jute.ErrNoNode
@@ -266,7 +266,7 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
 	t.acls.release(r.acl)
 	data := t.dataOf(i)
 	t.dataSize -= nodeSize(path, data)
-	t.untrack(path, r.stat.EphemeralOwner)
+	t.untrack(path, r.owner)
 	t.unDigest(pi)
 	// Only a node its parent lists leaves the list; any children it still has (a log
 	// replayed over a fuzzy snapshot) stay in the index, listed by no one.
@@ -276,8 +276,8 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
 	t.dropKids(i)
 	t.freeRec(i)
 	// Only forward: a replayed delete must not undo a later create's pzxid.
-	if zxid > t.rd(pi).stat.Pzxid {
-		t.wr(pi).stat.Pzxid = zxid
+	if zxid > t.rd(pi).pzxid {
+		t.wr(pi).pzxid = zxid
 	}
 	t.addDigest(pi)
 	t.quotaDeleted(parentPath, path, data)
@@ -299,9 +299,9 @@ func (t *Tree) setData(path string, data []byte, version int32, zxid, time int64
 	t.quotaChanged(path, int64(len(data)-len(old)), 0)
 	t.setDataOf(i, data)
 	w := t.wr(i)
-	w.stat.Version = version
-	w.stat.Mzxid = zxid
-	w.stat.Mtime = time
+	w.version = version
+	w.mzxid = zxid
+	w.mtime = time
 	t.addDigest(i)
 	if !t.replaying {
 		t.event(ev, Event{jute.EventNodeDataChanged, path, t.acls.get(t.rd(i).acl)})
@@ -320,7 +320,7 @@ func (t *Tree) setACL(path string, acl []jute.ACL, version int32) (jute.Stat, ju
 	t.acls.release(old)
 	w := t.wr(i)
 	w.acl = key
-	w.stat.Aversion = version
+	w.aversion = version
 	t.addDigest(i)
 	return t.statOf(i), jute.OK
 }

@@ -193,7 +193,7 @@ func diffTrees(want, got *Tree) []string {
 func nodesOf(t *Tree) map[string]*Node {
 	m := make(map[string]*Node, t.NodeCount())
 	for i := uint32(0); i < t.nrecs; i++ {
-		if t.rd(i).plen != 0 {
+		if !t.rd(i).free() {
 			n := t.node(i)
 			m[t.pathOf(i)] = &n
 		}

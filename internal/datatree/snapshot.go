@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"slices"
 	"strings"
-	"unsafe"
 
 	"github.com/zkd-io/zkd/jute"
 )
@@ -32,6 +31,7 @@ type View struct {
 	nodes  int
 	// extendedTypes is the tree's ExtendedTypes at the capture (TTL owners read as 0).
 	extendedTypes bool
+	nrecs         uint32
 }
 
 // Capture takes a view of the tree as it is now. Its cost is one pointer copied per page of
@@ -48,6 +48,7 @@ func (t *Tree) Capture() *View {
 		nodes:  t.live,
 
 		extendedTypes: t.ExtendedTypes,
+		nrecs:         t.nrecs,
 	}
 	// Everything the view holds is now older than the tree's generation: the next change
 	// of each page or child list copies it first.
@@ -69,12 +70,9 @@ func (v *View) ACLs() map[int64][]jute.ACL { return v.acls }
 
 func (v *View) rec(i uint32) *rec { return &v.recs[i>>pageBits][i&(pageSize-1)] }
 
-func (v *View) str(off uint64, n int) string {
-	if n == 0 {
-		return ""
-	}
-	c := v.chunks[off>>32]
-	return unsafe.String(&c[int(uint32(off))], n)
+func (v *View) entry(r *rec) (string, []byte) {
+	p, d, _ := entryIn(v.chunks[r.off>>32], r.off)
+	return p, d
 }
 
 func (v *View) kids(r *rec) []uint32 {
@@ -145,17 +143,11 @@ func (w *Walker) Next(max int, out []SnapNode) ([]SnapNode, bool) {
 
 func (w *Walker) visit(i uint32, out []SnapNode) []SnapNode {
 	r := w.v.rec(i)
-	sp := w.v.str(r.off, int(r.plen))
+	sp, data := w.v.entry(r)
 	if sp == "/" {
 		sp = ""
 	}
-	var data []byte
-	if r.dlen >= 0 {
-		c := w.v.chunks[r.off>>32]
-		o := int(uint32(r.off)) + int(r.plen)
-		data = c[o : o+int(r.dlen) : o+int(r.dlen)]
-	}
-	out = append(out, SnapNode{Path: sp, Data: data, ACLKey: r.acl, Stat: r.stat})
+	out = append(out, SnapNode{Path: sp, Data: data, ACLKey: r.acl, Stat: r.stat()})
 	if ids := w.v.kids(r); len(ids) > 0 {
 		w.stack = append(w.stack, walkFrame{ids: ids})
 	}
@@ -289,7 +281,7 @@ func (l *Loader) Finish(extendedTypes bool, lastZxid int64) (*Tree, error) {
 	}
 	t.ExtendedTypes = extendedTypes
 	for _, p := range l.ttlShaped {
-		t.track(p, t.rd(t.find(p)).stat.EphemeralOwner)
+		t.track(p, t.rd(t.find(p)).owner)
 	}
 	if t.find(ZookeeperPath) == noIndex || t.find(QuotaPath) == noIndex || t.find(ConfigPath) == noIndex {
 		t.addSystemNodes()
@@ -322,11 +314,15 @@ func (t *Tree) ID(path string) (NodeID, bool) {
 
 // Holds reports whether id is, in the view, the node at path.
 func (v *View) Holds(id NodeID, path string) bool {
-	if int(id>>pageBits) >= len(v.recs) {
+	if uint32(id) >= v.nrecs {
 		return false
 	}
 	r := v.rec(uint32(id))
-	return r.plen != 0 && v.str(r.off, int(r.plen)) == path
+	if r.free() {
+		return false
+	}
+	p, _ := v.entry(r)
+	return p == path
 }
 
 // ChildPage returns the children of id (a node the view holds) at positions [from,
@@ -347,7 +343,7 @@ func (v *View) ChildPage(id NodeID, from, limit int) ([]NodeID, int) {
 // Position returns where id is in its parent's child list in the view, and that parent.
 func (v *View) Position(id NodeID) (parent NodeID, pos int, ok bool) {
 	r := v.rec(uint32(id))
-	if r.plen == 0 || r.parent == noIndex {
+	if r.free() || r.parent == noIndex {
 		return 0, 0, false
 	}
 	return NodeID(r.parent), int(r.pos), true
@@ -355,8 +351,8 @@ func (v *View) Position(id NodeID) (parent NodeID, pos int, ok bool) {
 
 // Name is the last segment of id's path in the view.
 func (v *View) Name(id NodeID) string {
-	r := v.rec(uint32(id))
-	return Base(v.str(r.off, int(r.plen)))
+	p, _ := v.entry(v.rec(uint32(id)))
+	return Base(p)
 }
 
 // ACLKey is id's ACL key in the view (see ACLs).
@@ -367,16 +363,16 @@ func (v *View) StatOf(id NodeID) jute.Stat {
 	r := v.rec(uint32(id))
 	nc := int32(len(v.kids(r)))
 	return jute.Stat{
-		Czxid:          r.stat.Czxid,
-		Mzxid:          r.stat.Mzxid,
-		Ctime:          r.stat.Ctime,
-		Mtime:          r.stat.Mtime,
-		Version:        r.stat.Version,
-		Cversion:       r.stat.Cversion*2 - nc,
-		Aversion:       r.stat.Aversion,
-		EphemeralOwner: clientOwner(r.stat.EphemeralOwner, v.extendedTypes),
-		DataLength:     max(r.dlen, 0),
+		Czxid:          r.czxid,
+		Mzxid:          r.mzxid,
+		Ctime:          r.ctime,
+		Mtime:          r.mtime,
+		Version:        r.version,
+		Cversion:       r.cversion*2 - nc,
+		Aversion:       r.aversion,
+		EphemeralOwner: clientOwner(r.owner, v.extendedTypes),
+		DataLength:     int32(r.dataLen()),
 		NumChildren:    nc,
-		Pzxid:          r.stat.Pzxid,
+		Pzxid:          r.pzxid,
 	}
 }

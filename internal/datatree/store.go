@@ -35,21 +35,22 @@ const (
 	// its own, freed whole when the entry dies.
 	chunkSize = 1 << 20
 	bigEntry  = chunkSize / 8
-	// entryHeader is an arena entry's header: the owning record's index and the entry's
-	// length (path and data), which compaction reads to step through a chunk.
-	entryHeader = 8
+	// maxEntryHeader bounds an arena entry's header: the path's length and the data's
+	// length plus one (0 for null data), as uvarints.
+	maxEntryHeader = 2 * binary.MaxVarintLen32
 	noIndex     = ^uint32(0)
 )
 
-// rec is one znode. A free record has plen 0 (every path has at least one byte).
+// rec is one znode: 96 bytes. A free record has dlen freeMark.
 type rec struct {
-	stat jute.StatPersisted
+	// The persisted Stat, field by field: as a nested struct it would be padded.
+	czxid, mzxid, ctime, mtime, owner, pzxid int64
 	// off locates the entry holding the path then the data: chunk<<32 | byte offset of the
-	// path (just past the entry's header).
-	off  uint64
-	plen uint32
-	dlen int32 // -1: null data, which ZooKeeper tells from empty
-	acl  int64
+	// entry's header.
+	off                         uint64
+	version, cversion, aversion int32
+	dlen                        int32 // -1: null data, which ZooKeeper tells from empty
+	acl                         int64
 	// digest is the node's share of the tree digest, as last computed: a change subtracts
 	// it rather than hashing the old contents again.
 	digest uint32
@@ -61,6 +62,25 @@ type rec struct {
 	// kids is the node's child list (an index into the tree's lists), 0 for none.
 	kids uint32
 }
+
+func (r *rec) stat() jute.StatPersisted {
+	return jute.StatPersisted{Czxid: r.czxid, Mzxid: r.mzxid, Ctime: r.ctime, Mtime: r.mtime,
+		Version: r.version, Cversion: r.cversion, Aversion: r.aversion, EphemeralOwner: r.owner, Pzxid: r.pzxid}
+}
+
+func (r *rec) setStat(s jute.StatPersisted) {
+	r.czxid, r.mzxid, r.ctime, r.mtime = s.Czxid, s.Mzxid, s.Ctime, s.Mtime
+	r.version, r.cversion, r.aversion = s.Version, s.Cversion, s.Aversion
+	r.owner, r.pzxid = s.EphemeralOwner, s.Pzxid
+}
+
+// freeMark is a free record's dlen.
+const freeMark = -2
+
+func (r *rec) free() bool { return r.dlen == freeMark }
+
+// dataLen is the data's length, 0 for null data.
+func (r *rec) dataLen() int { return max(int(r.dlen), 0) }
 
 // kidList is one node's children, as record indexes in no order. gen is the capture
 // generation the slice was last copied in: a list older than the tree's generation may be
@@ -132,9 +152,16 @@ func (a *arena) newChunk(size int) int {
 	return id
 }
 
-// put stores an entry for record owner and returns its offset word.
-func (a *arena) put(owner uint32, path string, data []byte) uint64 {
-	n := entryHeader + len(path) + len(data)
+// put stores an entry and returns its offset word.
+func (a *arena) put(path string, data []byte) uint64 {
+	var hdr [maxEntryHeader]byte
+	h := binary.PutUvarint(hdr[:], uint64(len(path)))
+	dl := uint64(0)
+	if data != nil {
+		dl = uint64(len(data)) + 1
+	}
+	h += binary.PutUvarint(hdr[h:], dl)
+	n := h + len(path) + len(data)
 	var id int
 	if n > bigEntry {
 		id = a.newChunk(n)
@@ -146,19 +173,40 @@ func (a *arena) put(owner uint32, path string, data []byte) uint64 {
 		id = a.cur
 	}
 	c, o := a.chunks[id], a.used[id]
-	binary.LittleEndian.PutUint32(c[o:], owner)
-	binary.LittleEndian.PutUint32(c[o+4:], uint32(len(path)+len(data)))
-	copy(c[o+entryHeader:], path)
-	copy(c[o+entryHeader+len(path):], data)
+	copy(c[o:], hdr[:h])
+	copy(c[o+h:], path)
+	copy(c[o+h+len(path):], data)
 	a.used[id] += n
 	a.live[id] += n
-	return uint64(id)<<32 | uint64(o+entryHeader)
+	return uint64(id)<<32 | uint64(o)
 }
 
-// free marks the entry at off, of n bytes (path and data), dead.
+// entry decodes the entry at off: its path, its data (nil for null data) and its size.
+func entryIn(c []byte, off uint64) (path string, data []byte, size int) {
+	o := int(uint32(off))
+	plen, h1 := binary.Uvarint(c[o:])
+	dl, h2 := binary.Uvarint(c[o+h1:])
+	p := o + h1 + h2
+	// Arena bytes never change once written (chunks are append-only and a released
+	// chunk is never written again): the path is a string over them without a copy.
+	if plen > 0 {
+		path = unsafe.String(&c[p], int(plen))
+	}
+	size = h1 + h2 + int(plen)
+	if dl > 0 {
+		d := p + int(plen)
+		data = c[d : d+int(dl)-1 : d+int(dl)-1]
+		size += int(dl) - 1
+	}
+	return path, data, size
+}
+
+func (a *arena) entry(off uint64) (string, []byte, int) { return entryIn(a.chunks[off>>32], off) }
+
+// free marks the entry at off, of n bytes, dead.
 func (a *arena) free(off uint64, n int) {
 	id := int(off >> 32)
-	a.live[id] -= n + entryHeader
+	a.live[id] -= n
 	switch {
 	case a.live[id] == 0 && id != a.cur:
 		a.release(id)
@@ -200,22 +248,6 @@ func (a *arena) release(id int) {
 		}
 	}
 	a.freeIDs = append(a.freeIDs, id)
-}
-
-func (a *arena) bytes(off uint64, n int) []byte {
-	c := a.chunks[off>>32]
-	o := int(uint32(off))
-	return c[o : o+n : o+n]
-}
-
-// str is the entry's bytes at off as a string without a copy: arena bytes never change
-// once written (chunks are append-only and a released chunk is never written again).
-func (a *arena) str(off uint64, n int) string {
-	if n == 0 {
-		return ""
-	}
-	c := a.chunks[off>>32]
-	return unsafe.String(&c[int(uint32(off))], n)
 }
 
 // pathIndex maps paths to record indexes: open addressing with linear probing. A slot holds
@@ -329,19 +361,14 @@ func (t *Tree) rd(i uint32) *rec { return t.recs.at(i) }
 func (t *Tree) wr(i uint32) *rec { return t.recs.mut(i, t.gen) }
 
 func (t *Tree) pathOf(i uint32) string {
-	r := t.rd(i)
-	return t.arena.str(r.off, int(r.plen))
+	p, _, _ := t.arena.entry(t.rd(i).off)
+	return p
 }
 
 func (t *Tree) dataOf(i uint32) []byte {
-	r := t.rd(i)
-	if r.dlen < 0 {
-		return nil
-	}
-	return t.arena.bytes(r.off+uint64(r.plen), int(r.dlen))
+	_, d, _ := t.arena.entry(t.rd(i).off)
+	return d
 }
-
-func entryLen(r *rec) int { return int(r.plen) + max(int(r.dlen), 0) }
 
 // newRec stores a node at path and indexes it.
 func (t *Tree) newRec(path string, data []byte, acl int64, stat jute.StatPersisted) uint32 {
@@ -355,11 +382,12 @@ func (t *Tree) newRec(path string, data []byte, acl int64, stat jute.StatPersist
 		t.recs.grow(i, t.gen)
 	}
 	r := t.wr(i)
-	*r = rec{stat: stat, acl: acl, plen: uint32(len(path)), dlen: -1, parent: noIndex, pos: noIndex}
+	*r = rec{acl: acl, dlen: -1, parent: noIndex, pos: noIndex}
+	r.setStat(stat)
 	if data != nil {
 		r.dlen = int32(len(data))
 	}
-	r.off = t.arena.put(i, path, data)
+	r.off = t.arena.put(path, data)
 	t.insert(path, i)
 	t.live++
 	t.maybeCompact(len(path) + len(data))
@@ -368,10 +396,10 @@ func (t *Tree) newRec(path string, data []byte, acl int64, stat jute.StatPersist
 
 // freeRec unindexes and frees node i; its child list, if any, must be gone.
 func (t *Tree) freeRec(i uint32) {
-	r := t.rd(i)
-	t.remove(t.pathOf(i), i)
-	off, n := r.off, entryLen(r)
-	*t.wr(i) = rec{}
+	off := t.rd(i).off
+	path, _, n := t.arena.entry(off)
+	t.remove(path, i)
+	*t.wr(i) = rec{dlen: freeMark}
 	t.arena.free(off, n)
 	t.freeRecs = append(t.freeRecs, i)
 	t.live--
@@ -379,10 +407,9 @@ func (t *Tree) freeRec(i uint32) {
 
 // setDataOf replaces node i's data (path unchanged).
 func (t *Tree) setDataOf(i uint32, data []byte) {
-	r := t.rd(i)
-	path := t.pathOf(i)
-	oldOff, oldN := r.off, entryLen(r)
-	off := t.arena.put(i, path, data)
+	oldOff := t.rd(i).off
+	path, _, oldN := t.arena.entry(oldOff)
+	off := t.arena.put(path, data)
 	w := t.wr(i)
 	w.off = off
 	w.dlen = -1
@@ -412,29 +439,17 @@ func (t *Tree) maybeCompact(written int) {
 			}
 			continue
 		}
-		o := a.cursor
-		owner := binary.LittleEndian.Uint32(c[o:])
-		n := int(binary.LittleEndian.Uint32(c[o+4:]))
-		a.cursor += entryHeader + n
-		budget -= entryHeader + n
-		off := uint64(id)<<32 | uint64(o+entryHeader)
-		if owner >= t.nrecs {
-			continue
+		off := uint64(id)<<32 | uint64(a.cursor)
+		path, data, n := entryIn(c, off)
+		a.cursor += n
+		budget -= n
+		// The entry is live if the node its path names is stored there: one a change or a
+		// delete left behind names no node, or one stored elsewhere. The old chunk's bytes
+		// stay as they are while put fills another chunk.
+		if i := t.find(path); i != noIndex && t.rd(i).off == off {
+			t.wr(i).off = a.put(path, data)
+			a.live[id] -= n
 		}
-		if r := t.rd(owner); r.plen == 0 || r.off != off {
-			continue // dead entry
-		}
-		// The old chunk's bytes stay as they are while put fills another chunk.
-		b := c[o+entryHeader : o+entryHeader+n]
-		r := t.rd(owner)
-		path := unsafe.String(&b[0], int(r.plen))
-		var data []byte
-		if r.dlen >= 0 {
-			data = b[r.plen:]
-		}
-		noff := a.put(owner, path, data)
-		t.wr(owner).off = noff
-		a.live[id] -= entryHeader + n
 	}
 }
 

@@ -202,7 +202,7 @@ func (t *Tree) Lookup(path string) (Node, bool) {
 
 func (t *Tree) node(i uint32) Node {
 	r := t.rd(i)
-	return Node{Data: t.dataOf(i), ACL: r.acl, Stat: r.stat, digest: r.digest, t: t, i: i}
+	return Node{Data: t.dataOf(i), ACL: r.acl, Stat: r.stat(), digest: r.digest, t: t, i: i}
 }
 
 // ACL returns the ACL list for a key.
@@ -325,7 +325,7 @@ func (t *Tree) ExpiryCandidates(nowMs int64, limit int) []string {
 		if len(out) >= limit {
 			return out
 		}
-		if i := t.find(p); i != noIndex && t.rd(i).kids == 0 && t.rd(i).stat.Cversion > 0 {
+		if i := t.find(p); i != noIndex && t.rd(i).kids == 0 && t.rd(i).cversion > 0 {
 			out = append(out, p)
 		}
 	}
@@ -338,7 +338,7 @@ func (t *Tree) ExpiryCandidates(nowMs int64, limit int) []string {
 			continue
 		}
 		r := t.rd(i)
-		if ttl, ok := t.IsTTL(r.stat.EphemeralOwner); ok && ttl != 0 && nowMs-r.stat.Mtime > ttl {
+		if ttl, ok := t.IsTTL(r.owner); ok && ttl != 0 && nowMs-r.mtime > ttl {
 			out = append(out, p)
 		}
 	}
@@ -361,7 +361,9 @@ func nodeSize(path string, data []byte) int64 {
 // nodeDigest is node i's share of the tree digest (NodeDigest), hashed in the buffer the
 // tree keeps.
 func (t *Tree) nodeDigest(i uint32) uint32 {
-	d, b := NodeDigest(t.scratch, t.pathOf(i), t.dataOf(i), &t.rd(i).stat)
+	st := t.rd(i).stat()
+	path, data, _ := t.arena.entry(t.rd(i).off)
+	d, b := NodeDigest(t.scratch, path, data, &st)
 	t.scratch = b[:0]
 	return d
 }
