@@ -38,7 +38,7 @@ const (
 	// maxEntryHeader bounds an arena entry's header: the path's length and the data's
 	// length plus one (0 for null data), as uvarints.
 	maxEntryHeader = 2 * binary.MaxVarintLen32
-	noIndex     = ^uint32(0)
+	noIndex        = ^uint32(0)
 )
 
 // rec is one znode: 96 bytes. A free record has dlen freeMark.
