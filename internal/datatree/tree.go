@@ -1,8 +1,3 @@
-// Package datatree owns the in-memory znode tree: nodes, their Stats and ACL keys, the
-// per-session ephemeral sets, container and TTL bookkeeping, and the tree digest. It
-// applies logged transactions exactly as Apache ZooKeeper's DataTree does, so that replaying
-// a ZooKeeper log gives ZooKeeper's tree. It is a pure state machine: no I/O, no clock, no
-// goroutines; the caller serializes access.
 package datatree
 
 import (
