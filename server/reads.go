@@ -65,7 +65,7 @@ func (s *Server) doRead(c *conn, r *request) {
 			s.reply(c, xid, jute.ErrBadArguments, nil)
 			return
 		}
-		n := s.node(b.Path)
+		n := s.lookup(b.Path)
 		if n != nil && !s.canRead(c, n.ACL, jute.PermRead) {
 			s.reply(c, xid, jute.ErrNoAuth, nil)
 			return
@@ -86,7 +86,7 @@ func (s *Server) doRead(c *conn, r *request) {
 		s.reply(c, xid, code, res)
 	case jute.OpGetChildren, jute.OpGetChildren2:
 		b := r.body.(*jute.PathWatchRequest)
-		n := s.node(b.Path)
+		n := s.lookup(b.Path)
 		if n == nil {
 			s.reply(c, xid, jute.ErrNoNode, nil)
 			return
@@ -102,11 +102,17 @@ func (s *Server) doRead(c *conn, r *request) {
 		if r.hdr.Type == jute.OpGetChildren {
 			s.reply(c, xid, jute.OK, &jute.GetChildrenResponse{Strings: children})
 		} else {
-			s.reply(c, xid, jute.OK, &jute.GetChildren2Response{Children: children, Stat: s.tree.StatOf(n)})
+			st := s.tree.StatOf(n)
+			if b.Path == "/" || b.Path == "" {
+				// The root counts a listed virtual /keeper, as ClickHouse Keeper's does (the
+				// virtual /keeper's own Stat stays ClickHouse Keeper's zeros).
+				st.NumChildren = int32(len(children))
+			}
+			s.reply(c, xid, jute.OK, &jute.GetChildren2Response{Children: children, Stat: st})
 		}
 	case jute.OpGetACL:
 		b := r.body.(*jute.PathRequest)
-		n := s.node(b.Path)
+		n := s.lookup(b.Path)
 		if n == nil {
 			s.reply(c, xid, jute.ErrNoNode, nil)
 			return
@@ -202,7 +208,7 @@ func (s *Server) doRead(c *conn, r *request) {
 
 // getData reads a node into res.
 func (s *Server) getData(c *conn, path string, w bool, res *jute.GetDataResponse) (*jute.GetDataResponse, jute.Code) {
-	n := s.node(path)
+	n := s.lookup(path)
 	if n == nil {
 		return nil, jute.ErrNoNode
 	}
@@ -221,6 +227,9 @@ func (s *Server) getData(c *conn, path string, w bool, res *jute.GetDataResponse
 // ZooKeeper's DataTree.getChildren does: the children's names are its bytes.
 func (s *Server) readChildren(path string, n *datatree.Node) []string {
 	children := n.SharedChildren() // encoded on the connection's writer
+	if v := s.virtualChildren(path); v != nil {
+		children = append(children, v...) // SharedChildren's capacity makes this a copy
+	}
 	if s.cfg.Metrics != nil {
 		size := 0
 		for _, name := range children {
@@ -246,7 +255,7 @@ func (s *Server) multiRead(c *conn, r *request) {
 				res.Body = d
 			}
 		case jute.OpGetChildren:
-			n := s.node(b.Path)
+			n := s.lookup(b.Path)
 			switch {
 			case n == nil:
 				res = jute.MultiResult{Type: jute.OpError, Err: jute.ErrNoNode}

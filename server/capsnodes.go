@@ -1,0 +1,78 @@
+package server
+
+import (
+	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/ext"
+)
+
+// The virtual nodes of the capabilities extension (docs/beyond.md; what they copy of
+// ClickHouse Keeper is in internal/admin's caps.go). They live only in the read path: the
+// tree never holds them, so no snapshot, digest, txn log or peer ever sees them, and
+// getChildren of their parent does not list them (unless zkd.keeperNodesListed lists
+// /keeper under "/").
+//
+// A real node wins: when the tree holds /keeper, the whole virtual /keeper subtree yields to
+// it (a user may already own /keeper), and a real /zookeeper/capabilities hides the virtual
+// one. Writes never look here: they are answered by the tree as ZooKeeper answers them.
+
+// keeperChildren are the virtual /keeper's children, sorted.
+var keeperChildren = []string{"api_version", "feature_flags"}
+
+// virtualNode returns the virtual node at path, nil when there is none: its Stat is all
+// zero but for dataLength (as ClickHouse Keeper's system nodes), its ACL world:anyone.
+func (s *Server) virtualNode(path string) *datatree.Node {
+	set := s.cfg.Extensions
+	if set.Empty() {
+		return nil
+	}
+	var data []byte
+	switch path {
+	case admin.CapabilitiesPath:
+		// Whenever any extension is on, so a client learns of keeper-ops or paged-list
+		// even on a server that does not enable capabilities itself.
+		data = admin.CapabilitiesData(set)
+	case admin.KeeperPath, admin.KeeperAPIVersionPath, admin.KeeperFeatureFlagsPath:
+		if !set.Has(ext.Capabilities) || s.tree.Get(admin.KeeperPath) != nil {
+			return nil
+		}
+		switch path {
+		case admin.KeeperAPIVersionPath:
+			data = []byte(admin.APIVersion(set))
+		case admin.KeeperFeatureFlagsPath:
+			data = admin.FeatureFlagsData(set)
+		default:
+			data = []byte{}
+		}
+	default:
+		return nil
+	}
+	if s.tree.Get(path) != nil {
+		return nil
+	}
+	return &datatree.Node{Data: data, ACL: datatree.OpenACLKey}
+}
+
+// lookup is node for a read that may see a virtual node.
+func (s *Server) lookup(path string) *datatree.Node {
+	if n := s.node(path); n != nil {
+		return n
+	}
+	return s.virtualNode(path)
+}
+
+// virtualChildren is what getChildren adds to path's real children: "keeper" under "/" when
+// zkd.keeperNodesListed asks, and the virtual /keeper's own children.
+func (s *Server) virtualChildren(path string) []string {
+	switch path {
+	case "/", "":
+		if s.cfg.KeeperNodesListed && s.tree.Get(admin.KeeperPath) == nil && s.virtualNode(admin.KeeperPath) != nil {
+			return []string{"keeper"}
+		}
+	case admin.KeeperPath:
+		if s.tree.Get(admin.KeeperPath) == nil && s.virtualNode(admin.KeeperPath) != nil {
+			return keeperChildren
+		}
+	}
+	return nil
+}
