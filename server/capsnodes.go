@@ -16,11 +16,17 @@ import (
 // it (a user may already own /keeper), and a real /zookeeper/capabilities hides the virtual
 // one. Writes never look here: they are answered by the tree as ZooKeeper answers them.
 
-// keeperChildren are the virtual /keeper's children, sorted.
+// keeperChildren are the virtual /keeper's children, sorted. ClickHouse Keeper lists them
+// in /keeper's children while its numChildren stays 0 (KeeperMemNodesStorage's
+// addCommittedNodeIfNotExists adds the child without counting it); zkd does the same. Its
+// /keeper/config and /keeper/availability_zone (NuRaft's cluster configuration, the
+// server's zone) have no zkd meaning and are not served.
 var keeperChildren = []string{"api_version", "feature_flags"}
 
 // virtualNode returns the virtual node at path, nil when there is none: its Stat is all
-// zero but for dataLength (as ClickHouse Keeper's system nodes), its ACL world:anyone.
+// zero but for dataLength (as ClickHouse Keeper's system nodes), its ACL ZooKeeper's open
+// one (world:anyone, as ZooKeeper's own /zookeeper; ClickHouse Keeper's have none, which
+// it checks as open too).
 func (s *Server) virtualNode(path string) *datatree.Node {
 	set := s.cfg.Extensions
 	if set.Empty() {
@@ -64,6 +70,9 @@ func (s *Server) lookup(path string) *datatree.Node {
 // virtualChildren is what getChildren adds to path's real children: "keeper" under "/" when
 // zkd.keeperNodesListed asks, and the virtual /keeper's own children.
 func (s *Server) virtualChildren(path string) []string {
+	if s.cfg.Extensions.Empty() {
+		return nil // every getChildren passes here: ZooKeeper's path stays one test
+	}
 	switch path {
 	case "/", "":
 		if s.cfg.KeeperNodesListed && s.tree.Get(admin.KeeperPath) == nil && s.virtualNode(admin.KeeperPath) != nil {
