@@ -15,6 +15,8 @@ import (
 	"github.com/zkd-io/zkd/internal/auth"
 	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/storage"
+	"github.com/zkd-io/zkd/internal/testing/rawzk"
+	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zk"
 	"github.com/zkd-io/zkd/zktest"
@@ -260,5 +262,22 @@ func TestCapabilitiesInvisibleToStockClients(t *testing.T) {
 		if p == admin.KeeperPath || p == ext.CapabilitiesNode || p == admin.KeeperAPIVersionPath {
 			t.Errorf("snapshot holds the virtual node %s", p)
 		}
+	}
+}
+
+// TestCapabilitiesSetWatches: a reconnecting client's watches on virtual nodes are re-armed
+// as on any node that did not change, not fired as if the nodes had gone.
+func TestCapabilitiesSetWatches(t *testing.T) {
+	srv := capsServer(t, ext.Of(ext.Capabilities))
+	c := rawzk.Connect(t, srv.Addr())
+	c.Call(jute.OpSetWatches, &jute.SetWatches{
+		DataWatches:  []string{ext.CapabilitiesNode, admin.KeeperAPIVersionPath},
+		ExistWatches: []string{admin.KeeperFeatureFlagsPath + "-not"},
+		ChildWatches: []string{admin.KeeperPath},
+	}, nil)
+	// Events from setWatches come before the reply to the next request.
+	c.Call(jute.OpExists, &jute.PathWatchRequest{Path: "/"}, &jute.StatResponse{})
+	if len(c.Events) != 0 {
+		t.Errorf("re-arming watches on virtual nodes fired %+v", c.Events)
 	}
 }

@@ -282,12 +282,13 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 		})
 	}
 	rel := b.RelativeZxid
-	// Paths are looked up as ZooKeeper's DataTree.getNode does: "" is the root.
+	// Paths are looked up as ZooKeeper's DataTree.getNode does: "" is the root. A virtual
+	// node (capsnodes.go) is there as reads see it, so a watch on one is not told it went.
 	if b.DataWatches == nil {
 		return false
 	}
 	for _, p := range b.DataWatches {
-		switch n := s.node(p); {
+		switch n := s.lookup(p); {
 		case n == nil:
 			fire(jute.EventNodeDeleted, p)
 		case n.Stat.Mzxid > rel:
@@ -300,7 +301,7 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 		return false
 	}
 	for _, p := range b.ExistWatches {
-		if s.node(p) != nil {
+		if s.lookup(p) != nil {
 			fire(jute.EventNodeCreated, p)
 		} else {
 			s.watches.Add(w, p, watch.Data)
@@ -310,7 +311,7 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 		return false
 	}
 	for _, p := range b.ChildWatches {
-		switch n := s.node(p); {
+		switch n := s.lookup(p); {
 		case n == nil:
 			fire(jute.EventNodeDeleted, p)
 		case n.Stat.Pzxid > rel:
