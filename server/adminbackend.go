@@ -45,6 +45,7 @@ func (b adminBackend) Info() admin.Info {
 		MinSessionTimeout: s.cfg.MinSessionTimeout, MaxSessionTimeout: s.cfg.MaxSessionTimeout,
 		InitialConfig: s.cfg.InitialConfig,
 		SnappedZxid:   s.snappedZxid.Load(),
+		Extensions:    s.cfg.Extensions,
 	}
 	if s.ensembleMode() {
 		info.Ensemble, info.ServerID = true, s.cfg.ServerID

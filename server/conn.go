@@ -337,7 +337,7 @@ func (c *conn) readLoop() {
 		}
 		n, lenErr := jute.FrameLen(lenBuf[:], maxLen)
 		if first {
-			if cmd, ok := fourLetterWord(int32(n)); ok {
+			if cmd, ok := c.srv.fourLetterWord(int32(n)); ok {
 				c.fourLetter(cmd, br)
 				return
 			}

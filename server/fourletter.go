@@ -10,12 +10,24 @@ import (
 
 	"github.com/zkd-io/zkd/internal/admin"
 	"github.com/zkd-io/zkd/internal/admin/dispatch"
+	"github.com/zkd-io/zkd/internal/ext"
 )
 
 // Version is what srvr and mntr report (admin.Version).
 var Version = admin.Version
 
-func fourLetterWord(n int32) (string, bool) { return admin.Lookup(n) }
+// fourLetterWord reports which four-letter word n is: ZooKeeper's, or with the
+// capabilities extension on, ClickHouse Keeper's apiv and ftfl (with it off they stay a
+// frame length, as ZooKeeper reads them).
+func (s *Server) fourLetterWord(n int32) (string, bool) {
+	if cmd, ok := admin.Lookup(n); ok {
+		return cmd, true
+	}
+	if s.cfg.Extensions.Has(ext.Capabilities) {
+		return admin.LookupCaps(n)
+	}
+	return "", false
+}
 
 // stmkArgWait is how long stmk's 8-byte argument may trail the command. ZooKeeper takes
 // only what is already in the socket when it reads the command and drops the connection
@@ -34,7 +46,12 @@ func (c *conn) fourLetter(cmd string, br *connReader) {
 	s.packetsReceived.Add(1)
 	s.counters.add(cntBytesReceived, 4)
 	var text string
+	_, caps := admin.LookupCaps(admin.Code(cmd))
 	switch {
+	case caps && !admin.AllowedCaps(cmd, s.cfg.FourLetterWhitelist):
+		text = admin.NotInWhitelist(cmd)
+	case caps:
+		text = admin.CapsFourLetter(cmd, s.cfg.Extensions)
 	case !admin.Allowed(cmd, s.cfg.FourLetterWhitelist, s.cfg.ReadOnlyMode):
 		// Like ZooKeeper, without reading stmk's argument.
 		text = admin.NotInWhitelist(cmd)

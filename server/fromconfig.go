@@ -48,6 +48,7 @@ func FromConfig(c *config.Config, serverID int64, logger *slog.Logger) Config {
 		ReadOnlyMode:               c.ReadOnlyMode,
 		FastElection:               c.FastElection,
 		Extensions:                 c.Extensions,
+		KeeperNodesListed:          c.KeeperNodesListed,
 		LocalSessions:              c.LocalSessions.Enabled,
 		LocalSessionsUpgrading:     c.LocalSessions.Upgrading,
 		ServerID:                   serverID,

@@ -65,7 +65,7 @@ func (s *Server) doRead(c *conn, r *request) {
 			s.reply(c, xid, jute.ErrBadArguments, nil)
 			return
 		}
-		n, found := s.node(b.Path)
+		n, found := s.lookup(b.Path)
 		if found && !s.canRead(c, n.ACL, jute.PermRead) {
 			s.reply(c, xid, jute.ErrNoAuth, nil)
 			return
@@ -86,7 +86,7 @@ func (s *Server) doRead(c *conn, r *request) {
 		s.reply(c, xid, code, res)
 	case jute.OpGetChildren, jute.OpGetChildren2:
 		b := r.body.(*jute.PathWatchRequest)
-		n, found := s.node(b.Path)
+		n, found := s.lookup(b.Path)
 		if !found {
 			s.reply(c, xid, jute.ErrNoNode, nil)
 			return
@@ -102,11 +102,17 @@ func (s *Server) doRead(c *conn, r *request) {
 		if r.hdr.Type == jute.OpGetChildren {
 			s.reply(c, xid, jute.OK, &jute.GetChildrenResponse{Strings: children})
 		} else {
-			s.reply(c, xid, jute.OK, &jute.GetChildren2Response{Children: children, Stat: s.tree.StatOf(&n)})
+			st := s.tree.StatOf(&n)
+			if b.Path == "/" || b.Path == "" {
+				// The root counts a listed virtual /keeper, as ClickHouse Keeper's does (the
+				// virtual /keeper's own Stat stays ClickHouse Keeper's zeros).
+				st.NumChildren = int32(len(children))
+			}
+			s.reply(c, xid, jute.OK, &jute.GetChildren2Response{Children: children, Stat: st})
 		}
 	case jute.OpGetACL:
 		b := r.body.(*jute.PathRequest)
-		n, found := s.node(b.Path)
+		n, found := s.lookup(b.Path)
 		if !found {
 			s.reply(c, xid, jute.ErrNoNode, nil)
 			return
@@ -202,7 +208,7 @@ func (s *Server) doRead(c *conn, r *request) {
 
 // getData reads a node into res.
 func (s *Server) getData(c *conn, path string, w bool, res *jute.GetDataResponse) (*jute.GetDataResponse, jute.Code) {
-	n, found := s.node(path)
+	n, found := s.lookup(path)
 	if !found {
 		return nil, jute.ErrNoNode
 	}
@@ -221,6 +227,9 @@ func (s *Server) getData(c *conn, path string, w bool, res *jute.GetDataResponse
 // ZooKeeper's DataTree.getChildren does: the children's names are its bytes.
 func (s *Server) readChildren(path string, n *datatree.Node) []string {
 	children := n.SharedChildren() // encoded on the connection's writer
+	if v := s.virtualChildren(path); v != nil {
+		children = append(children, v...) // SharedChildren's capacity makes this a copy
+	}
 	if s.cfg.Metrics != nil {
 		size := 0
 		for _, name := range children {
@@ -246,7 +255,7 @@ func (s *Server) multiRead(c *conn, r *request) {
 				res.Body = d
 			}
 		case jute.OpGetChildren:
-			n, found := s.node(b.Path)
+			n, found := s.lookup(b.Path)
 			switch {
 			case !found:
 				res = jute.MultiResult{Type: jute.OpError, Err: jute.ErrNoNode}
@@ -273,12 +282,13 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 		})
 	}
 	rel := b.RelativeZxid
-	// Paths are looked up as ZooKeeper's DataTree.getNode does: "" is the root.
+	// Paths are looked up as ZooKeeper's DataTree.getNode does: "" is the root. A virtual
+	// node (capsnodes.go) is there as reads see it, so a watch on one is not told it went.
 	if b.DataWatches == nil {
 		return false
 	}
 	for _, p := range b.DataWatches {
-		switch n, found := s.node(p); {
+		switch n, found := s.lookup(p); {
 		case !found:
 			fire(jute.EventNodeDeleted, p)
 		case n.Stat.Mzxid > rel:
@@ -291,7 +301,7 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 		return false
 	}
 	for _, p := range b.ExistWatches {
-		if _, found := s.node(p); found {
+		if _, found := s.lookup(p); found {
 			fire(jute.EventNodeCreated, p)
 		} else {
 			s.watches.Add(w, p, watch.Data)
@@ -301,7 +311,7 @@ func (s *Server) setWatches(c *conn, b *jute.SetWatches) bool {
 		return false
 	}
 	for _, p := range b.ChildWatches {
-		switch n, found := s.node(p); {
+		switch n, found := s.lookup(p); {
 		case !found:
 			fire(jute.EventNodeDeleted, p)
 		case n.Stat.Pzxid > rel:

@@ -206,6 +206,9 @@ type Config struct {
 	// Extensions are the opt-in extensions beyond ZooKeeper this server enables (zoo.cfg's
 	// zkd.extensions); the zero Set is ZooKeeper.
 	Extensions ext.Set
+	// KeeperNodesListed lists the capabilities extension's virtual /keeper in getChildren
+	// of "/" (zkd.keeperNodesListed, capsnodes.go); off, a listing of "/" is ZooKeeper's.
+	KeeperNodesListed bool
 	// FastElection ends an election round as soon as every member not known to be down
 	// agrees, instead of after ZooKeeper's finalize wait (zkd.fastElection; only for
 	// ensembles of zkd servers).

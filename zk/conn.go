@@ -130,6 +130,8 @@ type Conn struct {
 	// to a read-only one (readonly.go).
 	rwServer string
 	dialLog  dialLog // failed attempts, logged rate-limited (dialog.go)
+
+	caps capsCache // the connected server's capabilities (caps.go)
 }
 
 // Connect connects to an ensemble and returns once a session is established, or fails when ctx

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/zkd-io/zkd/internal/buildinfo"
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/watch"
 )
 
@@ -83,6 +84,8 @@ type Info struct {
 	InitialConfig string
 	// SnappedZxid is the zxid of the newest complete snapshot.
 	SnappedZxid int64
+	// Extensions are the extensions beyond ZooKeeper the server enables (zkd.extensions).
+	Extensions ext.Set
 }
 
 // Member is one ensemble member of the committed configuration.

@@ -140,6 +140,9 @@ type Config struct {
 	// Extensions is zkd.extensions: the opt-in extensions beyond ZooKeeper the server
 	// enables (internal/ext); none by default.
 	Extensions ext.Set
+	// KeeperNodesListed is zkd.keeperNodesListed: getChildren("/") lists the capabilities
+	// extension's virtual /keeper (fastelection.go).
+	KeeperNodesListed bool
 	// LocalSessions is localSessionsEnabled and localSessionsUpgradingEnabled
 	// (localsessions.go).
 	LocalSessions LocalSessions

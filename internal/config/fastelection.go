@@ -36,3 +36,18 @@ func (c *Config) setExtensions(v string) error {
 	c.Extensions = set
 	return nil
 }
+
+// KeeperNodesListedKey is zkd's own zoo.cfg key that lists the capabilities extension's
+// virtual /keeper node in getChildren("/"), as ClickHouse Keeper lists its /keeper. Off by
+// default: a user may own a /keeper of their own, and a stock client listing "/" must see
+// ZooKeeper's children.
+const KeeperNodesListedKey = "zkd.keeperNodesListed"
+
+func (c *Config) setKeeperNodesListed(v string) error {
+	on, err := parseBool(v)
+	if err != nil {
+		return fmt.Errorf("%s: %w", KeeperNodesListedKey, err)
+	}
+	c.KeeperNodesListed = on
+	return nil
+}

@@ -25,3 +25,18 @@ func TestFastElectionKey(t *testing.T) {
 		}
 	}
 }
+
+func TestKeeperNodesListedKey(t *testing.T) {
+	const base = "dataDir=/d\nclientPort=2181\n"
+	if c := mustParse(t, base); c.KeeperNodesListed {
+		t.Fatal("zkd.keeperNodesListed on by default")
+	}
+	if c := mustParse(t, base+"zkd.extensions=capabilities\nzkd.keeperNodesListed=true\n"); !c.KeeperNodesListed {
+		t.Fatal("zkd.keeperNodesListed=true not taken")
+	}
+	_, err := Parse(strings.NewReader(base + "zkd.keeperNodesListed=yes\n"))
+	var ke *KeyError
+	if !errors.As(err, &ke) || ke.Key != KeeperNodesListedKey {
+		t.Errorf("zkd.keeperNodesListed=yes: err = %v, want a KeyError naming the key", err)
+	}
+}

@@ -4,7 +4,7 @@ package datatree
 // its length), in the list's order (no particular one), so a reader can copy a long list a
 // slice at a time, between which the list may change.
 func (n *Node) ChildRange(from, to int) []string {
-	if from >= to || from >= n.NumChildren() {
+	if n.t == nil || from >= to || from >= n.NumChildren() {
 		return nil
 	}
 	return n.t.childNames(n.i, from, to)

@@ -33,10 +33,20 @@ type Node struct {
 }
 
 // NumChildren is the current number of children.
-func (n *Node) NumChildren() int { return len(n.t.kidIDs(n.i)) }
+func (n *Node) NumChildren() int {
+	if n.t == nil {
+		return 0 // a Node made outside a tree (a virtual node) has none
+	}
+	return len(n.t.kidIDs(n.i))
+}
 
 // Children returns the child names in no particular order.
-func (n *Node) Children() []string { return n.t.childNames(n.i, 0, len(n.t.kidIDs(n.i))) }
+func (n *Node) Children() []string {
+	if n.t == nil {
+		return []string{}
+	}
+	return n.t.childNames(n.i, 0, len(n.t.kidIDs(n.i)))
+}
 
 // SharedChildren returns the child names in no particular order, for a reply encoded on
 // another goroutine. The names are the tree's own bytes (they never change), so only the

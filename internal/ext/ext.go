@@ -43,6 +43,12 @@ const (
 	SessionGrace Name = "session-grace"
 )
 
+// CapabilitiesNode is zkd's capability node: a virtual, read-only znode whose data is a
+// small JSON document naming the extensions the server enables (docs/beyond.md). It exists
+// whenever any extension is enabled; a server without any (or Apache ZooKeeper) answers
+// NoNode. The server and the client both name it from here.
+const CapabilitiesNode = "/zookeeper/capabilities"
+
 // All is every extension, in listing order.
 var All = []Name{Capabilities, KeeperOps, PagedList, WatchResume, LargeReplies, Wide, SessionGrace}
 

@@ -56,6 +56,9 @@ func (e *env) emitJSON(v any) error {
 
 var commands = map[string]*command{}
 
+// zkdCommands are the commands zkCli.sh does not have (see init).
+var zkdCommands = map[string]bool{}
+
 func init() {
 	for _, c := range []*command{
 		{"close", "", opts(), cmdClose},
@@ -86,6 +89,14 @@ func init() {
 		{"whoami", "", nil, cmdWhoAmI},
 	} {
 		commands[c.name] = c
+	}
+	// zkd's own commands, beyond zkCli.sh's: usable, but left out of the usage text so that
+	// it stays zkCli.sh's.
+	for _, c := range []*command{
+		{"capabilities", "", opts(), cmdCapabilities},
+	} {
+		commands[c.name] = c
+		zkdCommands[c.name] = true
 	}
 	// whoami and close do not parse their arguments: any word is fine.
 	commands["whoami"].opts = &optSet{lenient: true}

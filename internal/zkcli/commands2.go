@@ -748,3 +748,34 @@ func clientConfig(cfg string) string {
 	}
 	return version + " " + strings.Join(addrs, ",")
 }
+
+// cmdCapabilities prints the connected server's capabilities (zkd's capability node): what
+// it is, and the extensions it enables; "none" on Apache ZooKeeper or a zkd without any.
+func cmdCapabilities(ctx context.Context, e *env) error {
+	caps, err := e.c.Capabilities(ctx)
+	if err != nil {
+		return keeper(err, "")
+	}
+	if e.json() {
+		names := []string{}
+		for _, n := range caps.Extensions {
+			names = append(names, string(n))
+		}
+		return e.emitJSON(map[string]any{"version": caps.Version, "server": caps.Server, "extensions": names})
+	}
+	server := caps.Server
+	if caps.Version == 0 {
+		server = "(no capability node: Apache ZooKeeper, or zkd with no extension enabled)"
+	}
+	e.println("server: " + server)
+	if len(caps.Extensions) == 0 {
+		e.println("extensions: none")
+		return nil
+	}
+	names := make([]string, len(caps.Extensions))
+	for i, n := range caps.Extensions {
+		names[i] = string(n)
+	}
+	e.println("extensions: " + strings.Join(names, ","))
+	return nil
+}

@@ -515,7 +515,7 @@ func (s *Session) processZKCmd(ctx context.Context, args []string) error {
 		return cliError("No command entered")
 	}
 	name := args[0]
-	if _, ok := commandUsage()[name]; !ok {
+	if _, ok := commandUsage()[name]; !ok && !zkdCommands[name] {
 		s.usage()
 		return &cliErr{"Command not found: Command not found " + name, ExitCommandNotFound}
 	}
@@ -661,7 +661,9 @@ func commandUsage() map[string]string {
 		"connect": "host:port", "history": "", "redo": "cmdno", "printwatches": "on|off", "quit": "",
 	}
 	for name, c := range commands {
-		m[name] = c.optionStr
+		if !zkdCommands[name] {
+			m[name] = c.optionStr
+		}
 	}
 	return m
 }

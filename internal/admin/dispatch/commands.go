@@ -10,6 +10,7 @@ import (
 
 	"github.com/zkd-io/zkd/internal/admin"
 	"github.com/zkd-io/zkd/internal/config"
+	"github.com/zkd-io/zkd/internal/ext"
 )
 
 // Command runs one AdminServer command (all but snapshot and restore, which need the
@@ -18,6 +19,9 @@ import (
 func Command(b admin.Backend, name string, kwargs map[string]string) admin.Object {
 	cmd, ok := admin.LookupHTTP(name)
 	if !ok {
+		if set := b.Info().Extensions; set.Has(ext.Capabilities) && slices.Contains(admin.CapabilitiesCommands, name) {
+			return admin.Response(admin.CapabilitiesCommands[0], nil, admin.CapabilitiesJSON(set))
+		}
 		return admin.ErrorResponse(name, admin.UnknownCommandPrefix+name)
 	}
 	if cmd.ServerRequired && !b.Serving() {
