@@ -8,7 +8,8 @@ import (
 	"github.com/zkd-io/zkd/jute"
 )
 
-// Op is one operation of a Multi: *CreateOp, *DeleteOp, *SetOp or *CheckOp.
+// Op is one operation of a Multi: *CreateOp, *DeleteOp, *SetOp or *CheckOp, or with the
+// keeper-ops extension *CheckNotExistsOp, *CreateIfNotExistsOp or *RemoveRecursiveOp.
 type Op interface {
 	multiOp(root chroot) (jute.MultiOp, error)
 	opInfo() (jute.OpCode, string)
@@ -163,6 +164,9 @@ func (c *Conn) multiResults(ops []Op, resp *jute.MultiResponse) ([]OpResult, err
 // errors.Is matches against the failing operation's code). Later operations see the effects
 // of earlier ones.
 func (c *Conn) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
+	if err := c.requireOps(ctx, ops); err != nil {
+		return nil, err
+	}
 	m, size, err := c.multiRequest(ops)
 	if err != nil {
 		return nil, err

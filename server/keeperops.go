@@ -1,0 +1,155 @@
+package server
+
+import (
+	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/watch"
+	"github.com/zkd-io/zkd/jute"
+)
+
+// The server side of ext.KeeperOps that is not prep's: ClickHouse Keeper's FilteredList and
+// the replies of the extension writes, in ClickHouse's layouts
+// (src/Common/ZooKeeper/ZooKeeperCommon.cpp and .h).
+
+// filteredList is ClickHouse Keeper's FilteredList: getChildren2 keeping the persistent or
+// the ephemeral children only. The Stat is the node's own (its numChildren counts every
+// child, as ClickHouse's). An unknown filter lists every child, as ClickHouse's storage
+// does for a value it does not test for.
+func (s *Server) filteredList(c *conn, path string, w bool, filter byte) (*jute.GetChildren2Response, jute.Code) {
+	n := s.node(path)
+	if n == nil {
+		return nil, jute.ErrNoNode
+	}
+	if !s.canRead(c, n.ACL, jute.PermRead) {
+		return nil, jute.ErrNoAuth
+	}
+	if w {
+		s.watches.Add(s.watcherOf(c), path, watch.Child)
+	}
+	children := s.readChildren(path, n)
+	if filter == jute.ListPersistentOnly || filter == jute.ListEphemeralOnly {
+		kept := make([]string, 0, len(children))
+		for _, name := range children {
+			child := s.node(childPath(path, name))
+			if child == nil {
+				continue
+			}
+			// Containers and TTL nodes are persistent to ClickHouse: it has neither.
+			o := child.Stat.EphemeralOwner
+			_, ttl := s.tree.IsTTL(o)
+			eph := o != 0 && o != datatree.ContainerOwner && !ttl
+			if eph == (filter == jute.ListEphemeralOnly) {
+				kept = append(kept, name)
+			}
+		}
+		children = kept
+	}
+	return &jute.GetChildren2Response{Children: children, Stat: s.tree.StatOf(n)}, jute.OK
+}
+
+func childPath(parent, name string) string {
+	if parent == "/" {
+		return "/" + name
+	}
+	return parent + "/" + name
+}
+
+// extWriteReply is the reply to an extension write, from its txn and what applying it did.
+func extWriteReply(req *request, txn *jute.LoggedTxn, res *applyResult) (jute.Code, jute.Record) {
+	code := jute.OK
+	if txn.Header.Type == jute.OpError {
+		code = txn.Body.(*jute.ErrorTxn).Err
+	} else if res.Err != jute.OK {
+		code = res.Err
+	}
+	switch req.hdr.Type {
+	case jute.OpCreateIfNotExists:
+		b, _ := req.body.(*jute.CreateRequest)
+		switch {
+		case code == jute.ErrNodeExists && b != nil:
+			// ClickHouse answers an existing node with OK and the path asked for.
+			return jute.OK, &jute.CreateResponse{Path: b.Path}
+		case code != jute.OK:
+			return code, nil
+		}
+		return jute.OK, &jute.CreateResponse{Path: res.Path}
+	case jute.OpCreateWithParents:
+		if code != jute.OK || len(res.Multi) == 0 {
+			return code, nil
+		}
+		last := res.Multi[len(res.Multi)-1]
+		return jute.OK, &jute.Create2Response{Path: last.Path, Stat: last.Stat}
+	}
+	// checkNotExists, removeRecursive: no body.
+	return code, nil
+}
+
+// hasExtOps reports whether a multi holds an extension op.
+func hasExtOps(body jute.Record) bool {
+	m, ok := body.(*jute.MultiRequest)
+	if !ok {
+		return false
+	}
+	for _, op := range m.Ops {
+		if jute.LookupOp(op.Type).Ext != "" {
+			return true
+		}
+	}
+	return false
+}
+
+// extMultiResponse answers an applied multi holding extension ops: one result per op the
+// client sent, where the txn has one sub-txn per op only when the multi failed. On success
+// each op's sub-txns are found in order: checkNotExists wrote none, createIfNotExists one
+// create of its path or none (the node existed, so the next sub-txn cannot create it),
+// removeRecursive deletes ending with its own path's, every other op one.
+func extMultiResponse(res *applyResult, req jute.Record) *jute.MultiResponse {
+	m := req.(*jute.MultiRequest)
+	if res.Err != jute.OK || len(res.Multi) == len(m.Ops) && !expands(m) {
+		return multiResponse(res, req)
+	}
+	out := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(m.Ops))}
+	next := 0
+	subs := res.Multi
+	for _, op := range m.Ops {
+		switch op.Type {
+		case jute.OpCheckNotExists:
+			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpCheckNotExists})
+		case jute.OpCreateIfNotExists:
+			b := op.Body.(*jute.CreateRequest)
+			if next < len(subs) && subs[next].Type == jute.OpCreate && subs[next].Path == b.Path {
+				next++
+			}
+			// ClickHouse's ZooKeeperCreateIfNotExistsResponse: type 502, the path.
+			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpCreateIfNotExists, Body: &jute.CreateResponse{Path: b.Path}})
+		case jute.OpRemoveRecursive:
+			b := op.Body.(*jute.RemoveRecursiveRequest)
+			for next < len(subs) {
+				next++
+				if subs[next-1].Path == b.Path {
+					break
+				}
+			}
+			out.Results = append(out.Results, jute.MultiResult{Type: jute.OpRemoveRecursive})
+		default:
+			one := &applyResult{}
+			if next < len(subs) {
+				one.Multi = subs[next : next+1]
+				next++
+			}
+			r := multiResponse(one, &jute.MultiRequest{Ops: []jute.MultiOp{op}})
+			out.Results = append(out.Results, r.Results...)
+		}
+	}
+	return out
+}
+
+// expands reports whether some op of m may write other than one sub-txn.
+func expands(m *jute.MultiRequest) bool {
+	for _, op := range m.Ops {
+		switch op.Type {
+		case jute.OpCheckNotExists, jute.OpCreateIfNotExists, jute.OpRemoveRecursive:
+			return true
+		}
+	}
+	return false
+}
