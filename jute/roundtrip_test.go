@@ -173,6 +173,10 @@ func randMultiResponse(r *rand.Rand) *MultiResponse {
 		case OpGetChildren:
 			res.Body = randRecord[GetChildrenResponse](r)
 		}
+		if res.Type != OpError && res.Err != OK {
+			// ClickHouse Keeper's failed result: no body.
+			res.Body = nil
+		}
 		m.Results = append(m.Results, res)
 	}
 	return &m

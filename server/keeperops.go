@@ -2,6 +2,7 @@ package server
 
 import (
 	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/watch"
 	"github.com/zkd-io/zkd/jute"
 )
@@ -152,4 +153,67 @@ func expands(m *jute.MultiRequest) bool {
 		}
 	}
 	return false
+}
+
+// keeperFeatureFlagsPath is the node ClickHouse's client reads first on every new session
+// to learn what the server supports (ZooKeeper::initFeatureFlags in
+// src/Common/ZooKeeper/ZooKeeperImpl.cpp; the node is served by the capabilities extension).
+const keeperFeatureFlagsPath = "/keeper/feature_flags"
+
+// noteKeeperClient marks the session as ClickHouse's once it reads keeperFeatureFlagsPath on
+// a server with the keeper-ops extension. That read is the negotiation: a stock ZooKeeper
+// client has no reason to read a node ZooKeeper does not have, so its multiReads keep
+// ZooKeeper's semantics, while ClickHouse's client, which reads it before anything else,
+// gets ClickHouse Keeper's (keeperMultiRead).
+func (s *Server) noteKeeperClient(c *conn, path string) {
+	if path == keeperFeatureFlagsPath && c.sess != nil && s.cfg.Extensions.Has(ext.KeeperOps) {
+		c.sess.keeperClient = true
+	}
+}
+
+// keeperMultiRead is a multiRead with ClickHouse Keeper's semantics (KeeperStorage.cpp's
+// processLocal of a MultiRead, and ZooKeeperMultiResponse::writeImpl): it may hold getData,
+// exists, getChildren and filteredList; each result keeps its op's response type (a
+// filteredList's is 12), and a failed one carries its code in the header and no body,
+// where ZooKeeper answers type -1 and an ErrorResponse. ClickHouse's client reads a
+// result by the type of the request it sent, so ZooKeeper's layout breaks it.
+func (s *Server) keeperMultiRead(c *conn, r *request) {
+	m := r.body.(*jute.MultiRequest)
+	resp := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(m.Ops))}
+	for _, op := range m.Ops {
+		var res jute.MultiResult
+		var code jute.Code
+		switch b := op.Body.(type) {
+		case *jute.FilteredListRequest:
+			res.Type = jute.OpGetChildren2
+			res.Body, code = s.filteredList(c, b.Path, false, b.Type)
+		case *jute.PathWatchRequest:
+			res.Type = op.Type
+			switch op.Type {
+			case jute.OpGetData:
+				res.Body, code = s.getData(c, b.Path, false, new(jute.GetDataResponse))
+			case jute.OpExists:
+				// As zkd's exists: READ is checked when the node exists.
+				switch n := s.node(b.Path); {
+				case n == nil:
+					code = jute.ErrNoNode
+				case !s.canRead(c, n.ACL, jute.PermRead):
+					code = jute.ErrNoAuth
+				default:
+					res.Body = &jute.StatResponse{Stat: s.tree.StatOf(n)}
+				}
+			case jute.OpGetChildren:
+				l, lc := s.filteredList(c, b.Path, false, jute.ListAll)
+				code = lc
+				if lc == jute.OK {
+					res.Body = &jute.GetChildrenResponse{Strings: l.Children}
+				}
+			}
+		}
+		if code != jute.OK {
+			res.Err, res.Body = code, nil
+		}
+		resp.Results = append(resp.Results, res)
+	}
+	s.reply(c, r.hdr.Xid, jute.OK, resp)
 }

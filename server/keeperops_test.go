@@ -592,3 +592,75 @@ func TestKeeperOpsEnsemble(t *testing.T) {
 		}
 	}
 }
+
+// TestKeeperMultiRead: a session that read /keeper/feature_flags (as ClickHouse's client
+// does first) gets ClickHouse Keeper's multiRead: exists and filteredList allowed, a failed
+// op keeps its type and has no body. Any other session gets ZooKeeper's, byte for byte what
+// a server without the extension answers.
+func TestKeeperMultiRead(t *testing.T) {
+	on := zktest.Start(t, zktest.WithConfig(withKeeperOps))
+	off := zktest.Start(t)
+	mk := func(addr string) {
+		rc := rawzk.Connect(t, addr)
+		if h := rc.Call(jute.OpCreate, &jute.CreateRequest{Path: "/k", Data: []byte("d"), ACL: jute.OpenACLUnsafe}, &jute.CreateResponse{}); h.Err != jute.OK {
+			t.Fatal(h.Err)
+		}
+	}
+	mk(on.Config().ListenAddr)
+	mk(off.Config().ListenAddr)
+	zkReads := &jute.MultiRequest{Ops: []jute.MultiOp{
+		{Type: jute.OpGetData, Body: &jute.GetDataRequest{Path: "/missing"}},
+		{Type: jute.OpGetChildren, Body: &jute.GetChildrenRequest{Path: "/k"}},
+	}}
+	keeperReads := &jute.MultiRequest{Ops: []jute.MultiOp{
+		{Type: jute.OpGetData, Body: &jute.GetDataRequest{Path: "/missing"}},
+		{Type: jute.OpExists, Body: &jute.ExistsRequest{Path: "/k"}},
+		{Type: jute.OpExists, Body: &jute.ExistsRequest{Path: "/missing"}},
+		{Type: jute.OpFilteredList, Body: &jute.FilteredListRequest{Path: "/", Type: jute.ListPersistentOnly}},
+	}}
+	frame := func(addr string, negotiate bool, m *jute.MultiRequest) string {
+		rc := rawzk.Connect(t, addr)
+		if negotiate {
+			rc.Call(jute.OpGetData, &jute.GetDataRequest{Path: "/keeper/feature_flags"}, &jute.GetDataResponse{})
+		}
+		if err := rc.WriteFrame(append([]byte{0, 0, 0, 9, 0, 0, 0, 22}, jute.Marshal(m)...)); err != nil {
+			t.Fatal(err)
+		}
+		b, err := rc.ReadFrame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return fmt.Sprintf("%x", b[12:]) // past xid and zxid
+	}
+	// Without the read: ZooKeeper's answers, as a server without the extension gives them.
+	for _, m := range []*jute.MultiRequest{zkReads, keeperReads} {
+		if got, want := frame(on.Config().ListenAddr, false, m), frame(off.Config().ListenAddr, false, m); got != want {
+			t.Errorf("multiRead %v: %s, without the extension %s", m.Ops[1].Type, got, want)
+		}
+	}
+	// With it: ClickHouse's layout.
+	rc := rawzk.Connect(t, on.Config().ListenAddr)
+	rc.Call(jute.OpGetData, &jute.GetDataRequest{Path: "/keeper/feature_flags"}, &jute.GetDataResponse{})
+	var mr jute.MultiResponse
+	if h := rc.Call(jute.OpMultiRead, keeperReads, &mr); h.Err != jute.OK || len(mr.Results) != 4 {
+		t.Fatalf("%v %+v", h.Err, mr.Results)
+	}
+	r := mr.Results
+	if r[0].Type != jute.OpGetData || r[0].Err != jute.ErrNoNode || r[0].Body != nil {
+		t.Errorf("failed getData: %+v", r[0])
+	}
+	if st, ok := r[1].Body.(*jute.StatResponse); r[1].Type != jute.OpExists || !ok || st.Stat.DataLength != 1 {
+		t.Errorf("exists: %+v", r[1])
+	}
+	if r[2].Type != jute.OpExists || r[2].Err != jute.ErrNoNode || r[2].Body != nil {
+		t.Errorf("failed exists: %+v", r[2])
+	}
+	if l, ok := r[3].Body.(*jute.GetChildren2Response); r[3].Type != jute.OpGetChildren2 || !ok || !slices.Contains(l.Children, "k") {
+		t.Errorf("filteredList: %+v", r[3])
+	}
+	// The raw bytes of the failed getData: type 4, not done, NONODE, and no body.
+	got := frame(on.Config().ListenAddr, true, &jute.MultiRequest{Ops: keeperReads.Ops[:1]})
+	if want := "00000000" + "00000004" + "00" + "ffffff9b" + "ffffffff" + "01" + "ffffffff"; got != want {
+		t.Errorf("failed getData bytes %s, want %s", got, want)
+	}
+}

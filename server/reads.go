@@ -43,6 +43,9 @@ func (s *Server) node(path string) *datatree.Node {
 // doRead answers a request that does not change the tree.
 func (s *Server) doRead(c *conn, r *request) {
 	xid := r.hdr.Xid
+	if r.keeperRead && c.sess != nil && c.sess.keeperClient {
+		r.bodyErr = nil
+	}
 	if r.bodyErr != nil {
 		var body jute.Record
 		if errors.Is(r.bodyErr, errMultiReadOfWrites) {
@@ -82,6 +85,7 @@ func (s *Server) doRead(c *conn, r *request) {
 		s.reply(c, xid, jute.OK, &jute.StatResponse{Stat: s.tree.StatOf(n)})
 	case jute.OpGetData:
 		b := r.body.(*jute.PathWatchRequest)
+		s.noteKeeperClient(c, b.Path)
 		res, code := s.getData(c, b.Path, b.Watch, &r.getResp)
 		s.reply(c, xid, code, res)
 	case jute.OpGetChildren, jute.OpGetChildren2:
@@ -154,6 +158,10 @@ func (s *Server) doRead(c *conn, r *request) {
 	case jute.OpWhoAmI:
 		s.reply(c, xid, jute.OK, &jute.WhoAmIResponse{ClientInfo: auth.ClientInfo(c.authIDs)})
 	case jute.OpMultiRead:
+		if c.sess != nil && c.sess.keeperClient {
+			s.keeperMultiRead(c, r)
+			return
+		}
 		s.multiRead(c, r)
 	case jute.OpFilteredList:
 		b := r.body.(*jute.FilteredListRequest)

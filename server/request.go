@@ -23,6 +23,9 @@ type request struct {
 	raw     []byte // the body as received, forwarded as is to a leader
 	recv    time.Time
 	sasl    *saslResult // a sasl request's step, taken by the reader when SASL is configured
+	// keeperRead: a multiRead only ClickHouse Keeper's semantics accept (body is set, and
+	// bodyErr says why ZooKeeper's would refuse it).
+	keeperRead bool
 	// getResp holds a getData's reply, which then costs no allocation of its own: a reply
 	// is immutable once queued, and a request is answered once.
 	getResp jute.GetDataResponse
@@ -50,6 +53,16 @@ func decodeRequest(frame []byte, exts ext.Set) (*request, error) {
 	}
 	r.raw = d.Rest()
 	r.body, r.known, r.bodyErr = decodeBody(r.hdr.Type, r.raw, exts)
+	if r.bodyErr != nil && r.hdr.Type == jute.OpMultiRead && exts.Has(ext.KeeperOps) {
+		// Perhaps ClickHouse Keeper's multiRead, with exists and filteredList; the core
+		// serves it so only to a session that negotiated ClickHouse's semantics.
+		var m jute.MultiRequest
+		d := jute.Decoder{B: r.raw}
+		m.DecodeKeeperRead(&d)
+		if d.Err() == nil {
+			r.body, r.keeperRead = &m, true
+		}
+	}
 	return r, nil
 }
 

@@ -281,7 +281,8 @@ func readResults(ops []ReadOp, resp *jute.MultiResponse) ([]ReadResult, error) {
 		case *jute.GetChildrenResponse:
 			out[i].Children = b.Strings
 		}
-		if res.Type == jute.OpError && res.Err != jute.OK {
+		// ZooKeeper's failed result has type -1; ClickHouse Keeper's keeps the op's type.
+		if res.Err != jute.OK {
 			op, path := ops[i].opInfo()
 			out[i].Err = &OpError{Op: op.String(), Path: path, Err: res.Err}
 		}
