@@ -515,7 +515,7 @@ func (s *Session) processZKCmd(ctx context.Context, args []string) error {
 		return cliError("No command entered")
 	}
 	name := args[0]
-	if _, ok := commandUsage()[name]; !ok {
+	if _, ok := commandUsage()[name]; !ok && extCommands[name] == nil {
 		s.usage()
 		return &cliErr{"Command not found: Command not found " + name, ExitCommandNotFound}
 	}
@@ -583,6 +583,9 @@ func (s *Session) processZKCmd(ctx context.Context, args []string) error {
 		return nil
 	}
 	cmd, ok := commands[name]
+	if !ok {
+		cmd, ok = extCommands[name]
+	}
 	if !ok || name == "connect" {
 		return nil
 	}
