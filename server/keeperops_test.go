@@ -664,3 +664,35 @@ func TestKeeperMultiRead(t *testing.T) {
 		t.Errorf("failed getData bytes %s, want %s", got, want)
 	}
 }
+
+// TestMixedKeeperOpsZkdLeads: a zkd leader with the extension and two Apache ZooKeeper 3.8
+// followers. ZooKeeper applies the txns the extension's writes are logged as, checks the
+// digest each carries, and ends with the same tree, with no digest mismatch anywhere.
+func TestMixedKeeperOpsZkdLeads(t *testing.T) {
+	if testing.Short() {
+		t.Skip("starts JVMs")
+	}
+	members := startMixedWith(t, map[int64]bool{3: true}, []int64{1, 3, 2},
+		func(c *server.Config) { c.FourLetterWhitelist = []string{"*"}; withKeeperOps(c) },
+		[]string{"4lw.commands.whitelist=*"})
+	leader := members[2]
+	if m := leader.mode(t); m != "leader" {
+		t.Fatalf("zkd (sid 3) is %q", m)
+	}
+	ctx := keeperCtx(t)
+	keeperWorkload(t, ctx, dialZK(t, leader.addr), "/mixed")
+	want := ""
+	for i, m := range members {
+		c := dialZK(t, m.addr)
+		if err := c.Sync(ctx, "/"); err != nil {
+			t.Fatal(err)
+		}
+		got := dumpTree(t, ctx, c, "/mixed")
+		if i == 0 {
+			want = got
+		} else if got != want {
+			t.Errorf("member %d's tree:\n%s\nmember %d's:\n%s", m.id, got, members[0].id, want)
+		}
+	}
+	noMismatches(t, members)
+}
