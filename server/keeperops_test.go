@@ -559,6 +559,21 @@ func TestKeeperOpsEnsemble(t *testing.T) {
 	follower := (leader + 1) % 3
 	cf := dialZK(t, e.members[follower].cfg.ListenAddr)
 	keeperWorkload(t, ctx, cf, "/viaFollower")
+	// checkNotExists on its own and a refused removal, through the follower too.
+	rc := rawzk.Connect(t, e.members[follower].cfg.ListenAddr)
+	for _, tc := range []struct {
+		op   jute.OpCode
+		body jute.Record
+		want jute.Code
+	}{
+		{jute.OpCheckNotExists, &jute.CheckVersionRequest{Path: "/viaFollower/p", Version: -1}, jute.ErrNodeExists},
+		{jute.OpCheckNotExists, &jute.CheckVersionRequest{Path: "/viaFollower/none", Version: -1}, jute.OK},
+		{jute.OpRemoveRecursive, &jute.RemoveRecursiveRequest{Path: "/viaFollower", Limit: 2}, jute.ErrNotEmpty},
+	} {
+		if h := rc.Call(tc.op, tc.body, nil); h.Err != tc.want {
+			t.Errorf("%v through the follower: %v, want %v", tc.op, h.Err, tc.want)
+		}
+	}
 	cl := dialZK(t, e.members[leader].cfg.ListenAddr)
 	keeperWorkload(t, ctx, cl, "/viaLeader")
 	if err := cl.Sync(ctx, "/"); err != nil {
