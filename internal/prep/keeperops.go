@@ -80,9 +80,9 @@ func (p *Preparer) prepareExtOp(r *Request, typ jute.OpCode, body jute.Record, s
 		if !ok {
 			return nil, jute.ErrMarshallingError
 		}
-		if m, ok := modeOf(b.Flags); ok && (m.sequential || m.ttl) {
-			// ClickHouse refuses a sequential one (its name is never taken); a TTL has no
-			// place in create's layout.
+		if m, ok := modeOf(b.Flags); ok && (m.sequential || m.ttl || m.container) {
+			// ClickHouse refuses a sequential one (its name is never taken); it has no
+			// containers, and a TTL has no place in create's layout.
 			return nil, jute.ErrBadArguments
 		}
 		rec, err := p.create(r, jute.OpCreate, b.Path, b.Data, b.ACL, b.Flags, -1, s)
