@@ -13,8 +13,7 @@ import (
 
 // filteredList is ClickHouse Keeper's FilteredList: getChildren2 keeping the persistent or
 // the ephemeral children only. The Stat is the node's own (its numChildren counts every
-// child, as ClickHouse's). An unknown filter lists every child, as ClickHouse's storage
-// does for a value it does not test for.
+// child, as ClickHouse's). A filter value ClickHouse does not define lists every child.
 func (s *Server) filteredList(c *conn, path string, w bool, filter byte) (*jute.GetChildren2Response, jute.Code) {
 	n := s.node(path)
 	if n == nil {
@@ -30,7 +29,7 @@ func (s *Server) filteredList(c *conn, path string, w bool, filter byte) (*jute.
 	if filter == jute.ListPersistentOnly || filter == jute.ListEphemeralOnly {
 		kept := make([]string, 0, len(children))
 		for _, name := range children {
-			child := s.node(childPath(path, name))
+			child := s.node(datatree.Join(path, name))
 			if child == nil {
 				continue
 			}
@@ -45,13 +44,6 @@ func (s *Server) filteredList(c *conn, path string, w bool, filter byte) (*jute.
 		children = kept
 	}
 	return &jute.GetChildren2Response{Children: children, Stat: s.tree.StatOf(n)}, jute.OK
-}
-
-func childPath(parent, name string) string {
-	if parent == "/" {
-		return "/" + name
-	}
-	return parent + "/" + name
 }
 
 // extWriteReply is the reply to an extension write, from its txn and what applying it did.
