@@ -2,7 +2,10 @@
 // transaction records written to the log and the snapshot, and the quorum packets. It also
 // defines the protocol's numeric vocabularies: error codes, event types, states, and the
 // opcode table (ops.go), which holds per opcode its name, its request, response and txn
-// records, whether it is a write, the ACL permission it needs and where it may appear.
+// records, whether it is a write, the ACL permission it needs and where it may appear. The
+// table also holds the opcodes of zkd's extensions (OpInfo.Ext: ClickHouse Keeper's 500-503
+// and zkd's createWithParents, 1500), each logged as one of ZooKeeper's txn types
+// (OpInfo.LoggedAs), so no log or peer ever carries them.
 //
 // Encoding appends to a byte slice; decoding reads from one without copying buffers, so a
 // decoded []byte aliases the input. Decoders never panic: a short or malformed input sets a

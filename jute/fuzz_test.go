@@ -27,6 +27,27 @@ func FuzzDecodeRequest(f *testing.F) {
 	for _, b := range seeds {
 		f.Add(b)
 	}
+	// The extensions' requests (ext.KeeperOps), which no capture holds.
+	for _, req := range []struct {
+		op   OpCode
+		body Record
+	}{
+		{OpFilteredList, &FilteredListRequest{Path: "/a", Watch: true, Type: ListEphemeralOnly}},
+		{OpCheckNotExists, &CheckVersionRequest{Path: "/a", Version: -1}},
+		{OpCreateIfNotExists, &CreateRequest{Path: "/a", Data: []byte("x"), ACL: OpenACLUnsafe}},
+		{OpRemoveRecursive, &RemoveRecursiveRequest{Path: "/a", Limit: 100}},
+		{OpCreateWithParents, &CreateRequest{Path: "/a/b/c", ACL: OpenACLUnsafe, Flags: 1}},
+		{OpMulti, &MultiRequest{Ops: []MultiOp{
+			{Type: OpCheckNotExists, Body: &CheckVersionRequest{Path: "/a", Version: -1}},
+			{Type: OpRemoveRecursive, Body: &RemoveRecursiveRequest{Path: "/b", Limit: 1 << 31}},
+			{Type: OpCreateIfNotExists, Body: &CreateRequest{Path: "/a", ACL: OpenACLUnsafe}},
+		}}},
+	} {
+		var e Encoder
+		(&RequestHeader{Xid: 1, Type: req.op}).Encode(&e)
+		req.body.Encode(&e)
+		f.Add(e.Buf)
+	}
 	f.Fuzz(func(t *testing.T, b []byte) {
 		h, body, err := decodeRequest(b)
 		if err != nil || body == nil {

@@ -3,6 +3,8 @@ package jute
 import (
 	"fmt"
 	"slices"
+
+	"github.com/zkd-io/zkd/internal/ext"
 )
 
 // OpCode is RequestHeader.type, TxnHeader.type and MultiHeader.type.
@@ -43,6 +45,22 @@ const (
 	OpCreateSession        OpCode = -10
 	OpCloseSession         OpCode = -11
 	OpError                OpCode = -1
+)
+
+// The opcodes of zkd's extensions (OpInfo.Ext). A stock client never sends them, and a
+// server without the extension answers them as any opcode it does not know.
+const (
+	// ClickHouse Keeper's extension opcodes (ClickHouse's
+	// src/Common/ZooKeeper/ZooKeeperConstants.h, OpNum): FilteredList 500, CheckNotExists
+	// 501, CreateIfNotExists 502, RemoveRecursive 503.
+	OpFilteredList      OpCode = 500
+	OpCheckNotExists    OpCode = 501
+	OpCreateIfNotExists OpCode = 502
+	OpRemoveRecursive   OpCode = 503
+	// OpCreateWithParents is zkd's own: ClickHouse has no such opcode (its client creates
+	// ancestors one request at a time). It is outside ClickHouse's 500 range, which
+	// ClickHouse keeps extending (504 CheckStat ... 507 ListRecursive, 997 SessionID).
+	OpCreateWithParents OpCode = 1500
 )
 
 // OpInfo is one row of the opcode table: what the code base knows about an opcode apart
@@ -95,6 +113,14 @@ type OpInfo struct {
 	// ACL of /zookeeper/config.
 	Perm         int32
 	PermOnParent bool
+
+	// Ext is the extension the opcode belongs to; "" for ZooKeeper's own. A server that
+	// does not enable it treats the opcode as unknown, inside a multi too.
+	Ext ext.Name
+	// LoggedAs is the type of the txn a write of an extension is logged under: one of
+	// ZooKeeper's, so the log, snapshots and peers never see the extension's opcode. 0 for
+	// ZooKeeper's own ops (logged under their opcode) and for reads.
+	LoggedAs OpCode
 }
 
 // MultiKind is where an op may appear as part of a multi-op request.
@@ -201,24 +227,63 @@ var opTable = []OpInfo{
 	// ErrorResponse with the code).
 	{Code: OpError, Name: "error", Write: true, Internal: true,
 		Response: newRec[ErrorResponse], Txn: newRec[ErrorTxn]},
+
+	// ext.KeeperOps. Layouts: ClickHouse's src/Common/ZooKeeper/ZooKeeperCommon.cpp.
+	// FilteredList answers as ClickHouse's ZooKeeperListResponse (names, then the node's
+	// Stat), which is getChildren2's layout; inside a multiRead its result type is 12.
+	{Code: OpFilteredList, Name: "filteredList", LastOp: "FLST", Multi: InMultiRead, Perm: PermRead,
+		Request: newRec[FilteredListRequest], Response: newRec[GetChildren2Response], Ext: ext.KeeperOps},
+	// CheckNotExists has check's body; it fails with NODEEXISTS when the node exists and
+	// version is -1 or the node's (ClickHouse's src/Coordination/KeeperStorage.cpp). Inside
+	// a multi it is checked by prep and writes no sub-txn. On its own it is ordered like a
+	// write and logged as an error txn holding its answer (0 or NODEEXISTS), which changes
+	// nothing: never as a top-level check txn, which poisons ZooKeeper 3.8.0's log.
+	{Code: OpCheckNotExists, Name: "checkNotExists", LastOp: "CHNE", Write: true, Multi: InMulti, Perm: PermRead,
+		Request: newRec[CheckVersionRequest], Txn: newRec[ErrorTxn], LoggedAs: OpError, Ext: ext.KeeperOps},
+	// CreateIfNotExists has create's body and answers create's; when the node exists it
+	// answers OK with the path, and logs an error txn (NODEEXISTS) that changes nothing.
+	{Code: OpCreateIfNotExists, Name: "createIfNotExists", LastOp: "CRIN", Write: true, Multi: InMulti,
+		Perm: PermCreate, PermOnParent: true,
+		Request: newRec[CreateRequest], Response: newRec[CreateResponse], Txn: newRec[CreateTxn], LoggedAs: OpCreate,
+		Ext: ext.KeeperOps},
+	// RemoveRecursive deletes a node and its subtree atomically: one multi txn of deletes,
+	// children first. Its reply has no body.
+	{Code: OpRemoveRecursive, Name: "removeRecursive", LastOp: "RMRC", Write: true, Multi: InMulti,
+		Perm: PermDelete, PermOnParent: true,
+		Request: newRec[RemoveRecursiveRequest], Txn: newRec[MultiTxn], LoggedAs: OpMulti, Ext: ext.KeeperOps},
+	// CreateWithParents is create with the missing ancestors made first (persistent, empty,
+	// with the request's ACL): one multi txn of creates. Its reply is create2's.
+	{Code: OpCreateWithParents, Name: "createWithParents", LastOp: "CRWP", Write: true,
+		Perm: PermCreate, PermOnParent: true,
+		Request: newRec[CreateRequest], Response: newRec[Create2Response], Txn: newRec[MultiTxn], LoggedAs: OpMulti,
+		Ext: ext.KeeperOps},
 }
 
 // opBias maps the smallest opcode (closeSession, -11) to a non-negative index.
 const opBias = 16
 
-var opIndex = indexOps(opTable)
+var opIndex, extIndex = indexOps(opTable)
 
-func indexOps(rows []OpInfo) *[128]*OpInfo {
+// indexOps indexes ZooKeeper's opcodes densely and the extensions' (far apart) in a map.
+func indexOps(rows []OpInfo) (*[128]*OpInfo, map[OpCode]*OpInfo) {
 	var idx [128]*OpInfo
+	exts := map[OpCode]*OpInfo{}
 	for i := range rows {
 		r := &rows[i]
+		if r.Ext != "" {
+			if exts[r.Code] != nil || r.Code < 128-opBias {
+				panic(fmt.Sprintf("jute: opcode table: extension opcode %d repeated or in ZooKeeper's range", int32(r.Code)))
+			}
+			exts[r.Code] = r
+			continue
+		}
 		n := int(r.Code) + opBias
 		if n < 0 || n >= len(idx) || idx[n] != nil {
 			panic(fmt.Sprintf("jute: opcode table: bad or repeated opcode %d", int32(r.Code)))
 		}
 		idx[n] = r
 	}
-	return &idx
+	return &idx, exts
 }
 
 // LookupOp returns the opcode table's row for o, or nil for an opcode ZooKeeper does not
@@ -228,7 +293,18 @@ func LookupOp(o OpCode) *OpInfo {
 	if n := uint32(o + opBias); n < uint32(len(opIndex)) {
 		return opIndex[n]
 	}
+	if o >= 500 {
+		return extIndex[o]
+	}
 	return nil
+}
+
+// LoggedType is the txn type a write with opcode o is logged under.
+func LoggedType(o OpCode) OpCode {
+	if r := LookupOp(o); r != nil && r.LoggedAs != 0 {
+		return r.LoggedAs
+	}
+	return o
 }
 
 // Ops returns a copy of the opcode table.

@@ -24,6 +24,13 @@ var zooDefs = map[string]int32{
 	"createSession": -10, "closeSession": -11, "error": -1,
 }
 
+// extOps are the extensions' opcodes: ClickHouse Keeper's (ClickHouse's
+// src/Common/ZooKeeper/ZooKeeperConstants.h) and zkd's own.
+var extOps = map[string]int32{
+	"filteredList": 500, "checkNotExists": 501, "createIfNotExists": 502, "removeRecursive": 503,
+	"createWithParents": 1500,
+}
+
 func TestOpTableMatchesZooDefs(t *testing.T) {
 	seen := map[string]bool{}
 	for _, op := range Ops() {
@@ -31,7 +38,14 @@ func TestOpTableMatchesZooDefs(t *testing.T) {
 			t.Errorf("name %q used by two rows", op.Name)
 		}
 		seen[op.Name] = true
-		want, ok := zooDefs[op.Name]
+		defs := zooDefs
+		if op.Ext != "" {
+			defs = extOps
+			if op.Write && LoggedType(op.Code) == op.Code || op.Write && LookupOp(LoggedType(op.Code)).Ext != "" {
+				t.Errorf("%s: an extension's write must be logged as one of ZooKeeper's txn types", op.Name)
+			}
+		}
+		want, ok := defs[op.Name]
 		switch {
 		case !ok:
 			t.Errorf("row %d: ZooKeeper has no opcode named %q", int32(op.Code), op.Name)
@@ -48,6 +62,11 @@ func TestOpTableMatchesZooDefs(t *testing.T) {
 	for name := range zooDefs {
 		if !seen[name] {
 			t.Errorf("no row for ZooKeeper's %s", name)
+		}
+	}
+	for name := range extOps {
+		if !seen[name] {
+			t.Errorf("no row for the extension opcode %s", name)
 		}
 	}
 }
@@ -216,7 +235,14 @@ func TestOpTableRecordsRoundTrip(t *testing.T) {
 
 // MultiRequest and MultiResponse accept exactly the ops the table allows in a multi.
 func TestMultiAcceptsTableOps(t *testing.T) {
+	codes := []OpCode{499, 504, 507, 997, 1499, 1501}
 	for code := OpCode(-20); code <= 200; code++ {
+		codes = append(codes, code)
+	}
+	for code := range extOps {
+		codes = append(codes, OpCode(extOps[code]))
+	}
+	for _, code := range codes {
 		row := LookupOp(code)
 		allowed := row != nil && row.Multi != NotInMulti
 
@@ -235,6 +261,10 @@ func TestMultiAcceptsTableOps(t *testing.T) {
 		res := MultiResult{Type: code}
 		if allowed && row.Response != nil {
 			res.Body = row.Response()
+		}
+		// ClickHouse Keeper's multiRead answers exists and filteredList (as 12) too.
+		if b, ok := keeperReadResult(code); ok {
+			allowed, res.Body = true, b
 		}
 		resp := Marshal(&MultiResponse{Results: []MultiResult{res}})
 		if err := Unmarshal(resp, &MultiResponse{}); (err == nil) != allowed {

@@ -461,3 +461,41 @@ type Empty struct{}
 
 func (Empty) Encode(*Encoder) {}
 func (Empty) Decode(*Decoder) {}
+
+// FilteredListRequest is ClickHouse Keeper's FilteredList (500) request: getChildren with a
+// filter byte (ClickHouse's ZooKeeperFilteredListRequest::writeImpl in
+// src/Common/ZooKeeper/ZooKeeperCommon.cpp: path, has_watch, uint8 list_request_type).
+type FilteredListRequest struct {
+	Path  string
+	Watch bool
+	// Type is ListAll, ListPersistentOnly or ListEphemeralOnly (ClickHouse's
+	// ListRequestType in src/Common/ZooKeeper/IKeeper.h).
+	Type byte
+}
+
+// The filters of FilteredListRequest.Type.
+const (
+	ListAll            byte = 0
+	ListPersistentOnly byte = 1
+	ListEphemeralOnly  byte = 2
+)
+
+func (r *FilteredListRequest) Encode(e *Encoder) { e.String(r.Path); e.Bool(r.Watch); e.Byte(r.Type) }
+func (r *FilteredListRequest) Decode(d *Decoder) {
+	r.Path = d.String()
+	r.Watch = d.Bool()
+	r.Type = d.Byte()
+}
+
+// RemoveRecursiveRequest is ClickHouse Keeper's RemoveRecursive (503) request
+// (ZooKeeperRemoveRecursiveRequest::writeImpl: path, uint32 remove_nodes_limit, written as
+// a big-endian int32 like every jute int).
+type RemoveRecursiveRequest struct {
+	Path string
+	// Limit is the most nodes (the node itself included) the request may delete; a larger
+	// subtree fails with NOTEMPTY and deletes nothing.
+	Limit uint32
+}
+
+func (r *RemoveRecursiveRequest) Encode(e *Encoder) { e.String(r.Path); e.Int(int32(r.Limit)) }
+func (r *RemoveRecursiveRequest) Decode(d *Decoder) { r.Path = d.String(); r.Limit = uint32(d.Int()) }

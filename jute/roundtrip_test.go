@@ -75,6 +75,12 @@ func fill(r *rand.Rand, v reflect.Value) {
 		default:
 			v.SetInt(int64(r.Uint64()))
 		}
+	case reflect.Uint32:
+		if r.Intn(4) == 0 {
+			v.SetUint(uint64(r.Intn(3)))
+		} else {
+			v.SetUint(uint64(r.Uint32()))
+		}
 	case reflect.String:
 		v.SetString(randString(r))
 	case reflect.Slice:
@@ -166,6 +172,10 @@ func randMultiResponse(r *rand.Rand) *MultiResponse {
 			res.Body = randRecord[GetDataResponse](r)
 		case OpGetChildren:
 			res.Body = randRecord[GetChildrenResponse](r)
+		}
+		if res.Type != OpError && res.Err != OK {
+			// ClickHouse Keeper's failed result: no body.
+			res.Body = nil
 		}
 		m.Results = append(m.Results, res)
 	}

@@ -203,6 +203,22 @@ func (s *Server) auditWrite(q *queued, txn *jute.LoggedTxn, res *applyResult, fa
 		}
 		return res.Path
 	}
+	if row := jute.LookupOp(r.hdr.Type); row != nil && row.Ext != "" {
+		// The keeper-ops writes: logged as the creates and deletes they are made of; an
+		// error txn is a failure, but for createIfNotExists, which then wrote nothing.
+		switch {
+		case txn.Header.Type == jute.OpMulti && !failed:
+			m := &jute.MultiRequest{}
+			if cr, ok := r.body.(*jute.CreateRequest); ok {
+				m.Ops = []jute.MultiOp{{Type: jute.OpCreate, Body: cr}}
+			}
+			s.auditMulti(m, res, log)
+			return
+		case r.hdr.Type == jute.OpCreateIfNotExists && txn.Header.Type == jute.OpError,
+			r.hdr.Type == jute.OpCheckNotExists:
+			return
+		}
+	}
 	switch body := r.body.(type) {
 	case *jute.CreateRequest: // create, create2, createContainer; not createTTL, as in ZooKeeper
 		mode, ok := auditCreateMode(body.Flags)

@@ -384,7 +384,7 @@ func (c *conn) readLoop() {
 			}
 			continue
 		}
-		r, err := decodeRequest(frame)
+		r, err := decodeRequest(frame, c.srv.cfg.Extensions)
 		if err != nil {
 			c.srv.log.Warn("closing connection", "remote", c.remote, "err", err)
 			c.close()

@@ -62,6 +62,8 @@ type clientSession struct {
 	// local: made by a read-only server (readonly.go) or a member with local sessions
 	// (localsess.go), known to it alone.
 	local bool
+	// keeperClient: the session negotiated ClickHouse Keeper's semantics (keeperops.go).
+	keeperClient bool
 }
 
 type pendingKind int

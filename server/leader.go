@@ -492,7 +492,7 @@ func (r *leaderRole) remoteRequest(fr zab.ForwardedRequest) {
 		// Decoded as the learner's clients' requests are, so a write answers alike wherever
 		// it was sent; a body that does not decode fails in prep.
 		var err error
-		if rec, _, err = decodeBody(fr.Type, fr.Body); err != nil {
+		if rec, _, err = decodeBody(fr.Type, fr.Body, s.cfg.Extensions); err != nil {
 			rec = nil
 		}
 	}

@@ -136,7 +136,8 @@ func (l *localSessions) needsGlobal(q *queued) bool {
 // node. createTTL and createContainer never do, and neither do those ops inside a multi.
 func createsEphemeral(op jute.OpCode, body jute.Record) bool {
 	switch op {
-	case jute.OpCreate, jute.OpCreate2:
+	case jute.OpCreate, jute.OpCreate2, jute.OpCreateIfNotExists, jute.OpCreateWithParents:
+		// The keeper-ops extension's creates make ephemerals as create does.
 		cr, ok := body.(*jute.CreateRequest)
 		return ok && (cr.Flags == jute.FlagEphemeral || cr.Flags == jute.FlagEphemeralSequential)
 	case jute.OpMulti:
@@ -145,7 +146,7 @@ func createsEphemeral(op jute.OpCode, body jute.Record) bool {
 			return false
 		}
 		for _, o := range m.Ops {
-			if (o.Type == jute.OpCreate || o.Type == jute.OpCreate2) && createsEphemeral(o.Type, o.Body) {
+			if (o.Type == jute.OpCreate || o.Type == jute.OpCreate2 || o.Type == jute.OpCreateIfNotExists) && createsEphemeral(o.Type, o.Body) {
 				return true
 			}
 		}

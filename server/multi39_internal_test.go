@@ -5,6 +5,7 @@ import (
 	"testing"
 
 	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -61,7 +62,7 @@ func TestDecodeBodyBadMultiCreates(t *testing.T) {
 		for _, typ := range []jute.OpCode{jute.OpCreate, jute.OpCreate2, jute.OpCreateContainer} {
 			m := &jute.MultiRequest{Ops: []jute.MultiOp{{Type: typ, Body: &jute.CreateRequest{Path: "/a", Flags: flags}}}}
 			for _, op := range []jute.OpCode{jute.OpMulti, jute.OpMultiRead} {
-				body, known, err := decodeBody(op, jute.Marshal(m))
+				body, known, err := decodeBody(op, jute.Marshal(m), ext.Set{})
 				if body != nil || !known || err == nil || errors.Is(err, errMultiReadOfWrites) {
 					t.Errorf("%v of %v flags %d: body %v known %v err %v", op, typ, flags, body, known, err)
 				}
@@ -72,7 +73,7 @@ func TestDecodeBodyBadMultiCreates(t *testing.T) {
 		{Type: jute.OpCreateContainer, Body: &jute.CreateRequest{Path: "/a", Flags: jute.FlagEphemeralSequential}},
 		{Type: jute.OpCreateTTL, Body: &jute.CreateTTLRequest{Path: "/b", Flags: 7, TTL: 1}},
 	}}
-	if body, _, err := decodeBody(jute.OpMulti, jute.Marshal(m)); body == nil || err != nil {
+	if body, _, err := decodeBody(jute.OpMulti, jute.Marshal(m), ext.Set{}); body == nil || err != nil {
 		t.Errorf("valid multi: %v", err)
 	}
 }

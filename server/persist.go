@@ -336,6 +336,8 @@ func (s *Server) install(ld *loaded) {
 	s.prep.SkipACL = s.cfg.SkipACL
 	s.prep.Providers = s.cfg.AuthProviders
 	s.prep.EnforceQuota = s.cfg.EnforceQuota
+	// A txn's header, digest and framing take a few dozen bytes besides its body.
+	s.prep.MaxTxnBytes = max(s.cfg.JuteMaxBuffer-1024, 1)
 	s.prep.OnQuotaExceeded = s.quotaExceeded
 	if s.cfg.ReconfigEnabled {
 		s.prep.Reconfig = s.prepReconfig

@@ -43,6 +43,9 @@ func (s *Server) node(path string) (datatree.Node, bool) {
 // doRead answers a request that does not change the tree.
 func (s *Server) doRead(c *conn, r *request) {
 	xid := r.hdr.Xid
+	if r.keeperRead && c.sess != nil && c.sess.keeperClient {
+		r.bodyErr = nil
+	}
 	if r.bodyErr != nil {
 		var body jute.Record
 		if errors.Is(r.bodyErr, errMultiReadOfWrites) {
@@ -82,6 +85,7 @@ func (s *Server) doRead(c *conn, r *request) {
 		s.reply(c, xid, jute.OK, &jute.StatResponse{Stat: s.tree.StatOf(&n)})
 	case jute.OpGetData:
 		b := r.body.(*jute.PathWatchRequest)
+		s.noteKeeperClient(c, b.Path)
 		res, code := s.getData(c, b.Path, b.Watch, &r.getResp)
 		s.reply(c, xid, code, res)
 	case jute.OpGetChildren, jute.OpGetChildren2:
@@ -160,7 +164,15 @@ func (s *Server) doRead(c *conn, r *request) {
 	case jute.OpWhoAmI:
 		s.reply(c, xid, jute.OK, &jute.WhoAmIResponse{ClientInfo: auth.ClientInfo(c.authIDs)})
 	case jute.OpMultiRead:
+		if c.sess != nil && c.sess.keeperClient {
+			s.keeperMultiRead(c, r)
+			return
+		}
 		s.multiRead(c, r)
+	case jute.OpFilteredList:
+		b := r.body.(*jute.FilteredListRequest)
+		res, code := s.filteredList(c, b.Path, b.Watch, b.Type)
+		s.reply(c, xid, code, res)
 	case jute.OpSetWatches, jute.OpSetWatches2:
 		code := jute.OK
 		if !s.setWatches(c, r.body.(*jute.SetWatches)) {
@@ -245,6 +257,16 @@ func (s *Server) multiRead(c *conn, r *request) {
 	m := r.body.(*jute.MultiRequest)
 	resp := &jute.MultiResponse{Results: make([]jute.MultiResult, 0, len(m.Ops))}
 	for _, op := range m.Ops {
+		if f, ok := op.Body.(*jute.FilteredListRequest); ok {
+			res := jute.MultiResult{Type: jute.OpGetChildren2}
+			if l, code := s.filteredList(c, f.Path, false, f.Type); code != jute.OK {
+				res = jute.MultiResult{Type: jute.OpError, Err: code}
+			} else {
+				res.Body = l
+			}
+			resp.Results = append(resp.Results, res)
+			continue
+		}
 		b := op.Body.(*jute.PathWatchRequest)
 		res := jute.MultiResult{Type: op.Type}
 		switch op.Type {
@@ -380,6 +402,9 @@ func (s *Server) replyWrite(q *queued, txn *jute.LoggedTxn, res *applyResult) {
 	case q.failWith != jute.OK:
 		send(q.failWith, nil)
 		return
+	case jute.LookupOp(q.req.hdr.Type).Ext != "":
+		send(extWriteReply(q.req, txn, res))
+		return
 	case txn.Header.Type == jute.OpError:
 		send(txn.Body.(*jute.ErrorTxn).Err, nil)
 		return
@@ -398,6 +423,10 @@ func (s *Server) replyWrite(q *queued, txn *jute.LoggedTxn, res *applyResult) {
 		// FinalRequestProcessor: the new configuration and the node's Stat.
 		send(jute.OK, &jute.GetDataResponse{Data: txn.Body.(*jute.SetDataTxn).Data, Stat: res.Stat})
 	case jute.OpMulti:
+		if hasExtOps(q.req.body) {
+			send(jute.OK, extMultiResponse(res, q.req.body))
+			return
+		}
 		send(jute.OK, multiResponse(res, q.req.body))
 	case jute.OpCloseSession:
 		c.sendAndClose(&outMsg{hdr: jute.ReplyHeader{Xid: xid, Zxid: zxid}})

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/jute"
 )
@@ -22,16 +23,20 @@ type request struct {
 	raw     []byte // the body as received, forwarded as is to a leader
 	recv    time.Time
 	sasl    *saslResult // a sasl request's step, taken by the reader when SASL is configured
+	// keeperRead: a multiRead only ClickHouse Keeper's semantics accept (body is set, and
+	// bodyErr says why ZooKeeper's would refuse it).
+	keeperRead bool
 	// getResp holds a getData's reply, which then costs no allocation of its own: a reply
 	// is immutable once queued, and a request is answered once.
 	getResp jute.GetDataResponse
 }
 
 // newBody returns an empty record for a client opcode's request body. ok is false for
-// opcodes clients may not send (jute's opcode table: Internal); body is nil for requests
-// without a body.
-func newBody(op jute.OpCode) (body jute.Record, ok bool) {
-	if r := jute.LookupOp(op); r == nil || r.Internal {
+// opcodes clients may not send (jute's opcode table: Internal) and for those of an
+// extension the server does not enable, which are answered as ZooKeeper answers an opcode
+// it does not know; body is nil for requests without a body.
+func newBody(op jute.OpCode, exts ext.Set) (body jute.Record, ok bool) {
+	if r := jute.LookupOp(op); r == nil || r.Internal || r.Ext != "" && !exts.Has(r.Ext) {
 		return nil, false
 	}
 	return jute.NewRequestBody(op)
@@ -39,7 +44,7 @@ func newBody(op jute.OpCode) (body jute.Record, ok bool) {
 
 // decodeRequest decodes a frame after the handshake. Only a frame too short for its
 // header is an error (the connection is closed); a bad body is reported per request.
-func decodeRequest(frame []byte) (*request, error) {
+func decodeRequest(frame []byte, exts ext.Set) (*request, error) {
 	d := jute.Decoder{B: frame}
 	r := &request{size: len(frame)}
 	r.hdr.Decode(&d)
@@ -47,7 +52,17 @@ func decodeRequest(frame []byte) (*request, error) {
 		return nil, fmt.Errorf("request of %d bytes has no header: %w", len(frame), d.Err())
 	}
 	r.raw = d.Rest()
-	r.body, r.known, r.bodyErr = decodeBody(r.hdr.Type, r.raw)
+	r.body, r.known, r.bodyErr = decodeBody(r.hdr.Type, r.raw, exts)
+	if r.bodyErr != nil && r.hdr.Type == jute.OpMultiRead && exts.Has(ext.KeeperOps) {
+		// Perhaps ClickHouse Keeper's multiRead, with exists and filteredList; the core
+		// serves it so only to a session that negotiated ClickHouse's semantics.
+		var m jute.MultiRequest
+		d := jute.Decoder{B: r.raw}
+		m.DecodeKeeperRead(&d)
+		if d.Err() == nil {
+			r.body, r.keeperRead = &m, true
+		}
+	}
 	return r, nil
 }
 
@@ -55,8 +70,8 @@ func decodeRequest(frame []byte) (*request, error) {
 // are ignored, and a body ZooKeeper would fail on (see derefsPath, prep.CheckMultiCreates,
 // checkMultiKinds) is an error, answered with MARSHALLINGERROR. known is false for opcodes
 // clients may not send; body is nil when there is none or err is set.
-func decodeBody(op jute.OpCode, raw []byte) (body jute.Record, known bool, err error) {
-	body, known = newBody(op)
+func decodeBody(op jute.OpCode, raw []byte, exts ext.Set) (body jute.Record, known bool, err error) {
+	body, known = newBody(op, exts)
 	if !known || body == nil {
 		return nil, known, nil
 	}
@@ -75,6 +90,9 @@ func decodeBody(op jute.OpCode, raw []byte) (body jute.Record, known bool, err e
 			return nil, true, err
 		}
 		if err := checkMultiKinds(op, m); err != nil {
+			return nil, true, err
+		}
+		if err := checkMultiExts(m, exts); err != nil {
 			return nil, true, err
 		}
 	}
@@ -124,3 +142,16 @@ func checkMultiKinds(op jute.OpCode, m *jute.MultiRequest) error {
 	}
 	return nil
 }
+
+// checkMultiExts fails a multi holding an op of an extension the server does not enable,
+// as the decoder fails one holding an op it does not know.
+func checkMultiExts(m *jute.MultiRequest, exts ext.Set) error {
+	for _, o := range m.Ops {
+		if row := jute.LookupOp(o.Type); row != nil && row.Ext != "" && !exts.Has(row.Ext) {
+			return fmt.Errorf("op %v not allowed in multi: %w", o.Type, errExtDisabled)
+		}
+	}
+	return nil
+}
+
+var errExtDisabled = errors.New("its extension is not enabled")

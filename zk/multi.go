@@ -8,7 +8,8 @@ import (
 	"github.com/zkd-io/zkd/jute"
 )
 
-// Op is one operation of a Multi: *CreateOp, *DeleteOp, *SetOp or *CheckOp.
+// Op is one operation of a Multi: *CreateOp, *DeleteOp, *SetOp or *CheckOp, or with the
+// keeper-ops extension *CheckNotExistsOp, *CreateIfNotExistsOp or *RemoveRecursiveOp.
 type Op interface {
 	multiOp(root chroot) (jute.MultiOp, error)
 	opInfo() (jute.OpCode, string)
@@ -163,6 +164,9 @@ func (c *Conn) multiResults(ops []Op, resp *jute.MultiResponse) ([]OpResult, err
 // errors.Is matches against the failing operation's code). Later operations see the effects
 // of earlier ones.
 func (c *Conn) Multi(ctx context.Context, ops ...Op) ([]OpResult, error) {
+	if err := c.requireOps(ctx, ops); err != nil {
+		return nil, err
+	}
 	m, size, err := c.multiRequest(ops)
 	if err != nil {
 		return nil, err
@@ -277,7 +281,8 @@ func readResults(ops []ReadOp, resp *jute.MultiResponse) ([]ReadResult, error) {
 		case *jute.GetChildrenResponse:
 			out[i].Children = b.Strings
 		}
-		if res.Type == jute.OpError && res.Err != jute.OK {
+		// ZooKeeper's failed result has type -1; ClickHouse Keeper's keeps the op's type.
+		if res.Err != jute.OK {
 			op, path := ops[i].opInfo()
 			out[i].Err = &OpError{Op: op.String(), Path: path, Err: res.Err}
 		}

@@ -321,8 +321,12 @@ func (r *Registry) Request(op jute.OpCode, d time.Duration) {
 // the label's values bounded whatever clients send.
 func (r *Registry) opObserver(op jute.OpCode, info *jute.OpInfo) prometheus.Observer {
 	slot := uint32(int32(op) + opBias)
-	if info == nil || slot >= opSlots {
+	switch {
+	case info == nil:
 		return r.opLatency.WithLabelValues("unknown")
+	case slot >= opSlots:
+		// An extension's opcode (jute's table, so still a bounded set), not cached.
+		return r.opLatency.WithLabelValues(info.Name)
 	}
 	if o := r.ops[slot].Load(); o != nil {
 		return *o

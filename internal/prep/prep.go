@@ -72,6 +72,9 @@ type Preparer struct {
 	// ZooKeeper's PrepRequestProcessor does before the txn is applied (precalculateDigest):
 	// the tree's digest plus what each outstanding txn changes, node by node.
 	NoDigest bool
+	// MaxTxnBytes is the largest txn a member accepts (jute.maxbuffer); a removeRecursive
+	// whose txn would be larger fails. 0: no limit.
+	MaxTxnBytes int
 
 	overlay map[string]*record
 	order   []pending // from head on: prepared txns' changes, oldest first
@@ -312,6 +315,9 @@ func (p *Preparer) Prepare(r *Request, zxid, timeMs int64) *jute.LoggedTxn {
 		t.Body = p.prepareMulti(r, s)
 		return p.seal(t)
 	}
+	if et, ok := p.prepareExt(r, t, s); ok {
+		return et
+	}
 	body, err := p.prepareOp(r, r.Type, r.Body, s)
 	if err != nil {
 		return errorTxn(t, codeOf(err))
@@ -338,7 +344,10 @@ func (p *Preparer) prepareMulti(r *Request, s *txnState) jute.Record {
 	m := r.Body.(*jute.MultiRequest)
 	txns := make([]jute.Txn, 0, len(m.Ops))
 	var failed error
+	// starts[i] is where op i's sub-txns begin: an extension op writes none or several.
+	var starts []int
 	for _, op := range m.Ops {
+		starts = append(starts, len(txns))
 		if failed != nil {
 			txns = append(txns, jute.Txn{Type: jute.OpError, Data: jute.Marshal(&jute.ErrorTxn{Err: jute.ErrRuntimeInconsistency})})
 			continue
@@ -346,9 +355,17 @@ func (p *Preparer) prepareMulti(r *Request, s *txnState) jute.Record {
 		var body jute.Record
 		var err error
 		op.Type, op.Body = multiCreateType(op.Type, op.Body)
-		if row := jute.LookupOp(op.Type); row != nil && row.Multi == jute.InMulti {
+		row := jute.LookupOp(op.Type)
+		switch {
+		case row != nil && row.Multi == jute.InMulti && row.Ext != "":
+			var sub []jute.Txn
+			if sub, err = p.prepareExtOp(r, op.Type, op.Body, s); err == nil {
+				txns = append(txns, sub...)
+				continue
+			}
+		case row != nil && row.Multi == jute.InMulti:
 			body, err = p.prepareOp(r, op.Type, op.Body, s)
-		} else {
+		default:
 			err = jute.ErrBadArguments
 		}
 		if err != nil {
@@ -360,8 +377,32 @@ func (p *Preparer) prepareMulti(r *Request, s *txnState) jute.Record {
 	}
 	if failed == nil {
 		p.commit(s)
+		return &jute.MultiTxn{Txns: txns}
+	}
+	if len(txns) != len(m.Ops) {
+		txns = oneTxnPerOp(m, txns, starts)
 	}
 	return &jute.MultiTxn{Txns: txns}
+}
+
+// oneTxnPerOp rewrites a failed multi holding extension ops so it has one sub-txn per op,
+// as every failed multi has: its results are then one per op, as the client expects. A
+// failed multi applies nothing, so an op before the failure that wrote none or several
+// keeps one: its first, or a check of its path (any real type reads as OK).
+func oneTxnPerOp(m *jute.MultiRequest, txns []jute.Txn, starts []int) []jute.Txn {
+	out := make([]jute.Txn, len(m.Ops))
+	for i := range m.Ops {
+		end := len(txns)
+		if i+1 < len(starts) {
+			end = starts[i+1]
+		}
+		if end > starts[i] {
+			out[i] = txns[starts[i]]
+			continue
+		}
+		out[i] = jute.Txn{Type: jute.OpCheck, Data: jute.Marshal(&jute.CheckVersionTxn{Path: "/", Version: -1})}
+	}
+	return out
 }
 
 // loggedSubType is the type a multi's sub-txn is logged under. ZooKeeper 3.9 logs a create2

@@ -247,6 +247,15 @@ func TestACLChecksFollowOpTable(t *testing.T) {
 			return &jute.SetACLRequest{Path: "/p/n", ACL: jute.OpenACLUnsafe, Version: -1}
 		},
 		jute.OpCheck: func() jute.Record { return &jute.CheckVersionRequest{Path: "/p/n", Version: -1} },
+		// The keeper-ops extension's (a version /p/n does not have: the check passes).
+		jute.OpCheckNotExists: func() jute.Record { return &jute.CheckVersionRequest{Path: "/p/n", Version: 5} },
+		jute.OpCreateIfNotExists: func() jute.Record {
+			return &jute.CreateRequest{Path: "/p/new", ACL: jute.OpenACLUnsafe}
+		},
+		jute.OpRemoveRecursive: func() jute.Record { return &jute.RemoveRecursiveRequest{Path: "/p/n", Limit: 10} },
+		jute.OpCreateWithParents: func() jute.Record {
+			return &jute.CreateRequest{Path: "/p/new", ACL: jute.OpenACLUnsafe}
+		},
 	}
 	checked := 0
 	for _, row := range jute.Ops() {

@@ -36,6 +36,9 @@ var SuperDigest = DigestID("super", SuperPassword)
 type GenOptions struct {
 	Ops      int // steps per program
 	Sessions int // 2 or 3
+	// KeeperOps mixes in the keeper-ops extension's ops (keeperops.go): such programs run
+	// on zkd alone.
+	KeeperOps bool
 }
 
 // gen is the generator's state: a rough model of the tree, good enough to aim most
@@ -46,11 +49,13 @@ type gen struct {
 	paths []string       // paths creates were aimed at (they may or may not exist)
 	kids  map[string]int // parent -> creates and deletes aimed under it (a sequence guess)
 	steps []Step
+	// keeper: GenOptions.KeeperOps.
+	keeper bool
 }
 
 // Generate returns the program of seed.
 func Generate(seed int64, o GenOptions) *Program {
-	g := &gen{r: rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)), kids: map[string]int{}}
+	g := &gen{r: rand.New(rand.NewPCG(uint64(seed), 0x9e3779b97f4a7c15)), kids: map[string]int{}, keeper: o.KeeperOps}
 	n := o.Sessions
 	if n < 1 {
 		n = 2 + g.r.IntN(2)
@@ -364,6 +369,10 @@ func (g *gen) watchList() []string {
 // step appends one step (sometimes two).
 func (g *gen) step() {
 	s := g.sess()
+	if g.keeper && g.pct(25) {
+		g.keeperStep(s)
+		return
+	}
 	switch x := g.r.IntN(1000); {
 	case x < 200:
 		op, rec := g.createOp()

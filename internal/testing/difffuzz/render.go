@@ -109,9 +109,9 @@ func sortedList(v []string) string {
 // respFor is the reply body record of a successful request, nil for replies without a body.
 func respFor(op jute.OpCode) jute.Record {
 	switch op {
-	case jute.OpCreate, jute.OpSync:
+	case jute.OpCreate, jute.OpSync, jute.OpCreateIfNotExists:
 		return &jute.PathRequest{}
-	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL:
+	case jute.OpCreate2, jute.OpCreateContainer, jute.OpCreateTTL, jute.OpCreateWithParents:
 		return &jute.Create2Response{}
 	case jute.OpExists, jute.OpSetData, jute.OpSetACL:
 		return &jute.StatResponse{}
@@ -121,7 +121,7 @@ func respFor(op jute.OpCode) jute.Record {
 		return &jute.GetACLResponse{}
 	case jute.OpGetChildren, jute.OpGetEphemerals:
 		return &jute.StringsResponse{}
-	case jute.OpGetChildren2:
+	case jute.OpGetChildren2, jute.OpFilteredList:
 		return &jute.GetChildren2Response{}
 	case jute.OpGetAllChildrenNumber, jute.OpAddWatch:
 		return &jute.IntResponse{}
