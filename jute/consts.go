@@ -47,9 +47,14 @@ const (
 	ErrSessionClosedRequireSASL Code = -124
 	ErrQuotaExceeded            Code = -125
 	ErrThrottled                Code = -127
+
+	// ErrListViewExpired is zkd's (ext.PagedList): a listing's cursor names a view the
+	// server no longer holds; the listing starts again. Outside ZooKeeper's codes.
+	ErrListViewExpired Code = -1030
 )
 
 var codeNames = map[Code]string{
+	ErrListViewExpired: "listing view expired",
 	OK: "ok", ErrSystemError: "system error", ErrRuntimeInconsistency: "runtime inconsistency",
 	ErrDataInconsistency: "data inconsistency", ErrConnectionLoss: "connection loss",
 	ErrMarshallingError: "marshalling error", ErrUnimplemented: "unimplemented",

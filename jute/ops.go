@@ -61,6 +61,9 @@ const (
 	// ancestors one request at a time). It is outside ClickHouse's 500 range, which
 	// ClickHouse keeps extending (504 CheckStat ... 507 ListRecursive, 997 SessionID).
 	OpCreateWithParents OpCode = 1500
+	// OpListPage is zkd's paged listing (ext.PagedList): a node's children a page at a
+	// time, every page from one consistent view.
+	OpListPage OpCode = 1030
 )
 
 // OpInfo is one row of the opcode table: what the code base knows about an opcode apart
@@ -257,6 +260,10 @@ var opTable = []OpInfo{
 		Perm: PermCreate, PermOnParent: true,
 		Request: newRec[CreateRequest], Response: newRec[Create2Response], Txn: newRec[MultiTxn], LoggedAs: OpMulti,
 		Ext: ext.KeeperOps},
+
+	// ext.PagedList.
+	{Code: OpListPage, Name: "listPage", LastOp: "LSPG", Perm: PermRead,
+		Request: newRec[ListPageRequest], Response: newRec[ListPageResponse], Ext: ext.PagedList},
 }
 
 // opBias maps the smallest opcode (closeSession, -11) to a non-negative index.

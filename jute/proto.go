@@ -499,3 +499,74 @@ type RemoveRecursiveRequest struct {
 
 func (r *RemoveRecursiveRequest) Encode(e *Encoder) { e.String(r.Path); e.Int(int32(r.Limit)) }
 func (r *RemoveRecursiveRequest) Decode(d *Decoder) { r.Path = d.String(); r.Limit = uint32(d.Int()) }
+
+// ListPageRequest is zkd's paged listing (OpListPage): Limit children of Path from one
+// consistent view of the tree. The first page has no Cursor, and begins after the child
+// StartAfter when it is set (a child of Path in the view); the next pages send the Cursor
+// of the page before, and the same Path.
+type ListPageRequest struct {
+	Path       string
+	StartAfter string
+	Limit      int32
+	WithStat   bool
+	Cursor     []byte
+}
+
+func (r *ListPageRequest) Encode(e *Encoder) {
+	e.String(r.Path)
+	e.String(r.StartAfter)
+	e.Int(r.Limit)
+	e.Bool(r.WithStat)
+	e.Buffer(r.Cursor)
+}
+
+func (r *ListPageRequest) Decode(d *Decoder) {
+	r.Path = d.String()
+	r.StartAfter = d.String()
+	r.Limit = d.Int()
+	r.WithStat = d.Bool()
+	r.Cursor = d.Buffer()
+}
+
+// ListPageResponse is a page of a paged listing: the names (and, asked for, the Stats) of
+// the children, how many children the node has in the view, whether more follow, the zxid
+// of the view, and the Cursor that continues the listing when Truncated.
+type ListPageResponse struct {
+	Names     []string
+	Stats     []Stat
+	Total     int32
+	Truncated bool
+	Zxid      int64
+	Cursor    []byte
+}
+
+func (r *ListPageResponse) Encode(e *Encoder) {
+	e.Strings(r.Names)
+	if r.Stats == nil {
+		e.Int(-1)
+	} else {
+		e.Int(int32(len(r.Stats)))
+	}
+	for i := range r.Stats {
+		r.Stats[i].Encode(e)
+	}
+	e.Int(r.Total)
+	e.Bool(r.Truncated)
+	e.Long(r.Zxid)
+	e.Buffer(r.Cursor)
+}
+
+func (r *ListPageResponse) Decode(d *Decoder) {
+	r.Names = d.Strings()
+	// A Stat is 68 bytes: vectorLen refuses a count the frame cannot hold.
+	if n := d.vectorLen(68); n >= 0 {
+		r.Stats = make([]Stat, n)
+		for i := 0; i < n && d.err == nil; i++ {
+			r.Stats[i].Decode(d)
+		}
+	}
+	r.Total = d.Int()
+	r.Truncated = d.Bool()
+	r.Zxid = d.Long()
+	r.Cursor = d.Buffer()
+}

@@ -618,7 +618,12 @@ func (s *Server) notify(ev datatree.Event, zxid int64) {
 }
 
 // onTick drives the role's clocks (a leader's or standalone server's expires sessions).
-func (s *Server) onTick(now time.Time) { s.role.tick(now) }
+func (s *Server) onTick(now time.Time) {
+	s.role.tick(now)
+	if len(s.listViews) > 0 {
+		s.expireListViews(now)
+	}
+}
 
 // expireSessions closes the sessions whose timeout passed, on the server that owns them.
 func (s *Server) expireSessions(now time.Time) {

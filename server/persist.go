@@ -322,6 +322,8 @@ func (s *Server) install(ld *loaded) {
 		s.walk = nil
 	}
 	s.tree = ld.tree
+	// A listing's node ids are the replaced tree's: its views go with it.
+	s.listViews = nil
 	s.history = ld.history
 	if ld.damaged {
 		// Only a refill (Server.refilled) ends it: a SNAP's tree installed here is not one

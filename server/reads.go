@@ -173,6 +173,8 @@ func (s *Server) doRead(c *conn, r *request) {
 		b := r.body.(*jute.FilteredListRequest)
 		res, code := s.filteredList(c, b.Path, b.Watch, b.Type)
 		s.reply(c, xid, code, res)
+	case jute.OpListPage:
+		s.listPage(c, xid, r.body.(*jute.ListPageRequest))
 	case jute.OpSetWatches, jute.OpSetWatches2:
 		code := jute.OK
 		if !s.setWatches(c, r.body.(*jute.SetWatches)) {

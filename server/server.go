@@ -399,10 +399,12 @@ type Server struct {
 	connsSwept bool
 
 	// core-owned
-	tree          *datatree.Tree
-	prep          *prep.Preparer
-	watches       *watch.Manager
-	watchConns    map[watch.WatcherID]*conn
+	tree       *datatree.Tree
+	prep       *prep.Preparer
+	watches    *watch.Manager
+	watchConns map[watch.WatcherID]*conn
+	// listViews are the views paged listings read, by zxid (listpage.go).
+	listViews     map[int64]*listView
 	nextWatcher   watch.WatcherID
 	sessions      map[int64]*clientSession
 	tracker       *session.Tracker

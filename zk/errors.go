@@ -47,6 +47,9 @@ const (
 	ErrSessionClosedRequireSASL = jute.ErrSessionClosedRequireSASL
 	ErrQuotaExceeded            = jute.ErrQuotaExceeded
 	ErrThrottled                = jute.ErrThrottled
+	// ErrListViewExpired is zkd's (paged-list): the view a listing's cursor names is gone;
+	// start the listing again.
+	ErrListViewExpired = jute.ErrListViewExpired
 )
 
 // ErrClosed is returned by operations on a client after Close.

@@ -342,6 +342,9 @@ func (v *View) ChildPage(id NodeID, from, limit int) ([]NodeID, int) {
 
 // Position returns where id is in its parent's child list in the view, and that parent.
 func (v *View) Position(id NodeID) (parent NodeID, pos int, ok bool) {
+	if uint32(id) >= v.nrecs {
+		return 0, 0, false
+	}
 	r := v.rec(uint32(id))
 	if r.free() || r.parent == noIndex {
 		return 0, 0, false
