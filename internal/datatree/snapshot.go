@@ -14,6 +14,10 @@ type SnapNode struct {
 	Data   []byte
 	ACLKey int64
 	Stat   jute.StatPersisted
+	// Digest is NodeDigest of the node when a reader computed it while decoding, on its own
+	// goroutine, so that a load shares the hashing between cores; 0 when it did not (the
+	// loader computes it then). Writers ignore it.
+	Digest uint32
 }
 
 // View is the tree as it was at one moment (Capture): its nodes, ACL table, last zxid and
@@ -218,10 +222,10 @@ func (l *Loader) Node(sn SnapNode) error {
 	} else {
 		l.stack = l.stack[:0]
 	}
-	if t.find(p) != noIndex {
+	i, fresh := t.newUniqueRec(p, sn.Data, sn.ACLKey, sn.Stat)
+	if !fresh {
 		return fmt.Errorf("datatree: node %q appears twice", p)
 	}
-	i := t.newRec(p, sn.Data, sn.ACLKey, sn.Stat)
 	if parent != noIndex {
 		t.link(parent, i)
 	}
@@ -229,7 +233,12 @@ func (l *Loader) Node(sn SnapNode) error {
 	l.stack = append(l.stack, loadedNode{t.pathOf(i), i})
 	t.acls.addRef(sn.ACLKey)
 	t.dataSize += nodeSize(p, sn.Data)
-	t.addDigest(i)
+	if sn.Digest != 0 {
+		t.wr(i).digest = sn.Digest
+		t.digest += uint64(sn.Digest)
+	} else {
+		t.addDigest(i)
+	}
 	// The indexes of owned nodes keep paths of their own: an arena chunk must not be kept
 	// alive by one path after compaction moved the rest of it.
 	if o := sn.Stat.EphemeralOwner; o < 0 && o != ContainerOwner && o&ttlMask == ttlMask {

@@ -291,7 +291,11 @@ func (t *Tree) find(path string) uint32 {
 }
 
 // insert adds path → i; the caller knows path is absent.
-func (t *Tree) insert(path string, i uint32) {
+func (t *Tree) insert(path string, i uint32) { t.insertUnique(path, i) }
+
+// insertUnique adds path → i unless path is indexed already, and reports whether it did:
+// one probe where a look-up then an insert would take two.
+func (t *Tree) insertUnique(path string, i uint32) bool {
 	x := &t.index
 	if (x.n+1)*5 > len(x.slots)*4 {
 		x.grow()
@@ -299,11 +303,15 @@ func (t *Tree) insert(path string, i uint32) {
 	h := x.hash(path)
 	mask := len(x.slots) - 1
 	s := x.home(h)
-	for x.slots[s] != 0 {
+	for w := x.slots[s]; w != 0; w = x.slots[s] {
+		if uint32(w>>32) == h && t.pathOf(uint32(w)-1) == path {
+			return false
+		}
 		s = (s + 1) & mask
 	}
 	x.slots[s] = uint64(h)<<32 | uint64(i+1)
 	x.n++
+	return true
 }
 
 func (x *pathIndex) grow() {
@@ -370,8 +378,15 @@ func (t *Tree) dataOf(i uint32) []byte {
 	return d
 }
 
-// newRec stores a node at path and indexes it.
+// newRec stores a node at path and indexes it; path must not be indexed.
 func (t *Tree) newRec(path string, data []byte, acl int64, stat jute.StatPersisted) uint32 {
+	i, _ := t.newUniqueRec(path, data, acl, stat)
+	return i
+}
+
+// newUniqueRec is newRec unless path is indexed already: then it stores nothing and
+// returns false.
+func (t *Tree) newUniqueRec(path string, data []byte, acl int64, stat jute.StatPersisted) (uint32, bool) {
 	var i uint32
 	if n := len(t.freeRecs); n > 0 {
 		i = t.freeRecs[n-1]
@@ -388,10 +403,26 @@ func (t *Tree) newRec(path string, data []byte, acl int64, stat jute.StatPersist
 		r.dlen = int32(len(data))
 	}
 	r.off = t.arena.put(path, data)
-	t.insert(path, i)
+	if !t.insertUnique(path, i) {
+		t.arena.free(r.off, len(path)+len(data)+entryHeaderLen(len(path), data))
+		*t.wr(i) = rec{dlen: freeMark}
+		t.freeRecs = append(t.freeRecs, i)
+		return noIndex, false
+	}
 	t.live++
 	t.maybeCompact(len(path) + len(data))
-	return i
+	return i, true
+}
+
+// entryHeaderLen is the size of the header put writes for an entry.
+func entryHeaderLen(plen int, data []byte) int {
+	var hdr [maxEntryHeader]byte
+	n := binary.PutUvarint(hdr[:], uint64(plen))
+	dl := uint64(0)
+	if data != nil {
+		dl = uint64(len(data)) + 1
+	}
+	return n + binary.PutUvarint(hdr[:], dl)
 }
 
 // freeRec unindexes and frees node i; its child list, if any, must be gone.

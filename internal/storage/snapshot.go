@@ -586,10 +586,11 @@ func readTree(sr *streamReader, h SnapshotHandler) error {
 // streamReader decodes jute values from a stream, optionally keeping ZooKeeper's running
 // Adler32 over every byte consumed.
 type streamReader struct {
-	br  *bufio.Reader
-	h   hash.Hash32 // nil: no checksum (SNAP stream)
-	off int64
-	b   [8]byte
+	digestBuf []byte // NodeDigest's scratch
+	br        *bufio.Reader
+	h         hash.Hash32 // nil: no checksum (SNAP stream)
+	off       int64
+	b         [8]byte
 }
 
 func newStreamReader(r io.Reader, h hash.Hash32) *streamReader {
@@ -670,6 +671,8 @@ func (r *streamReader) nodeFast() (SnapNode, bool, error) {
 	n.ACLKey = int64(binary.BigEndian.Uint64(rest))
 	d := jute.Decoder{B: rest[8:fixed]}
 	n.Stat.Decode(&d)
+	// Hashed here, on the decoding goroutine, the node's digest costs the loader nothing.
+	n.Digest, r.digestBuf = datatree.NodeDigest(r.digestBuf, n.Path, n.Data, &n.Stat)
 	if r.h != nil {
 		r.h.Write(b)
 	}
