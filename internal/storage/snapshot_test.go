@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -36,7 +37,18 @@ func (c *snapContents) handler() SnapshotHandler {
 			c.aclOrder = append(c.aclOrder, k)
 			return nil
 		},
-		Node:              func(n SnapNode) error { c.nodes = append(c.nodes, n); return nil },
+		Node: func(n SnapNode) error {
+			// A reader may hash the node while decoding (SnapNode.Digest); when it did, the
+			// digest must be the node's. The contents compare without it.
+			if n.Digest != 0 {
+				if d, _ := datatree.NodeDigest(nil, n.Path, n.Data, &n.Stat); d != n.Digest {
+					return fmt.Errorf("node %q: digest %#x read, %#x computed", n.Path, n.Digest, d)
+				}
+				n.Digest = 0
+			}
+			c.nodes = append(c.nodes, n)
+			return nil
+		},
 		Digest:            func(d SnapDigest) error { c.digest = &d; return nil },
 		LastProcessedZxid: func(z int64) error { c.lastZxid = &z; return nil },
 	}
