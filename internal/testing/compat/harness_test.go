@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/testing/difffuzz"
 	"github.com/zkd-io/zkd/internal/testing/rawzk"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
@@ -56,6 +57,9 @@ func zkdConfig(dataDir string, more func(*server.Config)) zktest.Option {
 		c.TickTime = tickTime
 		c.ExtendedTypes = true
 		c.SuperDigest = superDigest
+		// Every extension beyond ZooKeeper is on: the clients these tests run are stock
+		// ones, which must see exactly ZooKeeper whatever the server enables.
+		c.Extensions = ext.Of(ext.All...)
 		if dataDir != "" {
 			c.DataDir = dataDir
 		}

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"
@@ -61,6 +62,9 @@ func startPair(t *testing.T) Pair {
 		c.SuperDigest = SuperDigest
 		c.ContainerCheckInterval = time.Hour
 		c.EnforceQuota = true
+		// Every extension beyond ZooKeeper is on: the programs are a stock client's, which
+		// must see exactly ZooKeeper whatever the server enables.
+		c.Extensions = ext.Of(ext.All...)
 	}))
 	return Pair{
 		Ref: Target{Name: "zookeeper", Addr: ref.Addr(), SuperAuth: super},

@@ -8,8 +8,9 @@ import (
 )
 
 // The keeper-ops extension's ops (ClickHouse Keeper's 500-503 and zkd's createWithParents)
-// have no counterpart in ZooKeeper: programs with them (GenOptions.KeeperOps) run on zkd
-// alone, and KeeperInvariants checks their transcripts instead of a reference server.
+// and the paged-list extension's listPage have no counterpart in ZooKeeper: programs with
+// them (GenOptions.KeeperOps) run on zkd alone, and KeeperInvariants checks their
+// transcripts instead of a reference server.
 // Each such op comes with probe steps on its session that the invariants read.
 
 // keeperStep appends one extension op and its probes.
@@ -45,7 +46,7 @@ func (g *gen) keeperStep(s string) {
 		path := g.path()
 		g.request(s, jute.OpExists, &jute.PathWatchRequest{Path: path})
 		g.request(s, jute.OpCheckNotExists, &jute.CheckVersionRequest{Path: path, Version: -1})
-	case x < 90:
+	case x < 85:
 		ops := g.multiOps(false)
 		for range 1 + g.r.IntN(2) {
 			var op jute.MultiOp
@@ -63,12 +64,23 @@ func (g *gen) keeperStep(s string) {
 			ops = append(ops[:i], append([]jute.MultiOp{op}, ops[i:]...)...)
 		}
 		g.request(s, jute.OpMulti, &jute.MultiRequest{Ops: ops})
-	default:
+	case x < 93:
 		g.request(s, jute.OpFilteredList, &jute.FilteredListRequest{Path: g.readPath(), Watch: g.pct(50), Type: byte(g.r.IntN(3))})
+	default:
+		// A listing in one page right after getChildren of the same node: when no write
+		// came between them, they list the same children.
+		path := g.readPath()
+		g.request(s, jute.OpGetChildren, &jute.PathWatchRequest{Path: path})
+		g.request(s, jute.OpListPage, &jute.ListPageRequest{Path: path, Limit: 10000, WithStat: g.pct(50)})
 	}
 }
 
-var zxidField = regexp.MustCompile(` zxid=\S+`)
+var (
+	zxidField  = regexp.MustCompile(` zxid=\S+`)
+	zxidValue  = regexp.MustCompile(` zxid=(\S+)`)
+	listField  = regexp.MustCompile(` list=(\[.*?\]|null)`)
+	namesField = regexp.MustCompile(` names=(\[.*?\]|null)`)
+)
 
 // KeeperInvariants checks a zkd transcript of a program with the extension's ops against
 // what they promise, from the probes keeperStep puts around them:
@@ -77,7 +89,9 @@ var zxidField = regexp.MustCompile(` zxid=\S+`)
 //   - one refused (NOTEMPTY, its limit; NOAUTH) deletes nothing: the subtree's count after
 //     it is the count before it;
 //   - a createIfNotExists or createWithParents that succeeds leaves the node;
-//   - a checkNotExists on its own answers NODEEXISTS exactly when the node exists.
+//   - a checkNotExists on its own answers NODEEXISTS exactly when the node exists;
+//   - a listPage answered at the zxid of the getChildren just before it lists the same
+//     children, and says so (total, not truncated).
 //
 // It returns the broken ones, described.
 func KeeperInvariants(p *Program, tr *Transcript) []string {
@@ -135,6 +149,20 @@ func KeeperInvariants(p *Program, tr *Transcript) []string {
 			if exists, ok := probe(i+1, st.Sess, jute.OpExists, path); ok && o.Err == jute.OK && !found(exists.Err) {
 				fail("succeeded, then exists answered %v", exists.Err)
 			}
+		case jute.OpListPage:
+			list, ok := probe(i-1, st.Sess, jute.OpGetChildren, path)
+			if !ok || list.Err != jute.OK || o.Err != jute.OK {
+				break
+			}
+			lr, pr := rawReply(list), rawReply(o)
+			lz, pz := zxidValue.FindStringSubmatch(lr), zxidValue.FindStringSubmatch(pr)
+			ln, pn := listField.FindStringSubmatch(lr), namesField.FindStringSubmatch(pr)
+			if lz == nil || pz == nil || lz[1] != pz[1] {
+				break // a write came between them
+			}
+			if ln == nil || pn == nil || ln[1] != pn[1] {
+				fail("listed %v where getChildren at the same zxid listed %v", pn, ln)
+			}
 		case jute.OpCheckNotExists:
 			if exists, ok := probe(i-1, st.Sess, jute.OpExists, path); ok && exists.Err != jute.ErrNoAuth && o.Err != jute.ErrNoAuth &&
 				o.Err != jute.ErrBadArguments && found(exists.Err) != (o.Err == jute.ErrNodeExists) {
@@ -146,10 +174,13 @@ func KeeperInvariants(p *Program, tr *Transcript) []string {
 }
 
 // replyOf is an outcome's reply line without its zxid (a refused write still takes one).
-func replyOf(o Outcome) string {
+func replyOf(o Outcome) string { return zxidField.ReplaceAllString(rawReply(o), "") }
+
+// rawReply is an outcome's reply line as rendered, zxid included.
+func rawReply(o Outcome) string {
 	for _, l := range o.Lines {
 		if !isEvent(l) {
-			return zxidField.ReplaceAllString(l, "")
+			return l
 		}
 	}
 	return ""
@@ -170,6 +201,8 @@ func pathOf(rec jute.Record) string {
 	case *jute.CreateRequest:
 		return r.Path
 	case *jute.RemoveRecursiveRequest:
+		return r.Path
+	case *jute.ListPageRequest:
 		return r.Path
 	}
 	return ""

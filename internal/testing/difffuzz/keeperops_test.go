@@ -24,7 +24,7 @@ func startKeeperZkd(t *testing.T) Target {
 		c.SuperDigest = SuperDigest
 		c.ContainerCheckInterval = time.Hour
 		c.EnforceQuota = true
-		c.Extensions = ext.Of(ext.KeeperOps)
+		c.Extensions = ext.Of(ext.KeeperOps, ext.PagedList)
 	}))
 	return Target{Name: "zkd", Addr: z.Addr(), SuperAuth: "super:" + SuperPassword}
 }
@@ -43,7 +43,7 @@ func TestKeeperOpsZkdOnly(t *testing.T) {
 		seed := *flagSeed + int64(i)
 		p := Generate(seed, GenOptions{Ops: *flagOps, KeeperOps: true})
 		for _, st := range p.Steps {
-			if r := jute.LookupOp(st.Op); st.Kind == Request && r != nil && r.Ext == ext.KeeperOps {
+			if r := jute.LookupOp(st.Op); st.Kind == Request && r != nil && r.Ext != "" {
 				ops++
 			}
 		}
@@ -94,5 +94,29 @@ func TestKeeperInvariantsCatch(t *testing.T) {
 	partial := &Transcript{Outcomes: []Outcome{reply(0, "err=0 zxid=z+1 n=3"), reply(jute.ErrNotEmpty, "err=-111 zxid=z+2"), reply(0, "err=0 zxid=z+2 n=2"), reply(0, "err=0 zxid=z+2")}}
 	if bad := KeeperInvariants(p, partial); len(bad) != 1 {
 		t.Errorf("a refused removal that deleted: %v", bad)
+	}
+}
+
+// TestListPageInvariantCatches: a listPage at the zxid of the getChildren before it that
+// lists other children breaks the invariant; one after a write (another zxid) does not.
+func TestListPageInvariantCatches(t *testing.T) {
+	p := &Program{Sessions: []string{"a"}}
+	add := func(op jute.OpCode, rec jute.Record) {
+		p.Steps = append(p.Steps, Step{Sess: "a", Kind: Request, Op: op, Body: jute.Marshal(rec)})
+	}
+	add(jute.OpGetChildren, &jute.PathWatchRequest{Path: "/fz"})
+	add(jute.OpListPage, &jute.ListPageRequest{Path: "/fz", Limit: 10000})
+	reply := func(line string) Outcome { return Outcome{Replied: true, Lines: []string{"a: reply " + line}} }
+	good := &Transcript{Outcomes: []Outcome{reply(`err=0 zxid=z+3 list=["a" "b"]`), reply(`err=0 zxid=z+3 names=["a" "b"] stats=0 total=2 truncated=false`)}}
+	if bad := KeeperInvariants(p, good); len(bad) != 0 {
+		t.Fatalf("a good transcript: %v", bad)
+	}
+	short := &Transcript{Outcomes: []Outcome{reply(`err=0 zxid=z+3 list=["a" "b"]`), reply(`err=0 zxid=z+3 names=["a"] stats=0 total=1 truncated=false`)}}
+	if bad := KeeperInvariants(p, short); len(bad) != 1 {
+		t.Errorf("a listing short of getChildren at the same zxid: %v", bad)
+	}
+	moved := &Transcript{Outcomes: []Outcome{reply(`err=0 zxid=z+3 list=["a" "b"]`), reply(`err=0 zxid=z+4 names=["a"] stats=0 total=1 truncated=false`)}}
+	if bad := KeeperInvariants(p, moved); len(bad) != 0 {
+		t.Errorf("a listing after a write: %v", bad)
 	}
 }

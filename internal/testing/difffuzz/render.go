@@ -127,6 +127,8 @@ func respFor(op jute.OpCode) jute.Record {
 		return &jute.IntResponse{}
 	case jute.OpWhoAmI:
 		return &jute.WhoAmIResponse{}
+	case jute.OpListPage:
+		return &jute.ListPageResponse{}
 	case jute.OpSASL:
 		return &jute.SASLToken{}
 	}
@@ -177,6 +179,9 @@ func (n *Norm) Record(rec jute.Record) string {
 		return fmt.Sprintf("children=%s stat=%s", sortedList(r.Children), n.Stat(&r.Stat))
 	case *jute.IntResponse:
 		return fmt.Sprintf("int=%d", r.N)
+	case *jute.ListPageResponse:
+		// The view's zxid is the reply header's here (a fresh listing): the header shows it.
+		return fmt.Sprintf("names=%s stats=%d total=%d truncated=%v", sortedList(r.Names), len(r.Stats), r.Total, r.Truncated)
 	case *jute.SASLToken:
 		return "token=" + Data(r.Token)
 	case *jute.WhoAmIResponse:
