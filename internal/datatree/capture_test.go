@@ -246,3 +246,33 @@ func TestViewChildPages(t *testing.T) {
 	}
 	checkInvariants(t, a.tr)
 }
+
+// TestSharedChildrenKept: a big child list's names are made once and handed out again
+// while the list is unchanged; a change makes a new list and leaves the one a reader holds
+// as it was.
+func TestSharedChildrenKept(t *testing.T) {
+	a := newApplier(t)
+	a.create("/big", "")
+	for i := 0; i < 2*sharedMin; i++ {
+		a.create(fmt.Sprintf("/big/c%d", i), "")
+	}
+	n := a.tr.Get("/big")
+	s1, s2 := n.SharedChildren(), n.SharedChildren()
+	if len(s1) != 2*sharedMin || &s1[0] != &s2[0] {
+		t.Fatalf("the list was not kept: %d names, same backing %v", len(s1), &s1[0] == &s2[0])
+	}
+	held := slices.Clone(s1)
+	a.del("/big/c7")
+	a.create("/big/new", "")
+	s3 := a.tr.Get("/big").SharedChildren()
+	if !slices.Equal(s1, held) {
+		t.Fatal("a change altered the list a reader holds")
+	}
+	if slices.Contains(s3, "c7") || !slices.Contains(s3, "new") || len(s3) != 2*sharedMin {
+		t.Fatalf("after a delete and a create: %d names, c7 %v, new %v", len(s3), slices.Contains(s3, "c7"), slices.Contains(s3, "new"))
+	}
+	a.del("/big/new")
+	if s4 := a.tr.Get("/big").SharedChildren(); slices.Contains(s4, "new") {
+		t.Fatal("a deleted child still listed")
+	}
+}

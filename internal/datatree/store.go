@@ -510,6 +510,7 @@ func (t *Tree) mutKids(i uint32) *kidList {
 		*l = kidList{gen: t.gen}
 		return l
 	}
+	t.unshare(k)
 	l := t.lists.mut(k, t.gen)
 	if l.gen != t.gen {
 		l.ids = slices.Clone(l.ids)
@@ -558,6 +559,7 @@ func (t *Tree) dropKids(p uint32) {
 	if k == 0 {
 		return
 	}
+	t.unshare(k)
 	for _, c := range t.lists.at(k).ids {
 		w := t.wr(c)
 		w.parent, w.pos = noIndex, noIndex

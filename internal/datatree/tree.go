@@ -49,9 +49,56 @@ func (n *Node) Children() []string {
 }
 
 // SharedChildren returns the child names in no particular order, for a reply encoded on
-// another goroutine. The names are the tree's own bytes (they never change), so only the
-// list of them is made.
-func (n *Node) SharedChildren() []string { return n.Children() }
+// another goroutine, which only reads the slice. The names are the tree's own bytes (they
+// never change); the list of a node with many children is made once and kept until the
+// children change, so repeated reads of a big list cost no copy.
+func (n *Node) SharedChildren() []string {
+	if n.t == nil {
+		return []string{}
+	}
+	return n.t.sharedNames(n.i)
+}
+
+const (
+	// sharedMin is the smallest child list SharedChildren keeps: a smaller one is cheaper to
+	// make again than to keep.
+	sharedMin = 1024
+	// sharedMax bounds the names kept in all (16 bytes each): past it the cache starts over.
+	sharedMax = 4 << 20
+)
+
+// sharedNames is SharedChildren's list for node i.
+func (t *Tree) sharedNames(i uint32) []string {
+	k := t.rd(i).kids
+	if k == 0 {
+		return []string{}
+	}
+	if names, ok := t.shared[k]; ok {
+		return names
+	}
+	ids := t.lists.at(k).ids
+	names := t.childNames(i, 0, len(ids))
+	if len(ids) >= sharedMin {
+		if t.sharedLen+len(names) > sharedMax {
+			clear(t.shared)
+			t.sharedLen = 0
+		}
+		if t.shared == nil {
+			t.shared = make(map[uint32][]string)
+		}
+		t.shared[k] = names[:len(names):len(names)]
+		t.sharedLen += len(names)
+	}
+	return names
+}
+
+// unshare forgets the kept names of child list k, which is about to change.
+func (t *Tree) unshare(k uint32) {
+	if names, ok := t.shared[k]; ok {
+		t.sharedLen -= len(names)
+		delete(t.shared, k)
+	}
+}
 
 // childNames lists the names of node i's children at positions [from, to).
 func (t *Tree) childNames(i uint32, from, to int) []string {
@@ -109,6 +156,11 @@ type Tree struct {
 
 	// replaying skips event bookkeeping while a log is replayed.
 	replaying bool
+
+	// shared keeps the names of big child lists SharedChildren made, by list, until the
+	// list changes; sharedLen counts them.
+	shared    map[uint32][]string
+	sharedLen int
 }
 
 // empty is a tree without nodes.
