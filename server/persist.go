@@ -97,12 +97,17 @@ func (s *Server) load() (*loaded, error) {
 		}
 	}
 	start := time.Now()
-	// Nearly everything recovery allocates stays live: collecting garbage meanwhile is
-	// wasted work (a third of a snapshot load). The guard, well above what the snapshot's
+	// Collecting garbage while recovering is wasted work: what the tree keeps is live, and
+	// what it does not (the decoded copies of nodes) is freed in one collection after. The guard, well above what the snapshot's
 	// tree takes, bounds the garbage a long replay makes (data replaced by later txns): the
 	// collector runs when the heap has grown that much.
 	resumeGC := gctune.Pause(512<<20 + 6*s.newestSnapshotSize())
-	defer resumeGC()
+	defer func() {
+		resumeGC()
+		// The decoding's garbage (a copy of every node) goes back to the system now, not
+		// minutes later: the resident size after a restart is the tree's.
+		gctune.Release()
+	}()
 	tree, snapZxid, sessions, snapDigest, err := s.loadSnapshot()
 	quarantined := false
 	if err != nil && s.ensembleMode() {

@@ -123,3 +123,24 @@ func TestRunwayGoal(t *testing.T) {
 	}
 	liveSink = nil
 }
+
+// TestReleaseReturnsGarbage: after Release, memory that was garbage is no longer counted
+// as heap objects.
+func TestReleaseReturnsGarbage(t *testing.T) {
+	resume := Pause(1 << 30)
+	var keep [][]byte
+	for i := 0; i < 64; i++ {
+		b := make([]byte, 1<<20)
+		if i%8 == 0 {
+			keep = append(keep, b)
+		}
+	}
+	before := heapObjects()
+	resume()
+	Release()
+	after := heapObjects()
+	if after > before-32<<20 {
+		t.Errorf("heap objects %d before Release, %d after: the 56 MiB of garbage was not freed", before, after)
+	}
+	runtime.KeepAlive(keep)
+}
