@@ -349,6 +349,11 @@ type Server struct {
 	// audited: serverStart was logged, and serverStop is still to be.
 	audited atomic.Bool
 	clk     clock.Clock
+	// bigReplies rate-limits the warning about replies over jute.maxbuffer (bigreply.go);
+	// core-owned.
+	bigReplies bigReplyLog
+	// reading is the read request doRead is answering, for warnBigReply; core-owned.
+	reading *request
 	// ln is the client port's listener; a reconfig can replace it (clientport.go), so it is
 	// read and written under lnMu once the server runs.
 	ln        net.Listener
