@@ -401,13 +401,17 @@ type Server struct {
 	connsSwept bool
 
 	// core-owned
-	tree          *datatree.Tree
-	prep          *prep.Preparer
-	watches       *watch.Manager
-	watchConns    map[watch.WatcherID]*conn
-	nextWatcher   watch.WatcherID
-	sessions      map[int64]*clientSession
-	tracker       *session.Tracker
+	tree        *datatree.Tree
+	prep        *prep.Preparer
+	watches     *watch.Manager
+	watchConns  map[watch.WatcherID]*conn
+	nextWatcher watch.WatcherID
+	sessions    map[int64]*clientSession
+	tracker     *session.Tracker
+	// grace is the session clock of the session-grace extension (grace.go); nil when off.
+	grace *session.Grace
+	// ticks counts the core's ticks, for tests that step a fake clock; core-owned.
+	ticks         int64
 	ids           *session.IDGenerator
 	conns         map[*conn]struct{}
 	pending       []*pendingTxn
@@ -468,6 +472,10 @@ func New(cfg Config) (*Server, error) {
 		rng:        cfg.Rand,
 	}
 	s.start = s.clk.Now()
+	if cfg.Extensions.Has(ext.SessionGrace) {
+		s.grace = newGrace(cfg.TickTime)
+		s.grace.Observe(s.start.UnixMilli())
+	}
 	s.responseSizes.reset()
 	s.admin.traceMask.Store(admin.DefaultTraceMask)
 	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())
