@@ -270,7 +270,7 @@ func (s *Server) reconnectLocal(c *conn, req *jute.ConnectRequest) bool {
 		s.refuseSession(c, req)
 		return false
 	}
-	s.tracker.Add(sess.id, req.TimeOut, s.nowMs())
+	s.tracker.Add(sess.id, req.TimeOut, s.sessionMs(s.nowMs()))
 	s.attach(c, sess, req)
 	return true
 }
@@ -544,7 +544,7 @@ func (s *Server) sessionCreated(txn *jute.LoggedTxn) {
 		s.sessions[id] = sess
 	}
 	sess.valid = true
-	s.tracker.Add(id, timeout, s.nowMs())
+	s.tracker.Add(id, timeout, s.sessionMs(s.nowMs()))
 	s.ids.Observe(id)
 	req := sess.connReq
 	sess.connReq = nil
@@ -619,6 +619,10 @@ func (s *Server) notify(ev datatree.Event, zxid int64) {
 
 // onTick drives the role's clocks (a leader's or standalone server's expires sessions).
 func (s *Server) onTick(now time.Time) {
+	s.ticks++
+	if s.grace != nil {
+		s.grace.Observe(now.UnixMilli())
+	}
 	s.role.tick(now)
 	if len(s.listViews) > 0 {
 		s.expireListViews(now)
@@ -628,7 +632,7 @@ func (s *Server) onTick(now time.Time) {
 // expireSessions closes the sessions whose timeout passed, on the server that owns them.
 func (s *Server) expireSessions(now time.Time) {
 	ms := now.UnixMilli()
-	for _, id := range s.tracker.Expired(ms) {
+	for _, id := range s.tracker.Expired(s.sessionMs(ms)) {
 		if !s.role.ownsSessions() {
 			return // stepped down while expiring
 		}

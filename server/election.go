@@ -318,7 +318,7 @@ func (s *Server) leaveRole() {
 			delete(s.sessions, sess.id)
 			continue
 		}
-		s.tracker.Add(sess.id, sess.timeout, now)
+		s.tracker.Add(sess.id, sess.timeout, s.sessionMs(now))
 	}
 	s.pending = nil
 	s.prep.Reset()

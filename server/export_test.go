@@ -96,3 +96,20 @@ func OutstandingSlots(c Config) int {
 	c.setDefaults()
 	return c.outstandingSlots()
 }
+
+// Ticks is how many ticks the core has handled.
+func Ticks(s *Server) (n int64) {
+	s.query(func() { n = s.ticks })
+	return n
+}
+
+// GraceLost is the time the session-grace clock has not counted so far; on is false when
+// the extension is off.
+func GraceLost(s *Server) (ms int64, on bool) {
+	s.query(func() {
+		if s.grace != nil {
+			ms, on = s.grace.Lost(), true
+		}
+	})
+	return ms, on
+}

@@ -70,7 +70,7 @@ func newLeaderRole(s *Server) role {
 	now := s.nowMs()
 	for id, sess := range s.sessions {
 		if sess.valid && !sess.closing {
-			s.tracker.Add(id, sess.timeout, now)
+			s.tracker.Add(id, sess.timeout, s.sessionMs(now))
 		}
 	}
 	self := s.self()
@@ -250,7 +250,7 @@ func (r *leaderRole) tick(now time.Time) {
 
 func (r *leaderRole) touch(sess *clientSession) {
 	if !r.local.touch(sess) {
-		r.s.tracker.Touch(sess.id, r.s.nowMs())
+		r.s.tracker.Touch(sess.id, r.s.sessionMs(r.s.nowMs()))
 	}
 }
 
@@ -431,7 +431,7 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 		s.log.Info("leader established", "epoch", r.zl.Epoch())
 	}
 	for _, t := range n.Touches {
-		s.tracker.TouchTimeout(t.Session, t.Timeout, s.nowMs())
+		s.tracker.TouchTimeout(t.Session, t.Timeout, s.sessionMs(s.nowMs()))
 	}
 	for _, a := range n.Revalidate {
 		s.counters.add(cntRevalidate, 1)
@@ -439,7 +439,7 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 		// The leader's own local sessions are unknown to the others, as anywhere else.
 		valid := sess != nil && sess.valid && !sess.closing && !sess.local
 		if valid {
-			s.tracker.TouchTimeout(a.Session, a.Timeout, s.nowMs())
+			s.tracker.TouchTimeout(a.Session, a.Timeout, s.sessionMs(s.nowMs()))
 			r.owners[a.Session] = a.Sid
 			s.disownLocal(sess)
 		}

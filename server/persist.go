@@ -383,7 +383,7 @@ func (s *Server) newestSnapshotSize() int64 {
 
 func (s *Server) addRecoveredSession(id int64, timeout int32, now int64) {
 	s.sessions[id] = &clientSession{id: id, timeout: timeout, valid: true}
-	s.tracker.Add(id, timeout, now)
+	s.tracker.Add(id, timeout, s.sessionMs(now))
 	s.ids.Observe(id)
 }
 

@@ -14,7 +14,11 @@ func (s *Server) reply(c *conn, xid int32, err jute.Code, body jute.Record) {
 	if err != jute.OK {
 		body = nil
 	}
-	c.send(outMsg{hdr: jute.ReplyHeader{Xid: xid, Zxid: s.tree.LastZxid(), Err: err}, body: body})
+	m := outMsg{hdr: jute.ReplyHeader{Xid: xid, Zxid: s.tree.LastZxid(), Err: err}, body: body}
+	if body != nil && m.size() > s.cfg.JuteMaxBuffer {
+		s.warnBigReply(c, &m)
+	}
+	c.send(m)
 }
 
 func (s *Server) watcherOf(c *conn) watch.WatcherID {
@@ -55,6 +59,8 @@ func (s *Server) doRead(c *conn, r *request) {
 		return
 	}
 	s.recordLatency(c, r)
+	s.reading = r
+	defer func() { s.reading = nil }()
 	switch r.hdr.Type {
 	case jute.OpCloseSession: // a local session's (localsess.go)
 		s.closeLocal(c, r)

@@ -352,6 +352,11 @@ type Server struct {
 	// audited: serverStart was logged, and serverStop is still to be.
 	audited atomic.Bool
 	clk     clock.Clock
+	// bigReplies rate-limits the warning about replies over jute.maxbuffer (bigreply.go);
+	// core-owned.
+	bigReplies bigReplyLog
+	// reading is the read request doRead is answering, for warnBigReply; core-owned.
+	reading *request
 	// ln is the client port's listener; a reconfig can replace it (clientport.go), so it is
 	// read and written under lnMu once the server runs.
 	ln        net.Listener
@@ -404,10 +409,14 @@ type Server struct {
 	watches    *watch.Manager
 	watchConns map[watch.WatcherID]*conn
 	// listViews are the views paged listings read, by zxid (listpage.go).
-	listViews     map[int64]*listView
-	nextWatcher   watch.WatcherID
-	sessions      map[int64]*clientSession
-	tracker       *session.Tracker
+	listViews   map[int64]*listView
+	nextWatcher watch.WatcherID
+	sessions    map[int64]*clientSession
+	tracker     *session.Tracker
+	// grace is the session clock of the session-grace extension (grace.go); nil when off.
+	grace *session.Grace
+	// ticks counts the core's ticks, for tests that step a fake clock; core-owned.
+	ticks         int64
 	ids           *session.IDGenerator
 	conns         map[*conn]struct{}
 	pending       []*pendingTxn
@@ -468,6 +477,10 @@ func New(cfg Config) (*Server, error) {
 		rng:        cfg.Rand,
 	}
 	s.start = s.clk.Now()
+	if cfg.Extensions.Has(ext.SessionGrace) {
+		s.grace = newGrace(cfg.TickTime)
+		s.grace.Observe(s.start.UnixMilli())
+	}
 	s.responseSizes.reset()
 	s.admin.traceMask.Store(admin.DefaultTraceMask)
 	s.ids = session.NewIDGenerator(cfg.ServerID, s.start.UnixMilli())

@@ -51,9 +51,11 @@ func (r *standaloneRole) durable(zxid int64) {
 	}
 }
 
-func (r *standaloneRole) tick(now time.Time)        { r.s.expireSessions(now) }
-func (r *standaloneRole) touch(sess *clientSession) { r.s.tracker.Touch(sess.id, r.s.nowMs()) }
-func (r *standaloneRole) sessionClosed(int64)       {}
+func (r *standaloneRole) tick(now time.Time) { r.s.expireSessions(now) }
+func (r *standaloneRole) touch(sess *clientSession) {
+	r.s.tracker.Touch(sess.id, r.s.sessionMs(r.s.nowMs()))
+}
+func (r *standaloneRole) sessionClosed(int64) {}
 
 func (r *standaloneRole) quorumAccepted(nc net.Conn, _ net.Listener)                    { nc.Close() }
 func (r *standaloneRole) quorumDialed(nc net.Conn, _ int64, _ error)                    { closeConn(nc) }

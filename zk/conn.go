@@ -74,8 +74,9 @@ func WithSession(id int64, passwd []byte) Option {
 // new session, so the session id changes and ephemeral nodes cannot be made before then.
 func WithReadOnly() Option { return func(c *config) { c.readOnly = true } }
 
-// WithMaxBufferSize bounds the size of a frame the client accepts from the server; larger
-// frames drop the connection. The default is 16 MiB, well above the server's jute.maxbuffer
+// WithMaxBufferSize bounds the size of a frame the client accepts from the server; a longer
+// reply is read and dropped, and its request fails with ErrReplyTooLarge (the connection
+// stays up). The default is 16 MiB, well above the server's jute.maxbuffer
 // default, so big replies are never what breaks a connection.
 func WithMaxBufferSize(n int) Option { return func(c *config) { c.maxBufferSize = n } }
 

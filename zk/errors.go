@@ -52,6 +52,23 @@ const (
 	ErrListViewExpired = jute.ErrListViewExpired
 )
 
+// ErrReplyTooLarge is wrapped by the error of a request whose reply was longer than the
+// client's limit (WithMaxBufferSize). The reply is read and dropped and the connection
+// stays up, so retrying the request gets the same error, never a reconnect loop. The
+// remedy is a larger limit, or a smaller reply (fewer children per node, smaller data).
+var ErrReplyTooLarge = errors.New("zk: reply larger than the client's limit")
+
+// ReplyTooLargeError is the error of a request whose reply was Size bytes, over Max.
+type ReplyTooLargeError struct {
+	Size, Max int
+}
+
+func (e *ReplyTooLargeError) Error() string {
+	return fmt.Sprintf("zk: reply of %d bytes over the client's limit of %d (WithMaxBufferSize)", e.Size, e.Max)
+}
+
+func (e *ReplyTooLargeError) Unwrap() error { return ErrReplyTooLarge }
+
 // ErrClosed is returned by operations on a client after Close.
 var ErrClosed = errors.New("zk: client closed")
 

@@ -78,6 +78,7 @@ var suite = []suiteTest{
 	{"RequestsWhileDisconnected", testRequestsWhileDisconnected},
 	{"ContextTimeoutKeepsOrder", testContextTimeoutKeepsOrder},
 	{"ServerListUpdate", testServerListUpdate},
+	{"ReplyTooLarge", testReplyTooLarge},
 }
 
 func runSuite(t *testing.T, e *env) {

@@ -417,17 +417,24 @@ func TestProtocolAuthFailed(t *testing.T) {
 	}
 }
 
-// TestProtocolOversizedFrame: a frame above WithMaxBufferSize drops the connection.
+// TestProtocolOversizedFrame: a reply above WithMaxBufferSize fails its request with
+// ErrReplyTooLarge and the connection stays: the next request is answered on it (a
+// reconnect would retry into the same reply forever).
 func TestProtocolOversizedFrame(t *testing.T) {
 	f := newFakeServer(t)
 	c, fc, _ := fakeConnect(t, f, "", 4000, WithMaxBufferSize(1024))
 	get := goGet(testCtx(t), c, "/big")
 	h, _ := fc.expect(jute.OpGetData)
 	fc.reply(h.Xid, 1, jute.OK, &jute.GetDataResponse{Data: make([]byte, 2000)})
-	if _, err := get.Wait(testCtx(t)); !errors.Is(err, ErrConnectionLoss) {
+	if _, err := get.Wait(testCtx(t)); !errors.Is(err, ErrReplyTooLarge) {
 		t.Fatalf("oversized reply: %v", err)
 	}
-	f.accept() // the client reconnects
+	small := goGet(testCtx(t), c, "/small")
+	h, _ = fc.expect(jute.OpGetData)
+	fc.reply(h.Xid, 2, jute.OK, &jute.GetDataResponse{Data: []byte("ok")})
+	if data, err := small.Wait(testCtx(t)); err != nil || string(data) != "ok" {
+		t.Fatalf("the next request on the same connection: %q, %v", data, err)
+	}
 }
 
 // TestProtocolReadOnly: WithReadOnly asks for read-only service and reports it.

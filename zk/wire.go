@@ -39,8 +39,45 @@ type wire struct {
 }
 
 func newWire(c *Conn, nc net.Conn, addr string) *wire {
-	wc := clientwire.New(nc, clientwire.Config{Addr: addr, MaxFrame: c.cfg.maxBufferSize})
-	return &wire{c: c, wc: wc, nc: nc, addr: addr, stop: wc.Dead(), writerDone: wc.WriterDone()}
+	w := &wire{c: c, nc: nc, addr: addr}
+	w.wc = clientwire.New(nc, clientwire.Config{Addr: addr, MaxFrame: c.cfg.maxBufferSize, Oversize: w.oversize})
+	w.stop, w.writerDone = w.wc.Dead(), w.wc.WriterDone()
+	return w
+}
+
+// oversize fails the request a reply longer than the client's limit answers with a
+// ReplyTooLargeError and keeps the connection: closing it would only have the caller
+// retry into the same reply (ZooKeeper's jute.maxbuffer reconnect loop). A frame that
+// answers no pending request is a protocol error, as any reply the client cannot place.
+func (w *wire) oversize(hdr []byte, n int) error {
+	d := jute.Decoder{B: hdr}
+	var h jute.ReplyHeader
+	h.Decode(&d)
+	if d.Err() != nil || h.Xid < 0 {
+		return fmt.Errorf("%w: %d-byte frame over the %d-byte limit (xid %d)", errProtocol, n, w.c.cfg.maxBufferSize, h.Xid)
+	}
+	w.mu.Lock()
+	if len(w.pending) == 0 || w.pending[0].xid != h.Xid {
+		w.mu.Unlock()
+		return fmt.Errorf("%w: %d-byte frame over the %d-byte limit, reply xid %d not the next pending", errProtocol, n, w.c.cfg.maxBufferSize, h.Xid)
+	}
+	r := w.pending[0]
+	w.pending[0] = nil
+	w.pending = w.pending[1:]
+	w.mu.Unlock()
+	if h.Zxid > 0 {
+		w.c.lastZxid.Store(h.Zxid)
+	}
+	r.zxid = h.Zxid
+	if h.Err != jute.OK {
+		r.err = h.Err
+	} else {
+		// A watch the request set is on the server all the same; the client drops it as it
+		// drops a failed request's.
+		r.err = &ReplyTooLargeError{Size: n, Max: w.c.cfg.maxBufferSize}
+	}
+	w.c.complete(r)
+	return nil
 }
 
 // setTimeouts derives the liveness timers from the negotiated session timeout, as Java's

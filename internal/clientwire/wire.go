@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"errors"
 	"fmt"
+	"io"
 	"net"
 	"sync"
 	"time"
@@ -29,6 +30,13 @@ type Config struct {
 	// WriteTimeout bounds each write of a batch; 0 is none (a dead peer is found by the
 	// read deadline).
 	WriteTimeout time.Duration
+	// Oversize, when set, is called by ReadLoop for a frame longer than MaxFrame instead of
+	// ending the connection: it gets the frame's first jute.ReplyHeaderSize bytes (the
+	// reply header, which says which request it answers) and the frame's length, and the
+	// rest of the frame is read and dropped. A client that fails that one request keeps its
+	// connection, where closing it would make the caller retry into the same reply forever
+	// (the jute.maxbuffer reconnect loop). A non-nil return ends ReadLoop with it.
+	Oversize func(hdr []byte, n int) error
 }
 
 // Conn is one client TCP connection. Before WriteLoop runs, WriteFrame and ReadFrame speak
@@ -212,6 +220,13 @@ func (c *Conn) ReadLoop(handle func(frame []byte) error) error {
 			}
 		}
 		frame, err := c.ReadFrame()
+		var fe *jute.FrameSizeError
+		if err != nil && c.cfg.Oversize != nil && errors.As(err, &fe) && fe.Len >= jute.ReplyHeaderSize {
+			err = c.skipOversize(int(fe.Len))
+			if err == nil {
+				continue
+			}
+		}
 		if err != nil {
 			var ne net.Error
 			if errors.As(err, &ne) && ne.Timeout() {
@@ -223,4 +238,20 @@ func (c *Conn) ReadLoop(handle func(frame []byte) error) error {
 			return err
 		}
 	}
+}
+
+// skipOversize reads the header of an oversize frame whose length prefix was just read,
+// drops the rest without holding it, and hands the header to cfg.Oversize.
+func (c *Conn) skipOversize(n int) error {
+	hdr := make([]byte, jute.ReplyHeaderSize)
+	if _, err := io.ReadFull(c.br, hdr); err != nil {
+		return err
+	}
+	if _, err := io.CopyN(io.Discard, c.br, int64(n-len(hdr))); err != nil {
+		if err == io.EOF {
+			err = io.ErrUnexpectedEOF
+		}
+		return err
+	}
+	return c.cfg.Oversize(hdr, n)
 }
