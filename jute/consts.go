@@ -47,6 +47,12 @@ const (
 	ErrSessionClosedRequireSASL Code = -124
 	ErrQuotaExceeded            Code = -125
 	ErrThrottled                Code = -127
+
+	// ErrWatchHistoryCompacted is zkd's watch-resume extension's answer to an addWatchSince
+	// whose zxid the server's change history no longer covers (etcd's ErrCompacted): the
+	// reply's body holds the oldest zxid a resume may still name. zkd's own codes are
+	// -1000 and below, clear of ZooKeeper's KeeperException codes (-1..-127).
+	ErrWatchHistoryCompacted Code = -1040
 )
 
 var codeNames = map[Code]string{
@@ -66,6 +72,7 @@ var codeNames = map[Code]string{
 	ErrRequestTimeout: "request timeout", ErrReconfigDisabled: "reconfig disabled",
 	ErrSessionClosedRequireSASL: "session closed: SASL auth required",
 	ErrQuotaExceeded:            "quota exceeded", ErrThrottled: "operation throttled",
+	ErrWatchHistoryCompacted: "watch history compacted",
 }
 
 func (c Code) Error() string {

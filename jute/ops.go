@@ -40,9 +40,14 @@ const (
 	OpSetWatches2          OpCode = 105
 	OpAddWatch             OpCode = 106
 	OpWhoAmI               OpCode = 107
-	OpCreateSession        OpCode = -10
-	OpCloseSession         OpCode = -11
-	OpError                OpCode = -1
+	// OpAddWatchSince is zkd's watch-resume extension (internal/ext WatchResume), not
+	// ZooKeeper's: addWatch plus the zxid the client last saw, answered with the events it
+	// missed. zkd's own opcodes live at 1000 and above, clear of ZooKeeper's (-11..107) and
+	// ClickHouse Keeper's (500..5xx).
+	OpAddWatchSince OpCode = 1040
+	OpCreateSession OpCode = -10
+	OpCloseSession  OpCode = -11
+	OpError         OpCode = -1
 )
 
 // OpInfo is one row of the opcode table: what the code base knows about an opcode apart
@@ -95,6 +100,11 @@ type OpInfo struct {
 	// ACL of /zookeeper/config.
 	Perm         int32
 	PermOnParent bool
+
+	// Ext names the zkd extension (an internal/ext name) an opcode ZooKeeper does not have
+	// belongs to; "" for ZooKeeper's own. A server without the extension enabled answers it
+	// as any unknown opcode.
+	Ext string
 }
 
 // MultiKind is where an op may appear as part of a multi-op request.
@@ -193,6 +203,10 @@ var opTable = []OpInfo{
 	{Code: OpWhoAmI, Name: "whoAmI", LastOp: "HOMI",
 		Request: noBody, Response: newRec[WhoAmIResponse]},
 
+	// zkd's extensions.
+	{Code: OpAddWatchSince, Name: "addWatchSince", LastOp: "ADWS", Ext: "watch-resume",
+		Request: newRec[AddWatchSinceRequest], Response: newRec[AddWatchSinceResponse]},
+
 	{Code: OpCreateSession, Name: "createSession", LastOp: "SESS", Write: true, Sessionless: true,
 		Internal: true, Txn: newRec[CreateSessionTxn]},
 	{Code: OpCloseSession, Name: "closeSession", LastOp: "CLOS", Write: true,
@@ -206,19 +220,28 @@ var opTable = []OpInfo{
 // opBias maps the smallest opcode (closeSession, -11) to a non-negative index.
 const opBias = 16
 
-var opIndex = indexOps(opTable)
+var opIndex, extIndex = indexOps(opTable)
 
-func indexOps(rows []OpInfo) *[128]*OpInfo {
+// indexOps indexes ZooKeeper's compact range in an array and zkd's few far opcodes in a map.
+func indexOps(rows []OpInfo) (*[128]*OpInfo, map[OpCode]*OpInfo) {
 	var idx [128]*OpInfo
+	far := make(map[OpCode]*OpInfo)
 	for i := range rows {
 		r := &rows[i]
+		if r.Ext != "" {
+			if r.Code < 1000 || far[r.Code] != nil {
+				panic(fmt.Sprintf("jute: opcode table: bad or repeated extension opcode %d", int32(r.Code)))
+			}
+			far[r.Code] = r
+			continue
+		}
 		n := int(r.Code) + opBias
 		if n < 0 || n >= len(idx) || idx[n] != nil {
 			panic(fmt.Sprintf("jute: opcode table: bad or repeated opcode %d", int32(r.Code)))
 		}
 		idx[n] = r
 	}
-	return &idx
+	return &idx, far
 }
 
 // LookupOp returns the opcode table's row for o, or nil for an opcode ZooKeeper does not
@@ -227,6 +250,9 @@ func LookupOp(o OpCode) *OpInfo {
 	// Wrapping arithmetic: a huge o lands outside the index rather than inside it.
 	if n := uint32(o + opBias); n < uint32(len(opIndex)) {
 		return opIndex[n]
+	}
+	if o >= 1000 {
+		return extIndex[o]
 	}
 	return nil
 }
