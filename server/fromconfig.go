@@ -48,6 +48,8 @@ func FromConfig(c *config.Config, serverID int64, logger *slog.Logger) Config {
 		ReadOnlyMode:               c.ReadOnlyMode,
 		FastElection:               c.FastElection,
 		Extensions:                 c.Extensions,
+		WatchHistoryMaxChanges:     c.WatchHistoryMaxChanges,
+		WatchHistoryMaxBytes:       c.WatchHistoryMaxBytes,
 		LocalSessions:              c.LocalSessions.Enabled,
 		LocalSessionsUpgrading:     c.LocalSessions.Upgrading,
 		ServerID:                   serverID,

@@ -323,6 +323,7 @@ func (s *Server) install(ld *loaded) {
 	}
 	s.tree = ld.tree
 	s.history = ld.history
+	s.resetWatchHistory()
 	if ld.damaged {
 		// Only a refill (Server.refilled) ends it: a SNAP's tree installed here is not one
 		// until the sync is through.

@@ -206,6 +206,10 @@ type Config struct {
 	// Extensions are the opt-in extensions beyond ZooKeeper this server enables (zoo.cfg's
 	// zkd.extensions); the zero Set is ZooKeeper.
 	Extensions ext.Set
+	// WatchHistoryMaxChanges and WatchHistoryMaxBytes bound the change history the
+	// watch-resume extension replays from (zkd.watchHistory.*, watchresume.go); zero takes
+	// internal/config's defaults, negative keeps nothing.
+	WatchHistoryMaxChanges, WatchHistoryMaxBytes int
 	// FastElection ends an election round as soon as every member not known to be down
 	// agrees, instead of after ZooKeeper's finalize wait (zkd.fastElection; only for
 	// ensembles of zkd servers).
@@ -366,6 +370,10 @@ type Server struct {
 	events chan event
 	// applyEvents is the event list each applied txn's events go into (core-owned).
 	applyEvents []datatree.Event
+	// watchHistory is the watch-resume extension's change history (watchresume.go), nil
+	// without the extension; watchHistBuf is the buffer a txn's changes pass through.
+	watchHistory *watch.History
+	watchHistBuf []watch.Change
 	stopping    chan struct{}
 	// admin is what the server keeps for the observer surfaces (adminhttp.go).
 	admin    adminState

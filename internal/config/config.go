@@ -140,6 +140,9 @@ type Config struct {
 	// Extensions is zkd.extensions: the opt-in extensions beyond ZooKeeper the server
 	// enables (internal/ext); none by default.
 	Extensions ext.Set
+	// WatchHistoryMaxChanges and WatchHistoryMaxBytes bound the watch-resume extension's
+	// change history (watchhistory.go).
+	WatchHistoryMaxChanges, WatchHistoryMaxBytes int
 	// LocalSessions is localSessionsEnabled and localSessionsUpgradingEnabled
 	// (localsessions.go).
 	LocalSessions LocalSessions

@@ -67,12 +67,14 @@ func (h *History) Reset(zxid int64) {
 	h.compacted, h.lastZxid = zxid, zxid
 }
 
-// Record appends the changes of one applied txn, in the order notify delivered them. A txn
-// at or below the newest held zxid (a txn applied again) is ignored. When the bounds are
-// exceeded the oldest txns go, whole.
+// Record appends the changes of one applied txn, in the order notify delivered them. When
+// the bounds are exceeded the oldest txns go, whole. A txn at or below the newest recorded
+// zxid means the tree went back (the server replaces the tree through Reset, so this is
+// only a safety net): the history then restarts before it rather than hold a past that
+// did not happen.
 func (h *History) Record(zxid int64, evs []Change) {
 	if zxid <= h.lastZxid {
-		return
+		h.Reset(zxid - 1)
 	}
 	h.lastZxid = zxid
 	if len(evs) == 0 {
