@@ -47,6 +47,9 @@ const (
 	ErrSessionClosedRequireSASL = jute.ErrSessionClosedRequireSASL
 	ErrQuotaExceeded            = jute.ErrQuotaExceeded
 	ErrThrottled                = jute.ErrThrottled
+	// ErrWatchHistoryCompacted: the server no longer holds the changes since the zxid a
+	// resumed watch named (AddWatchSince); re-read the state, then watch afresh.
+	ErrWatchHistoryCompacted = jute.ErrWatchHistoryCompacted
 )
 
 // ErrClosed is returned by operations on a client after Close.
