@@ -374,7 +374,7 @@ type Server struct {
 	// without the extension; watchHistBuf is the buffer a txn's changes pass through.
 	watchHistory *watch.History
 	watchHistBuf []watch.Change
-	stopping    chan struct{}
+	stopping     chan struct{}
 	// admin is what the server keeps for the observer surfaces (adminhttp.go).
 	admin    adminState
 	stopOnce sync.Once

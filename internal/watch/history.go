@@ -25,11 +25,11 @@ type Change struct {
 //
 // A History is not safe for concurrent use; the server's core goroutine owns it.
 type History struct {
-	ring       []Change
-	head, n    int // ring[head] is the oldest of n
-	bytes      int
-	maxCount   int
-	maxBytes   int
+	ring      []Change
+	head, n   int // ring[head] is the oldest of n
+	bytes     int
+	maxCount  int
+	maxBytes  int
 	compacted int64 // the zxid every held change is above
 	lastZxid  int64 // the newest recorded txn's zxid
 	disabled  bool
