@@ -169,3 +169,43 @@ func TestWatchResumeDisabled(t *testing.T) {
 		t.Error("the connection stayed open")
 	}
 }
+
+// TestWatchResumeOnAnotherMember: the watch was on one member; the changes are written
+// through a second; the resume is served by a third, from its own history.
+func TestWatchResumeOnAnotherMember(t *testing.T) {
+	ctx := context.Background()
+	e := startEnsembleConfig(t, 3, func(c *server.Config) { c.Extensions = ext.Of(ext.WatchResume) })
+	e.waitServing()
+	addrs := e.addrs()
+	b := resumeClient(t, ctx, addrs[1])
+	if _, err := b.Create(ctx, "/a", nil, zk.OpenACL(), 0); err != nil {
+		t.Fatal(err)
+	}
+	a := resumeClient(t, ctx, addrs[0])
+	if err := a.Sync(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := a.AddWatchSince(ctx, "/a", zk.AddWatchPersistentRecursive, -1); err != nil {
+		t.Fatal(err)
+	}
+	since := a.LastZxid()
+	a.Close()
+	if _, err := b.Create(ctx, "/a/x", nil, zk.OpenACL(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Delete(ctx, "/a/x", -1); err != nil {
+		t.Fatal(err)
+	}
+	a2 := resumeClient(t, ctx, addrs[2])
+	if err := a2.Sync(ctx, "/"); err != nil {
+		t.Fatal(err)
+	}
+	w, _, err := a2.AddWatchSince(ctx, "/a", zk.AddWatchPersistentRecursive, since)
+	if err != nil {
+		t.Fatal(err)
+	}
+	want := []string{fmt.Sprintf("%v /a/x", zk.EventNodeCreated), fmt.Sprintf("%v /a/x", zk.EventNodeDeleted)}
+	if got := nextEvents(t, w, 2); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("resumed on another member: %q, want %q", got, want)
+	}
+}
