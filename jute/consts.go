@@ -51,11 +51,16 @@ const (
 	// ErrListViewExpired is zkd's (ext.PagedList): a listing's cursor names a view the
 	// server no longer holds; the listing starts again. Outside ZooKeeper's codes.
 	ErrListViewExpired Code = -1030
+	// ErrWatchHistoryCompacted is zkd's watch-resume extension's answer to an addWatchSince
+	// whose zxid the server's change history no longer covers (etcd's ErrCompacted): the
+	// reply's body holds the oldest zxid a resume may still name. zkd's own codes are
+	// -1000 and below, clear of ZooKeeper's KeeperException codes (-1..-127).
+	ErrWatchHistoryCompacted Code = -1040
 )
 
 var codeNames = map[Code]string{
 	ErrListViewExpired: "listing view expired",
-	OK: "ok", ErrSystemError: "system error", ErrRuntimeInconsistency: "runtime inconsistency",
+	OK:                 "ok", ErrSystemError: "system error", ErrRuntimeInconsistency: "runtime inconsistency",
 	ErrDataInconsistency: "data inconsistency", ErrConnectionLoss: "connection loss",
 	ErrMarshallingError: "marshalling error", ErrUnimplemented: "unimplemented",
 	ErrOperationTimeout: "operation timeout", ErrBadArguments: "bad arguments",
@@ -71,6 +76,7 @@ var codeNames = map[Code]string{
 	ErrRequestTimeout: "request timeout", ErrReconfigDisabled: "reconfig disabled",
 	ErrSessionClosedRequireSASL: "session closed: SASL auth required",
 	ErrQuotaExceeded:            "quota exceeded", ErrThrottled: "operation throttled",
+	ErrWatchHistoryCompacted: "watch history compacted",
 }
 
 func (c Code) Error() string {

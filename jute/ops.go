@@ -64,6 +64,9 @@ const (
 	// OpListPage is zkd's paged listing (ext.PagedList): a node's children a page at a
 	// time, every page from one consistent view.
 	OpListPage OpCode = 1030
+	// OpAddWatchSince is zkd's watch resume (ext.WatchResume): addWatch plus the zxid the
+	// client last saw, answered with the events it missed.
+	OpAddWatchSince OpCode = 1040
 )
 
 // OpInfo is one row of the opcode table: what the code base knows about an opcode apart
@@ -221,6 +224,10 @@ var opTable = []OpInfo{
 		Request: newRec[AddWatchRequest], Response: newRec[ErrorResponse]},
 	{Code: OpWhoAmI, Name: "whoAmI", LastOp: "HOMI",
 		Request: noBody, Response: newRec[WhoAmIResponse]},
+
+	// zkd's extensions.
+	{Code: OpAddWatchSince, Name: "addWatchSince", LastOp: "ADWS", Ext: ext.WatchResume,
+		Request: newRec[AddWatchSinceRequest], Response: newRec[AddWatchSinceResponse]},
 
 	{Code: OpCreateSession, Name: "createSession", LastOp: "SESS", Write: true, Sessionless: true,
 		Internal: true, Txn: newRec[CreateSessionTxn]},

@@ -323,6 +323,37 @@ type AddWatchRequest struct {
 func (r *AddWatchRequest) Encode(e *Encoder) { e.String(r.Path); e.Int(r.Mode) }
 func (r *AddWatchRequest) Decode(d *Decoder) { r.Path = d.String(); r.Mode = d.Int() }
 
+// AddWatchSinceRequest is zkd's addWatchSince (watch-resume extension): an addWatch whose
+// server first delivers the events the watch would have fired for every change after
+// SinceZxid. SinceZxid -1 asks for no replay.
+type AddWatchSinceRequest struct {
+	Path      string
+	Mode      int32
+	SinceZxid int64
+}
+
+func (r *AddWatchSinceRequest) Encode(e *Encoder) {
+	e.String(r.Path)
+	e.Int(r.Mode)
+	e.Long(r.SinceZxid)
+}
+func (r *AddWatchSinceRequest) Decode(d *Decoder) {
+	r.Path = d.String()
+	r.Mode = d.Int()
+	r.SinceZxid = d.Long()
+}
+
+// AddWatchSinceResponse is addWatchSince's reply body. On success Zxid is the zxid the watch
+// was registered at: every matching event up to it was delivered before the reply, every
+// later one follows it. With ErrWatchHistoryCompacted (the one error that has a body) Zxid is
+// the oldest zxid a resume may still name.
+type AddWatchSinceResponse struct {
+	Zxid int64
+}
+
+func (r *AddWatchSinceResponse) Encode(e *Encoder) { e.Long(r.Zxid) }
+func (r *AddWatchSinceResponse) Decode(d *Decoder) { r.Zxid = d.Long() }
+
 // WatchesRequest is CheckWatchesRequest and RemoveWatchesRequest.
 type WatchesRequest struct {
 	Path string

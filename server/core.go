@@ -341,7 +341,7 @@ func (s *Server) onRequest(c *conn, r *request) {
 	}
 	s.role.touch(sess)
 	c.lastOp, c.lastCxid = r.hdr.Type, r.hdr.Xid
-	if !r.known {
+	if !r.known || !s.opEnabled(r.hdr.Type) {
 		s.log.Info("unknown opcode: closing connection", "session", hex(sess.id), "op", int32(r.hdr.Type))
 		c.sendAndClose(&outMsg{hdr: jute.ReplyHeader{Xid: r.hdr.Xid, Zxid: -1, Err: jute.ErrUnimplemented}})
 		s.release()
@@ -495,6 +495,7 @@ func (s *Server) applyTxn(p *pendingTxn) {
 	for _, ev := range res.Events {
 		s.notify(ev, txn.Header.Zxid)
 	}
+	s.recordWatchHistory(txn.Header.Zxid, res.Events)
 	s.observeWrites(res.Events)
 	if txn.Header.Type == jute.OpCloseSession {
 		s.auditEphemerals(txn.Header.ClientID, res.Events)

@@ -49,6 +49,8 @@ func FromConfig(c *config.Config, serverID int64, logger *slog.Logger) Config {
 		FastElection:               c.FastElection,
 		Extensions:                 c.Extensions,
 		KeeperNodesListed:          c.KeeperNodesListed,
+		WatchHistoryMaxChanges:     c.WatchHistoryMaxChanges,
+		WatchHistoryMaxBytes:       c.WatchHistoryMaxBytes,
 		LocalSessions:              c.LocalSessions.Enabled,
 		LocalSessionsUpgrading:     c.LocalSessions.Upgrading,
 		ServerID:                   serverID,

@@ -330,6 +330,7 @@ func (s *Server) install(ld *loaded) {
 	// A listing's node ids are the replaced tree's: its views go with it.
 	s.listViews = nil
 	s.history = ld.history
+	s.resetWatchHistory()
 	if ld.damaged {
 		// Only a refill (Server.refilled) ends it: a SNAP's tree installed here is not one
 		// until the sync is through.

@@ -202,6 +202,8 @@ func (s *Server) doRead(c *conn, r *request) {
 		}
 		s.watches.Add(s.watcherOf(c), b.Path, kind)
 		s.reply(c, xid, jute.OK, &jute.ErrorResponse{N: 0})
+	case jute.OpAddWatchSince:
+		s.addWatchSince(c, xid, r.body.(*jute.AddWatchSinceRequest))
 	case jute.OpCheckWatches, jute.OpRemoveWatches:
 		b := r.body.(*jute.WatchesRequest)
 		if b.Type < jute.WatcherChildren || b.Type > jute.WatcherPersistentRecursive {

@@ -209,6 +209,10 @@ type Config struct {
 	// KeeperNodesListed lists the capabilities extension's virtual /keeper in getChildren
 	// of "/" (zkd.keeperNodesListed, capsnodes.go); off, a listing of "/" is ZooKeeper's.
 	KeeperNodesListed bool
+	// WatchHistoryMaxChanges and WatchHistoryMaxBytes bound the change history the
+	// watch-resume extension replays from (zkd.watchHistory.*, watchresume.go); zero takes
+	// internal/config's defaults, negative keeps nothing.
+	WatchHistoryMaxChanges, WatchHistoryMaxBytes int
 	// FastElection ends an election round as soon as every member not known to be down
 	// agrees, instead of after ZooKeeper's finalize wait (zkd.fastElection; only for
 	// ensembles of zkd servers).
@@ -374,7 +378,11 @@ type Server struct {
 	events chan event
 	// applyEvents is the event list each applied txn's events go into (core-owned).
 	applyEvents []datatree.Event
-	stopping    chan struct{}
+	// watchHistory is the watch-resume extension's change history (watchresume.go), nil
+	// without the extension; watchHistBuf is the buffer a txn's changes pass through.
+	watchHistory *watch.History
+	watchHistBuf []watch.Change
+	stopping     chan struct{}
 	// admin is what the server keeps for the observer surfaces (adminhttp.go).
 	admin    adminState
 	stopOnce sync.Once

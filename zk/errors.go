@@ -50,6 +50,9 @@ const (
 	// ErrListViewExpired is zkd's (paged-list): the view a listing's cursor names is gone;
 	// start the listing again.
 	ErrListViewExpired = jute.ErrListViewExpired
+	// ErrWatchHistoryCompacted: the server no longer holds the changes since the zxid a
+	// resumed watch named (AddWatchSince); re-read the state, then watch afresh.
+	ErrWatchHistoryCompacted = jute.ErrWatchHistoryCompacted
 )
 
 // ErrReplyTooLarge is wrapped by the error of a request whose reply was longer than the

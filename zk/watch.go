@@ -22,6 +22,11 @@ const (
 	// kindConfig is getConfig's data watch on the server's ConfigNode, which no chroot
 	// applies to: its path is a server path, so the other kinds' dispatch never sees it.
 	kindConfig
+	// kindResume and kindResumeRecursive are AddWatchSince's watches: dispatched as the
+	// persistent kinds, but not re-registered by setWatches after a reconnect, where the
+	// application resumes them with AddWatchSince from the connection's LastZxid.
+	kindResume
+	kindResumeRecursive
 	numKinds
 )
 
@@ -92,9 +97,11 @@ func (r *registry) dispatch(ev Event) {
 		return
 	}
 	fire(r.m[kindPersistent][ev.Path], false)
+	fire(r.m[kindResume][ev.Path], false)
 	if ev.Type != EventNodeChildrenChanged {
 		for p := ev.Path; p != ""; p = parent(p) {
 			fire(r.m[kindRecursive][p], false)
+			fire(r.m[kindResumeRecursive][p], false)
 		}
 	}
 }
@@ -161,9 +168,11 @@ func (r *registry) removeType(path string, t WatcherType) {
 	}
 	if t == WatcherPersistent || t == WatcherAny {
 		end(kindPersistent, EventPersistentWatchRemoved)
+		end(kindResume, EventPersistentWatchRemoved)
 	}
 	if t == WatcherPersistentRecursive || t == WatcherAny {
 		end(kindRecursive, EventPersistentWatchRemoved)
+		end(kindResumeRecursive, EventPersistentWatchRemoved)
 	}
 }
 
@@ -210,6 +219,9 @@ func (r *registry) paths() (lists [numKinds][]string, any bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	for k := range r.m {
+		if watchKind(k) == kindResume || watchKind(k) == kindResumeRecursive {
+			continue // the server dropped them with the connection; the application resumes them
+		}
 		for p := range r.m[k] {
 			lists[k] = append(lists[k], p)
 			any = true
@@ -232,7 +244,7 @@ func setWatchesPackets(lists [numKinds][]string, relZxid int64, root chroot) []*
 	size := 0
 	fields := func(sw *jute.SetWatches) [numKinds]*[]string {
 		return [numKinds]*[]string{&sw.DataWatches, &sw.ExistWatches, &sw.ChildWatches,
-			&sw.PersistentWatches, &sw.PersistentRecursiveWatches, &sw.DataWatches}
+			&sw.PersistentWatches, &sw.PersistentRecursiveWatches, &sw.DataWatches, nil, nil}
 	}
 	for k := range numKinds {
 		for _, p := range lists[k] {
@@ -256,7 +268,7 @@ func setWatchesPackets(lists [numKinds][]string, relZxid int64, root chroot) []*
 	// jute writes nil lists as null; the server wants empty vectors.
 	for _, sw := range out {
 		for _, f := range fields(sw) {
-			if *f == nil {
+			if f != nil && *f == nil {
 				*f = []string{}
 			}
 		}

@@ -143,6 +143,9 @@ type Config struct {
 	// KeeperNodesListed is zkd.keeperNodesListed: getChildren("/") lists the capabilities
 	// extension's virtual /keeper (fastelection.go).
 	KeeperNodesListed bool
+	// WatchHistoryMaxChanges and WatchHistoryMaxBytes bound the watch-resume extension's
+	// change history (watchhistory.go).
+	WatchHistoryMaxChanges, WatchHistoryMaxBytes int
 	// LocalSessions is localSessionsEnabled and localSessionsUpgradingEnabled
 	// (localsessions.go).
 	LocalSessions LocalSessions

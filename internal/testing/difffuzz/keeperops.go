@@ -64,6 +64,10 @@ func (g *gen) keeperStep(s string) {
 			ops = append(ops[:i], append([]jute.MultiOp{op}, ops[i:]...)...)
 		}
 		g.request(s, jute.OpMulti, &jute.MultiRequest{Ops: ops})
+	case x < 89:
+		// A resumed persistent watch (watch-resume) from a zxid of the program's past: two
+		// fresh servers must replay the same events.
+		g.request(s, jute.OpAddWatchSince, &jute.AddWatchSinceRequest{Path: g.readPath(), Mode: int32(g.r.IntN(2)), SinceZxid: int64(g.r.IntN(40))})
 	case x < 93:
 		g.request(s, jute.OpFilteredList, &jute.FilteredListRequest{Path: g.readPath(), Watch: g.pct(50), Type: byte(g.r.IntN(3))})
 	default:

@@ -129,6 +129,8 @@ func respFor(op jute.OpCode) jute.Record {
 		return &jute.WhoAmIResponse{}
 	case jute.OpListPage:
 		return &jute.ListPageResponse{}
+	case jute.OpAddWatchSince:
+		return &jute.AddWatchSinceResponse{}
 	case jute.OpSASL:
 		return &jute.SASLToken{}
 	}
