@@ -189,13 +189,8 @@ func (s *Server) doRead(c *conn, r *request) {
 		s.reply(c, xid, code, nil)
 	case jute.OpAddWatch:
 		b := r.body.(*jute.AddWatchRequest)
-		var kind watch.Kind
-		switch b.Mode {
-		case jute.AddWatchPersistent:
-			kind = watch.Persistent
-		case jute.AddWatchPersistentRecursive:
-			kind = watch.PersistentRecursive
-		default:
+		kind, ok := persistentKind(b.Mode)
+		if !ok {
 			// ZooKeeper fails to map the mode and answers as for an unreadable body.
 			s.reply(c, xid, jute.ErrMarshallingError, nil)
 			return
@@ -260,6 +255,17 @@ func (s *Server) readChildren(path string, n *datatree.Node) []string {
 		s.cfg.Metrics.NamespaceRead(path, size)
 	}
 	return children
+}
+
+// persistentKind maps an addWatch mode to its watch kind.
+func persistentKind(mode int32) (watch.Kind, bool) {
+	switch mode {
+	case jute.AddWatchPersistent:
+		return watch.Persistent, true
+	case jute.AddWatchPersistentRecursive:
+		return watch.PersistentRecursive, true
+	}
+	return 0, false
 }
 
 // multiRead runs each read on its own; failures become error results.

@@ -69,13 +69,8 @@ func (s *Server) recordWatchHistory(zxid int64, evs []datatree.Event) {
 // addWatchSince answers the extension's opcode (a read, on the core, in the session's
 // order).
 func (s *Server) addWatchSince(c *conn, xid int32, b *jute.AddWatchSinceRequest) {
-	var kind watch.Kind
-	switch b.Mode {
-	case jute.AddWatchPersistent:
-		kind = watch.Persistent
-	case jute.AddWatchPersistentRecursive:
-		kind = watch.PersistentRecursive
-	default:
+	kind, ok := persistentKind(b.Mode)
+	if !ok {
 		s.reply(c, xid, jute.ErrMarshallingError, nil)
 		return
 	}

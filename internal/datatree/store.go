@@ -119,6 +119,20 @@ func (a *pages[T]) grow(i uint32, gen uint32) {
 
 func (a *pages[T]) clone() []*[pageSize]T { return slices.Clone(a.p) }
 
+// allocIndex takes an index of a free element of a, the last freed one or a new one past
+// the n in use.
+func allocIndex[T any](free *[]uint32, n *uint32, a *pages[T], gen uint32) uint32 {
+	if k := len(*free); k > 0 {
+		i := (*free)[k-1]
+		*free = (*free)[:k-1]
+		return i
+	}
+	i := *n
+	*n++
+	a.grow(i, gen)
+	return i
+}
+
 // arena holds the nodes' paths and data.
 type arena struct {
 	chunks [][]byte
@@ -387,15 +401,7 @@ func (t *Tree) newRec(path string, data []byte, acl int64, stat jute.StatPersist
 // newUniqueRec is newRec unless path is indexed already: then it stores nothing and
 // returns false.
 func (t *Tree) newUniqueRec(path string, data []byte, acl int64, stat jute.StatPersisted) (uint32, bool) {
-	var i uint32
-	if n := len(t.freeRecs); n > 0 {
-		i = t.freeRecs[n-1]
-		t.freeRecs = t.freeRecs[:n-1]
-	} else {
-		i = t.nrecs
-		t.nrecs++
-		t.recs.grow(i, t.gen)
-	}
+	i := allocIndex(&t.freeRecs, &t.nrecs, &t.recs, t.gen)
 	r := t.wr(i)
 	*r = rec{acl: acl, dlen: -1, parent: noIndex, pos: noIndex}
 	r.setStat(stat)
@@ -497,14 +503,7 @@ func (t *Tree) kidIDs(i uint32) []uint32 {
 func (t *Tree) mutKids(i uint32) *kidList {
 	k := t.rd(i).kids
 	if k == 0 {
-		if n := len(t.freeLists); n > 0 {
-			k = t.freeLists[n-1]
-			t.freeLists = t.freeLists[:n-1]
-		} else {
-			k = t.nlists
-			t.nlists++
-			t.lists.grow(k, t.gen)
-		}
+		k = allocIndex(&t.freeLists, &t.nlists, &t.lists, t.gen)
 		t.wr(i).kids = k
 		l := t.lists.mut(k, t.gen)
 		*l = kidList{gen: t.gen}

@@ -92,27 +92,40 @@ func nonNil(s []string) []string {
 	return s
 }
 
-func cmdCreate(ctx context.Context, e *env) error {
+// createArgs are create's arguments, parsed and checked as ZooKeeperMain's CreateCommand
+// does.
+type createArgs struct {
+	mode       zk.CreateMode
+	ttl        int64
+	path       string
+	data       []byte
+	acl        []zk.ACL
+	hasT, hasC bool
+}
+
+// parseCreate reads create's options and arguments ([-s] [-e] [-c] [-t ttl] path [data]
+// [acl]); a command without -t passes none.
+func parseCreate(e *env) (*createArgs, error) {
 	if len(e.args) < 2 {
-		return e.parseErr()
+		return nil, e.parseErr()
 	}
 	hasE, hasS, hasC, hasT := e.cl.has("e"), e.cl.has("s"), e.cl.has("c"), e.cl.has("t")
 	if hasC && (hasE || hasS) {
-		return cliError("-c cannot be combined with -s or -e. Containers cannot be ephemeral or sequential.")
+		return nil, cliError("-c cannot be combined with -s or -e. Containers cannot be ephemeral or sequential.")
 	}
 	var ttl int64
 	if hasT {
 		v, err := strconv.ParseInt(strings.TrimPrefix(e.cl.value("t"), "+"), 10, 64)
 		if err != nil {
-			return cliError("-t argument must be a long value")
+			return nil, cliError("-t argument must be a long value")
 		}
 		ttl = v
 	}
 	if hasT && hasE {
-		return cliError("TTLs cannot be used with Ephemeral znodes")
+		return nil, cliError("TTLs cannot be used with Ephemeral znodes")
 	}
 	if hasT && hasC {
-		return cliError("TTLs cannot be used with Container znodes")
+		return nil, cliError("TTLs cannot be used with Container znodes")
 	}
 	var mode zk.CreateMode
 	switch {
@@ -130,33 +143,37 @@ func cmdCreate(ctx context.Context, e *env) error {
 		mode = zk.ModePersistentTTL
 	}
 	if hasT && (ttl <= 0 || ttl > maxTTL) {
-		return cliError("ttl must be positive and cannot be larger than: " + strconv.FormatInt(maxTTL, 10))
+		return nil, cliError("ttl must be positive and cannot be larger than: " + strconv.FormatInt(maxTTL, 10))
 	}
-	path := e.args[1]
-	var data []byte
+	a := &createArgs{mode: mode, ttl: ttl, path: e.args[1], acl: zk.OpenACL(), hasT: hasT, hasC: hasC}
 	if len(e.args) > 2 {
-		data = []byte(e.args[2])
+		a.data = []byte(e.args[2])
 	}
-	acl := zk.OpenACL()
 	if len(e.args) > 3 {
-		acl = e.parseACL(e.args[3])
+		a.acl = e.parseACL(e.args[3])
 	}
 	// ZooKeeper.create validates a sequential path with a digit appended.
-	check := path
+	check := a.path
 	if mode.IsSequential() {
 		check += "1"
 	}
 	if err := validatePath(check); err != nil {
+		return nil, err
+	}
+	if len(a.acl) == 0 {
+		e.eprintln("KeeperErrorCode = InvalidACL")
+		return nil, cliError("Acl is not valid : null")
+	}
+	return a, nil
+}
+
+func cmdCreate(ctx context.Context, e *env) error {
+	a, err := parseCreate(e)
+	if err != nil {
 		return err
 	}
-	if len(acl) == 0 {
-		e.eprintln("KeeperErrorCode = InvalidACL")
-		return cliError("Acl is not valid : null")
-	}
-	var (
-		created string
-		err     error
-	)
+	path, data, acl, mode, ttl, hasT, hasC := a.path, a.data, a.acl, a.mode, a.ttl, a.hasT, a.hasC
+	var created string
 	switch {
 	case hasT:
 		created, _, err = e.c.CreateTTL(ctx, path, data, acl, mode, msDuration(ttl))

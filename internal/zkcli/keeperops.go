@@ -5,8 +5,6 @@ import (
 	"math"
 	"strconv"
 	"strings"
-
-	"github.com/zkd-io/zkd/zk"
 )
 
 // The keeper-ops commands are zkd's own (zkdCommands): they run like the others but stay
@@ -47,44 +45,12 @@ func cmdRemoveRecursive(ctx context.Context, e *env) error {
 }
 
 func cmdCreateWithParents(ctx context.Context, e *env) error {
-	if len(e.args) < 2 {
-		return e.parseErr()
-	}
-	hasE, hasS, hasC := e.cl.has("e"), e.cl.has("s"), e.cl.has("c")
-	if hasC && (hasE || hasS) {
-		return cliError("-c cannot be combined with -s or -e. Containers cannot be ephemeral or sequential.")
-	}
-	var mode zk.CreateMode
-	switch {
-	case hasE && hasS:
-		mode = zk.ModeEphemeralSequential
-	case hasE:
-		mode = zk.ModeEphemeral
-	case hasS:
-		mode = zk.ModePersistentSequential
-	case hasC:
-		mode = zk.ModeContainer
-	}
-	path := e.args[1]
-	var data []byte
-	if len(e.args) > 2 {
-		data = []byte(e.args[2])
-	}
-	acl := zk.OpenACL()
-	if len(e.args) > 3 {
-		acl = e.parseACL(e.args[3])
-	}
-	check := path
-	if mode.IsSequential() {
-		check += "1"
-	}
-	if err := validatePath(check); err != nil {
+	a, err := parseCreate(e)
+	if err != nil {
 		return err
 	}
-	if len(acl) == 0 {
-		return cliError("Acl is not valid : null")
-	}
-	created, _, err := e.c.CreateWithParents(ctx, path, data, acl, mode)
+	path := a.path
+	created, _, err := e.c.CreateWithParents(ctx, path, a.data, a.acl, a.mode)
 	if err != nil {
 		return keeper(err, path)
 	}
