@@ -224,11 +224,14 @@ func drive(t *testing.T, name string, start func(stdin io.Reader, stdout io.Writ
 }
 
 // oneEventSteps set a persistent recursive watch and a one-time data watch on one node (and
-// then on a child), change it, and end with quit, which waits for every event to print.
+// then on a child), change it, and end with a sync (whose answer comes after every event of
+// the changes before it) and quit. zkCli.sh's quit exits the JVM while its event thread may
+// still be printing the Closed event: whether that event shows is a race in zkCli.sh, so the
+// comparison leaves it out (TestOneEventPerChange checks that zkcli prints it).
 var oneEventSteps = []step{
 	{"create /pw x\naddWatch -m PERSISTENT_RECURSIVE /pw\nget -w /pw\nset /pw y\n", "type:NodeDataChanged path:/pw\n", 1},
 	{"create /pw2 x\naddWatch -m PERSISTENT /pw2\nls -w /pw2\ncreate /pw2/c\n", "type:NodeChildrenChanged path:/pw2\n", 1},
-	{"sync /pw\nquit\n", "state:Closed", 1},
+	{"sync /pw\nquit\n", "Sync is OK", 1},
 }
 
 // TestOneEventPerChange: a change that fires a persistent watch and a one-time watch of the
@@ -253,7 +256,13 @@ func TestOneEventPerChangeLikeZkCliSh(t *testing.T) {
 	ref := refzk.StartStandalone(t, refzk.Options{})
 	zkd := zktest.Start(t)
 	events := func(out string) []string {
-		return normalise(out, "", 0).events
+		var evs []string
+		for _, ev := range normalise(out, "", 0).events {
+			if !strings.Contains(ev, "state:Closed") {
+				evs = append(evs, ev)
+			}
+		}
+		return evs
 	}
 	want := events(drive(t, "zkCli.sh on ZooKeeper", func(stdin io.Reader, stdout io.Writer) func() int {
 		cmd := exec.Command(zkCli, "-server", ref.Addr())
