@@ -132,15 +132,7 @@ func (p *Preparer) removeRecursive(r *Request, b *jute.RemoveRecursiveRequest, s
 	if isSpecial(b.Path) || !datatree.ValidatePath(b.Path) {
 		return nil, jute.ErrBadArguments
 	}
-	parentPath, err := parentForWrite(b.Path)
-	if err != nil {
-		return nil, err
-	}
-	parent, err := p.lookup(s, parentPath)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.checkACL(r, parent.acl, jute.PermDelete); err != nil {
+	if err := p.checkParentDelete(r, b.Path, s); err != nil {
 		return nil, err
 	}
 	root, err := p.lookup(s, b.Path)

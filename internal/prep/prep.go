@@ -735,19 +735,25 @@ func (p *Preparer) create(r *Request, typ jute.OpCode, path string, data []byte,
 	return txn, nil
 }
 
+// checkParentDelete checks what deleting path needs of its parent: that it exists and
+// grants DELETE.
+func (p *Preparer) checkParentDelete(r *Request, path string, s *txnState) error {
+	parentPath, err := parentForWrite(path)
+	if err != nil {
+		return err
+	}
+	parent, err := p.lookup(s, parentPath)
+	if err != nil {
+		return err
+	}
+	return p.checkACL(r, parent.acl, jute.PermDelete)
+}
+
 func (p *Preparer) delete(r *Request, b *jute.DeleteRequest, s *txnState) (jute.Record, error) {
 	if isSpecial(b.Path) {
 		return nil, jute.ErrBadArguments
 	}
-	parentPath, err := parentForWrite(b.Path)
-	if err != nil {
-		return nil, err
-	}
-	parent, err := p.lookup(s, parentPath)
-	if err != nil {
-		return nil, err
-	}
-	if err := p.checkACL(r, parent.acl, jute.PermDelete); err != nil {
+	if err := p.checkParentDelete(r, b.Path, s); err != nil {
 		return nil, err
 	}
 	n, err := p.lookup(s, b.Path)
