@@ -132,7 +132,7 @@ func (p *Preparer) removeRecursive(r *Request, b *jute.RemoveRecursiveRequest, s
 	if isSpecial(b.Path) || !datatree.ValidatePath(b.Path) {
 		return nil, jute.ErrBadArguments
 	}
-	if err := p.checkParentDelete(r, b.Path, s); err != nil {
+	if _, _, err := p.parentForDelete(r, b.Path, s); err != nil {
 		return nil, err
 	}
 	root, err := p.lookup(s, b.Path)

@@ -735,25 +735,29 @@ func (p *Preparer) create(r *Request, typ jute.OpCode, path string, data []byte,
 	return txn, nil
 }
 
-// checkParentDelete checks what deleting path needs of its parent: that it exists and
-// grants DELETE.
-func (p *Preparer) checkParentDelete(r *Request, path string, s *txnState) error {
+// parentForDelete returns the parent of path, which deleting path needs to exist and to
+// grant DELETE.
+func (p *Preparer) parentForDelete(r *Request, path string, s *txnState) (string, *record, error) {
 	parentPath, err := parentForWrite(path)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	parent, err := p.lookup(s, parentPath)
 	if err != nil {
-		return err
+		return "", nil, err
 	}
-	return p.checkACL(r, parent.acl, jute.PermDelete)
+	if err := p.checkACL(r, parent.acl, jute.PermDelete); err != nil {
+		return "", nil, err
+	}
+	return parentPath, parent, nil
 }
 
 func (p *Preparer) delete(r *Request, b *jute.DeleteRequest, s *txnState) (jute.Record, error) {
 	if isSpecial(b.Path) {
 		return nil, jute.ErrBadArguments
 	}
-	if err := p.checkParentDelete(r, b.Path, s); err != nil {
+	parentPath, parent, err := p.parentForDelete(r, b.Path, s)
+	if err != nil {
 		return nil, err
 	}
 	n, err := p.lookup(s, b.Path)
