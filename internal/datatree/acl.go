@@ -73,6 +73,13 @@ func (c *aclCache) addRef(k int64) {
 	}
 }
 
+// addRefs is n addRefs of k.
+func (c *aclCache) addRefs(k int64, n int) {
+	if k != OpenACLKey {
+		c.refs[k] += int64(n)
+	}
+}
+
 func (c *aclCache) release(k int64) {
 	if k == OpenACLKey {
 		return

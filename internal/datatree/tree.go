@@ -5,6 +5,7 @@ import (
 	"hash/crc32"
 	"sort"
 	"strings"
+	"unicode/utf8"
 
 	"github.com/zkd-io/zkd/jute"
 )
@@ -406,6 +407,13 @@ func (t *Tree) ExpiryCandidates(nowMs int64, limit int) []string {
 // nodeSize is ZooKeeper's getNodeSize: Java String.length() (UTF-16 units) plus data length.
 func nodeSize(path string, data []byte) int64 {
 	n := int64(len(data))
+	ascii := true
+	for i := 0; i < len(path); i++ {
+		ascii = ascii && path[i] < utf8.RuneSelf
+	}
+	if ascii {
+		return n + int64(len(path))
+	}
 	for _, r := range path {
 		n++
 		if r >= 0x10000 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -754,4 +755,82 @@ func TestLoader(t *testing.T) {
 			t.Error("reserved nodes not restored")
 		}
 	})
+}
+
+// TestLoaderDeferredIndex loads trees big enough for the loader's sorted index build, in
+// ZooKeeper's pre-order and in an order that is not (a parent off the ancestor stack makes
+// the loader build its index mid-way), and with a duplicate hidden among thousands of
+// nodes: the loaded tree must equal the one written, and the duplicate must be refused.
+func TestLoaderDeferredIndex(t *testing.T) {
+	a := newApplier(t)
+	for i := 0; i < 40; i++ {
+		a.create(fmt.Sprintf("/p%d", i), "")
+		for j := 0; j < 150; j++ {
+			a.create(fmt.Sprintf("/p%d/n%d", i, j), strconv.Itoa(j))
+		}
+	}
+	a.create("/\u00e9t\U0001F600", "x")
+	// ZooKeeper's node size counts UTF-16 units: 5 for the path, 1 for the data.
+	if n := nodeSize("/\u00e9t\U0001F600", []byte("x")); n != 6 {
+		t.Fatalf("nodeSize = %d, want 6", n)
+	}
+	if n := nodeSize("/ab", nil); n != 3 {
+		t.Fatalf("nodeSize = %d, want 3", n)
+	}
+	var nodes []SnapNode
+	w := a.tr.Walk()
+	for done := false; !done; {
+		var batch []SnapNode
+		batch, done = w.Next(512, nil)
+		nodes = append(nodes, batch...)
+	}
+	w.Close()
+	acls := a.tr.ACLs()
+	load := func(nodes []SnapNode) (*Tree, error) {
+		l := NewLoader()
+		for k, v := range acls {
+			l.ACL(k, v)
+		}
+		for _, n := range nodes {
+			if err := l.Node(n); err != nil {
+				return nil, err
+			}
+		}
+		return l.Finish(false, a.tr.LastZxid())
+	}
+	t.Run("pre-order", func(t *testing.T) {
+		got, err := load(nodes)
+		if err != nil {
+			t.Fatal(err)
+		}
+		requireEqualTrees(t, a.tr, got)
+		checkInvariants(t, got)
+	})
+	t.Run("parents first, not pre-order", func(t *testing.T) {
+		// All of /p0's children come after the other subtrees: /p0 is then off the stack.
+		var first, later []SnapNode
+		for _, n := range nodes {
+			if strings.HasPrefix(n.Path, "/p0/") {
+				later = append(later, n)
+			} else {
+				first = append(first, n)
+			}
+		}
+		got, err := load(append(first, later...))
+		if err != nil {
+			t.Fatal(err)
+		}
+		requireEqualTrees(t, a.tr, got)
+		checkInvariants(t, got)
+	})
+	for _, at := range []int{len(nodes) / 2, len(nodes)} {
+		t.Run(fmt.Sprintf("duplicate at %d", at), func(t *testing.T) {
+			dup := slices.Clone(nodes[:at])
+			dup = append(dup, nodes[len(nodes)/3])
+			dup = append(dup, nodes[at:]...)
+			if _, err := load(dup); err == nil || !strings.Contains(err.Error(), "appears twice") {
+				t.Fatalf("a node listed twice: %v, want an error naming it", err)
+			}
+		})
+	}
 }

@@ -16,6 +16,8 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"unicode/utf8"
+	"unsafe"
 
 	"github.com/zkd-io/zkd/internal/datatree"
 	"github.com/zkd-io/zkd/jute"
@@ -587,6 +589,7 @@ func readTree(sr *streamReader, h SnapshotHandler) error {
 // Adler32 over every byte consumed.
 type streamReader struct {
 	digestBuf []byte // NodeDigest's scratch
+	slab      []byte // where nodeFast carves paths and data (carve)
 	br        *bufio.Reader
 	h         hash.Hash32 // nil: no checksum (SNAP stream)
 	off       int64
@@ -659,18 +662,19 @@ func (r *streamReader) nodeFast() (SnapNode, bool, error) {
 	if len(b) < total {
 		return SnapNode{}, false, nil
 	}
-	n := SnapNode{Path: jute.JavaString(b[4 : 4+pl])}
+	var n SnapNode
+	if pb := b[4 : 4+pl]; utf8.Valid(pb) {
+		n.Path = unsafe.String(unsafe.SliceData(r.carve(pb)), pl)
+	} else {
+		n.Path = jute.JavaString(pb)
+	}
 	rest := b[4+pl+4:]
 	if dl >= 0 {
-		n.Data = bytes.Clone(rest[:dl])
-		if n.Data == nil {
-			n.Data = []byte{}
-		}
+		n.Data = r.carve(rest[:dl])
 		rest = rest[dl:]
 	}
 	n.ACLKey = int64(binary.BigEndian.Uint64(rest))
-	d := jute.Decoder{B: rest[8:fixed]}
-	n.Stat.Decode(&d)
+	decodeStat(&n.Stat, rest[8:fixed])
 	// Hashed here, on the decoding goroutine, the node's digest costs the loader nothing.
 	n.Digest, r.digestBuf = datatree.NodeDigest(r.digestBuf, n.Path, n.Data, &n.Stat)
 	if r.h != nil {
@@ -681,6 +685,39 @@ func (r *streamReader) nodeFast() (SnapNode, bool, error) {
 		return SnapNode{}, false, r.ioErr(err)
 	}
 	return n, true, nil
+}
+
+// carve copies b into the reader's slab: the nodes of a snapshot share a few large
+// allocations instead of making two small ones each. A slab is never written again once
+// carved, so what a handler keeps stays valid (and keeps its slab alive).
+func (r *streamReader) carve(b []byte) []byte {
+	const slabSize = 64 << 10
+	if len(b) == 0 {
+		return []byte{} // empty, not null, data
+	}
+	if len(b) > slabSize/4 {
+		return append(make([]byte, 0, len(b)), b...)
+	}
+	if cap(r.slab)-len(r.slab) < len(b) {
+		r.slab = make([]byte, 0, slabSize)
+	}
+	start := len(r.slab)
+	r.slab = append(r.slab, b...)
+	return r.slab[start:len(r.slab):len(r.slab)]
+}
+
+// decodeStat is StatPersisted.Decode of exactly 60 bytes, without the decoder's checks.
+func decodeStat(st *jute.StatPersisted, b []byte) {
+	_ = b[59]
+	st.Czxid = int64(binary.BigEndian.Uint64(b[0:]))
+	st.Mzxid = int64(binary.BigEndian.Uint64(b[8:]))
+	st.Ctime = int64(binary.BigEndian.Uint64(b[16:]))
+	st.Mtime = int64(binary.BigEndian.Uint64(b[24:]))
+	st.Version = int32(binary.BigEndian.Uint32(b[32:]))
+	st.Cversion = int32(binary.BigEndian.Uint32(b[36:]))
+	st.Aversion = int32(binary.BigEndian.Uint32(b[40:]))
+	st.EphemeralOwner = int64(binary.BigEndian.Uint64(b[44:]))
+	st.Pzxid = int64(binary.BigEndian.Uint64(b[52:]))
 }
 
 func (r *streamReader) full(p []byte) error {
