@@ -146,7 +146,18 @@ type arena struct {
 	compact []int
 	cursor  int
 	queued  []bool
+	// dead holds, per chunk, offsets of entries freed in it (at most maxDeadHints): the
+	// compactor skips those without looking their path up. It is a hint: an entry it does
+	// not list is looked up. sorted is how much of the first queued chunk's list is sorted
+	// (frees that come during its compaction are appended after), next the compactor's
+	// place in it.
+	dead         [][]uint32
+	sorted, next int
 }
+
+// maxDeadHints bounds a chunk's dead list: 64 KiB, for a 1 MiB chunk of entries of 16
+// bytes or more that is more than half dead.
+const maxDeadHints = 16 << 10
 
 func newArena() arena { return arena{cur: -1} }
 
@@ -156,13 +167,14 @@ func (a *arena) newChunk(size int) int {
 		id = a.freeIDs[n-1]
 		a.freeIDs = a.freeIDs[:n-1]
 		a.chunks[id] = make([]byte, size)
-		a.used[id], a.live[id], a.queued[id] = 0, 0, false
+		a.used[id], a.live[id], a.queued[id], a.dead[id] = 0, 0, false, nil
 	} else {
 		id = len(a.chunks)
 		a.chunks = append(a.chunks, make([]byte, size))
 		a.used = append(a.used, 0)
 		a.live = append(a.live, 0)
 		a.queued = append(a.queued, false)
+		a.dead = append(a.dead, nil)
 	}
 	return id
 }
@@ -222,6 +234,9 @@ func (a *arena) entry(off uint64) (string, []byte, int) { return entryIn(a.chunk
 func (a *arena) free(off uint64, n int) {
 	id := int(off >> 32)
 	a.live[id] -= n
+	if len(a.dead[id]) < maxDeadHints {
+		a.dead[id] = append(a.dead[id], uint32(off))
+	}
 	switch {
 	case a.live[id] == 0 && id != a.cur:
 		a.release(id)
@@ -252,13 +267,13 @@ func (a *arena) release(id int) {
 		return
 	}
 	a.chunks[id] = nil
-	a.used[id], a.live[id] = 0, 0
+	a.used[id], a.live[id], a.dead[id] = 0, 0, nil
 	if a.queued[id] {
 		a.queued[id] = false
 		if i := slices.Index(a.compact, id); i >= 0 {
 			a.compact = slices.Delete(a.compact, i, i+1)
 			if i == 0 {
-				a.cursor = 0
+				a.cursor, a.sorted, a.next = 0, 0, 0
 			}
 		}
 	}
@@ -518,17 +533,29 @@ func (t *Tree) maybeCompact(written int) {
 		if a.cursor >= a.used[id] {
 			// Everything live has moved; the chunk is dead.
 			a.compact = a.compact[1:]
-			a.cursor = 0
+			a.cursor, a.sorted, a.next = 0, 0, 0
 			a.queued[id] = false
 			if a.live[id] == 0 {
 				a.release(id)
 			}
 			continue
 		}
+		if a.cursor == 0 && a.sorted == 0 {
+			slices.Sort(a.dead[id])
+			a.sorted = len(a.dead[id])
+		}
 		off := uint64(id)<<32 | uint64(a.cursor)
+		at := uint32(a.cursor)
 		path, data, n := entryIn(c, off)
 		a.cursor += n
 		budget -= n
+		hints := a.dead[id][:a.sorted]
+		for a.next < len(hints) && hints[a.next] < at {
+			a.next++
+		}
+		if a.next < len(hints) && hints[a.next] == at {
+			continue // freed: nothing to move, nothing to look up
+		}
 		// The entry is live if the node its path names is stored there: one a change or a
 		// delete left behind names no node, or one stored elsewhere. The old chunk's bytes
 		// stay as they are while put fills another chunk.
