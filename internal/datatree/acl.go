@@ -1,6 +1,7 @@
 package datatree
 
 import (
+	"math"
 	"slices"
 
 	"github.com/zkd-io/zkd/jute"
@@ -16,7 +17,9 @@ type aclCache struct {
 	byKey   map[int64][]jute.ACL
 	byValue map[string]int64
 	refs    map[int64]int64
-	next    int64
+	// next is the last key handed out in sequence. Keys stay within int32 (a node record
+	// holds 4 bytes of key): past that, free keys are found by scan.
+	next, scan int64
 	// pinned defers removal of unreferenced lists while a snapshot walk may still emit
 	// nodes whose key must appear in the snapshot's ACL table.
 	pinned int
@@ -50,8 +53,7 @@ func (c *aclCache) intern(acls []jute.ACL) int64 {
 	s := aclString(acls)
 	k, ok := c.byValue[s]
 	if !ok {
-		c.next++
-		k = c.next
+		k = c.newKey()
 		c.byValue[s] = k
 		c.byKey[k] = acls
 	}
@@ -98,7 +100,26 @@ func (c *aclCache) drop(k int64) {
 	delete(c.refs, k)
 }
 
-// load restores a key from a snapshot without references.
+// newKey returns a key no list and no node uses.
+func (c *aclCache) newKey() int64 {
+	if c.next < maxACLKey {
+		c.next++
+		return c.next
+	}
+	for {
+		c.scan = c.scan%maxACLKey + 1
+		if _, used := c.byKey[c.scan]; !used && c.refs[c.scan] == 0 {
+			return c.scan
+		}
+	}
+}
+
+// maxACLKey is the largest key a node record holds. ZooKeeper's keys are longs counted
+// from 1, so a snapshot's keys fit unless it is hostile; the loader gives any that do not
+// a key that does (keys appear only in snapshots, which say which list each stands for).
+const maxACLKey = math.MaxInt32
+
+// load restores a key from a snapshot without references; the key is in 1..maxACLKey.
 func (c *aclCache) load(k int64, acls []jute.ACL) {
 	c.byKey[k] = acls
 	c.byValue[aclString(acls)] = k

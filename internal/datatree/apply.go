@@ -168,9 +168,9 @@ func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, par
 		// (ZooKeeper's NodeHashMapImpl.put removes the old node's digest).
 		or := t.rd(old)
 		t.unDigest(old)
-		t.acls.release(or.acl)
+		t.acls.release(int64(or.acl))
 		t.dataSize -= nodeSize(path, t.dataOf(old))
-		t.untrack(path, or.owner)
+		t.untrack(path, t.ownerOf(or))
 		t.dropKids(old)
 		t.unlink(old)
 		t.freeRec(old)
@@ -186,8 +186,8 @@ func (t *Tree) create(path string, data []byte, acl []jute.ACL, owner int64, par
 	t.track(path, owner)
 	t.quotaCreated(parentPath, path, data)
 	if !t.replaying {
-		t.event(ev, Event{jute.EventNodeCreated, path, t.acls.get(t.rd(i).acl)},
-			Event{jute.EventNodeChildrenChanged, parentPath, t.acls.get(t.rd(pi).acl)})
+		t.event(ev, Event{jute.EventNodeCreated, path, t.acls.get(int64(t.rd(i).acl))},
+			Event{jute.EventNodeChildrenChanged, parentPath, t.acls.get(int64(t.rd(pi).acl))})
 	}
 	return t.statOf(i), jute.OK
 }
@@ -262,11 +262,11 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
 	r := t.rd(i)
 	t.unDigest(i)
 	// The list outlives its key: release may drop the key from the cache.
-	acl := t.acls.get(r.acl)
-	t.acls.release(r.acl)
+	acl := t.acls.get(int64(r.acl))
+	t.acls.release(int64(r.acl))
 	data := t.dataOf(i)
 	t.dataSize -= nodeSize(path, data)
-	t.untrack(path, r.owner)
+	t.untrack(path, t.ownerOf(r))
 	t.unDigest(pi)
 	// Only a node its parent lists leaves the list; any children it still has (a log
 	// replayed over a fuzzy snapshot) stay in the index, listed by no one.
@@ -283,7 +283,7 @@ func (t *Tree) delete(path string, zxid int64, ev *[]Event) jute.Code {
 	t.quotaDeleted(parentPath, path, data)
 	if !t.replaying {
 		t.event(ev, Event{jute.EventNodeDeleted, path, acl},
-			Event{jute.EventNodeChildrenChanged, parentPath, t.acls.get(t.rd(pi).acl)})
+			Event{jute.EventNodeChildrenChanged, parentPath, t.acls.get(int64(t.rd(pi).acl))})
 	}
 	return jute.OK
 }
@@ -304,7 +304,7 @@ func (t *Tree) setData(path string, data []byte, version int32, zxid, time int64
 	w.mtime = time
 	t.addDigest(i)
 	if !t.replaying {
-		t.event(ev, Event{jute.EventNodeDataChanged, path, t.acls.get(t.rd(i).acl)})
+		t.event(ev, Event{jute.EventNodeDataChanged, path, t.acls.get(int64(t.rd(i).acl))})
 	}
 	return t.statOf(i), jute.OK
 }
@@ -317,9 +317,9 @@ func (t *Tree) setACL(path string, acl []jute.ACL, version int32) (jute.Stat, ju
 	t.unDigest(i)
 	old := t.rd(i).acl
 	key := t.acls.intern(acl)
-	t.acls.release(old)
+	t.acls.release(int64(old))
 	w := t.wr(i)
-	w.acl = key
+	w.acl = int32(key)
 	w.aversion = version
 	t.addDigest(i)
 	return t.statOf(i), jute.OK

@@ -11,18 +11,20 @@
 // data are one entry in an arena of 1 MiB chunks; a table of 64-bit words indexes paths.
 // The collector sees one pointer per page, chunk and child list, none per node.
 //
-// A record, 96 bytes (little-endian in memory; nothing here is ever written to disk):
+// A record, 88 bytes (little-endian in memory; nothing here is ever written to disk):
 //
-//	 0       8       16      24      32      40      48      56
-//	+-------+-------+-------+-------+-------+-------+-------+
-//	| czxid | mzxid | ctime | mtime | owner | pzxid |  off  |   int64 each; off = chunk<<32 | offset
-//	+---+---+---+---+-------+---+---+---+---+---+---+-------+
-//	|ver|cv |av |dln|  acl  |dig|par|pos|kid|                   int32/uint32 each
-//	+---+---+---+---+-------+---+---+---+---+
-//	 56  60  64  68  72      80  84  88  92  96
+//	 0       8       16      24      32      40      48
+//	+-------+-------+-------+-------+-------+-------+
+//	| czxid | mzxid | ctime | mtime | pzxid |  off  |           int64 each; off = chunk<<32 | offset
+//	+---+---+---+---+---+---+---+---+---+---+-------+
+//	|ver|cv |av |dln|own|acl|dig|par|pos|kid|                   int32/uint32 each
+//	+---+---+---+---+---+---+---+---+---+---+
+//	 48  52  56  60  64  68  72  76  80  84  88
 //
 //	ver, cv, av  version, cversion, aversion      dln  data length; -1 null data, -2 free record
-//	acl          ACL key (int64)                  dig  the node's share of the tree digest
+//	own          ephemeral owner's id in the tree's owner table (0: none); a View copies the table
+//	acl          ACL key (kept within int32; the loader gives a snapshot's bigger keys new ones)
+//	dig          the node's share of the tree digest
 //	par, pos     parent's index and place in its child list (0xffffffff: listed by none)
 //	kid          the node's child list (0: none)
 //
@@ -36,7 +38,8 @@
 //
 // A change stores a new entry and leaves the old one dead; a chunk more than half dead is
 // compacted by later writes, a few entries each (live: the node its path names is stored
-// at that offset). An entry over 128 KiB gets a chunk of its own, dropped when it dies.
+// at that offset; entries freed in the chunk are listed, up to a bound, and skipped without
+// a look-up). An entry over 128 KiB gets a chunk of its own, dropped when it dies.
 //
 // A path-index word: the path's 32-bit hash (whose top bits are its home slot, so the table
 // grows without reading paths) above the record index plus one; 0 is an empty slot.

@@ -3,6 +3,8 @@ package datatree
 import (
 	"cmp"
 	"fmt"
+	"maps"
+	"math"
 	"slices"
 	"strings"
 
@@ -31,6 +33,7 @@ type View struct {
 	chunks [][]byte
 	root   uint32
 	acls   map[int64][]jute.ACL
+	owners []int64 // the owner table's values at the capture
 	zxid   int64
 	digest int64
 	nodes  int
@@ -48,6 +51,7 @@ func (t *Tree) Capture() *View {
 		chunks: slices.Clone(t.arena.chunks),
 		root:   t.find("/"),
 		acls:   t.acls.snapshot(),
+		owners: slices.Clone(t.owners.vals),
 		zxid:   t.lastZxid,
 		digest: int64(t.digest),
 		nodes:  t.live,
@@ -152,7 +156,7 @@ func (w *Walker) visit(i uint32, out []SnapNode) []SnapNode {
 	if sp == "/" {
 		sp = ""
 	}
-	out = append(out, SnapNode{Path: sp, Data: data, ACLKey: r.acl, Stat: r.stat()})
+	out = append(out, SnapNode{Path: sp, Data: data, ACLKey: int64(r.acl), Stat: r.stat(w.v.owners)})
 	if ids := w.v.kids(r); len(ids) > 0 {
 		w.stack = append(w.stack, walkFrame{ids: ids})
 	}
@@ -190,6 +194,11 @@ type Loader struct {
 	indexed  bool // the index is built: nodes go straight into it
 	aclKey   int64
 	aclCount int
+	// bigKeys are the table's keys outside the range a record holds, and remap the keys
+	// they and any such key a node names were given (settled at the first node).
+	bigKeys map[int64][]jute.ACL
+	remap   map[int64]int64
+	settled bool
 }
 
 type loadedNode struct {
@@ -202,7 +211,46 @@ type loadedNode struct {
 func NewLoader() *Loader { return &Loader{t: empty()} }
 
 // ACL adds an entry of the snapshot's ACL table.
-func (l *Loader) ACL(key int64, acls []jute.ACL) { l.t.acls.load(key, acls) }
+func (l *Loader) ACL(key int64, acls []jute.ACL) {
+	if !fitsRec(key) {
+		if l.bigKeys == nil {
+			l.bigKeys = map[int64][]jute.ACL{}
+		}
+		l.bigKeys[key] = acls // given a key once the table is complete
+		return
+	}
+	l.t.acls.load(key, acls)
+}
+
+// fitsRec reports whether a node record can hold ACL key k as it is.
+func fitsRec(k int64) bool { return k >= math.MinInt32 && k <= maxACLKey }
+
+// aclKeyFor is the key a node naming key k gets in the tree.
+func (l *Loader) aclKeyFor(k int64) int64 {
+	if !l.settled {
+		l.settled = true
+		c := l.t.acls
+		l.remap = map[int64]int64{}
+		for _, big := range slices.Sorted(maps.Keys(l.bigKeys)) {
+			nk := c.newKey()
+			c.load(nk, l.bigKeys[big])
+			l.remap[big] = nk
+		}
+	}
+	if fitsRec(k) {
+		return k
+	}
+	if l.remap == nil {
+		l.remap = map[int64]int64{}
+	}
+	nk, ok := l.remap[k]
+	if !ok {
+		// A key the table lacks (a fuzzy snapshot's): it still needs a key of its own.
+		nk = l.t.acls.newKey()
+		l.remap[k] = nk
+	}
+	return nk
+}
 
 // Node adds a node; its parent must already be loaded. The tree copies sn.Data.
 func (l *Loader) Node(sn SnapNode) error {
@@ -211,6 +259,7 @@ func (l *Loader) Node(sn SnapNode) error {
 	if p == "" {
 		p = "/"
 	}
+	sn.ACLKey = l.aclKeyFor(sn.ACLKey)
 	if sn.ACLKey != OpenACLKey {
 		if _, ok := t.acls.byKey[sn.ACLKey]; !ok {
 			// A fuzzy snapshot can hold a node whose ACL list was interned after the
@@ -370,7 +419,7 @@ func (l *Loader) Finish(extendedTypes bool, lastZxid int64) (*Tree, error) {
 	}
 	t.ExtendedTypes = extendedTypes
 	for _, p := range l.ttlShaped {
-		t.track(p, t.rd(t.find(p)).owner)
+		t.track(p, t.ownerOf(t.rd(t.find(p))))
 	}
 	if t.find(ZookeeperPath) == noIndex || t.find(QuotaPath) == noIndex || t.find(ConfigPath) == noIndex {
 		t.addSystemNodes()
@@ -448,7 +497,7 @@ func (v *View) Name(id NodeID) string {
 }
 
 // ACLKey is id's ACL key in the view (see ACLs).
-func (v *View) ACLKey(id NodeID) int64 { return v.rec(uint32(id)).acl }
+func (v *View) ACLKey(id NodeID) int64 { return int64(v.rec(uint32(id)).acl) }
 
 // StatOf is id's client-visible Stat in the view.
 func (v *View) StatOf(id NodeID) jute.Stat {
@@ -462,7 +511,7 @@ func (v *View) StatOf(id NodeID) jute.Stat {
 		Version:        r.version,
 		Cversion:       r.cversion*2 - nc,
 		Aversion:       r.aversion,
-		EphemeralOwner: clientOwner(r.owner, v.extendedTypes),
+		EphemeralOwner: clientOwner(v.owners[r.owner], v.extendedTypes),
 		DataLength:     int32(r.dataLen()),
 		NumChildren:    nc,
 		Pzxid:          r.pzxid,

@@ -42,16 +42,20 @@ const (
 	noIndex        = ^uint32(0)
 )
 
-// rec is one znode: 96 bytes. A free record has dlen freeMark.
+// rec is one znode: 88 bytes. A free record has dlen freeMark.
 type rec struct {
-	// The persisted Stat, field by field: as a nested struct it would be padded.
-	czxid, mzxid, ctime, mtime, owner, pzxid int64
+	// The persisted Stat, field by field: as a nested struct it would be padded. The
+	// ephemeral owner is an id in the tree's ownerTable: most nodes have none, and those
+	// that do share a few sessions.
+	czxid, mzxid, ctime, mtime, pzxid int64
 	// off locates the entry holding the path then the data: chunk<<32 | byte offset of the
 	// entry's header.
 	off                         uint64
 	version, cversion, aversion int32
 	dlen                        int32 // -1: null data, which ZooKeeper tells from empty
-	acl                         int64
+	owner                       uint32
+	// acl is the node's ACL key (aclCache keeps keys within int32).
+	acl int32
 	// digest is the node's share of the tree digest, as last computed: a change subtracts
 	// it rather than hashing the old contents again.
 	digest uint32
@@ -64,15 +68,61 @@ type rec struct {
 	kids uint32
 }
 
-func (r *rec) stat() jute.StatPersisted {
+// stat is the record's persisted Stat; owners is the owner table it was stored under
+// (the tree's, or a view's copy).
+func (r *rec) stat(owners []int64) jute.StatPersisted {
 	return jute.StatPersisted{Czxid: r.czxid, Mzxid: r.mzxid, Ctime: r.ctime, Mtime: r.mtime,
-		Version: r.version, Cversion: r.cversion, Aversion: r.aversion, EphemeralOwner: r.owner, Pzxid: r.pzxid}
+		Version: r.version, Cversion: r.cversion, Aversion: r.aversion, EphemeralOwner: owners[r.owner], Pzxid: r.pzxid}
 }
 
-func (r *rec) setStat(s jute.StatPersisted) {
-	r.czxid, r.mzxid, r.ctime, r.mtime = s.Czxid, s.Mzxid, s.Ctime, s.Mtime
-	r.version, r.cversion, r.aversion = s.Version, s.Cversion, s.Aversion
-	r.owner, r.pzxid = s.EphemeralOwner, s.Pzxid
+// ownerOf is record r's ephemeral owner.
+func (t *Tree) ownerOf(r *rec) int64 { return t.owners.vals[r.owner] }
+
+// ownerTable interns ephemeral owners (session ids, and the container and TTL marks) as
+// small ids, with references: id 0 is "no owner". An id is reused once nothing refers to
+// it; a view keeps a copy of vals, so its records still read the owners they had.
+type ownerTable struct {
+	vals []int64
+	ids  map[int64]uint32
+	refs []int32
+	free []uint32
+}
+
+func newOwnerTable() ownerTable {
+	return ownerTable{vals: []int64{0}, ids: map[int64]uint32{}, refs: []int32{0}}
+}
+
+func (o *ownerTable) intern(v int64) uint32 {
+	if v == 0 {
+		return 0
+	}
+	if id, ok := o.ids[v]; ok {
+		o.refs[id]++
+		return id
+	}
+	var id uint32
+	if n := len(o.free); n > 0 {
+		id = o.free[n-1]
+		o.free = o.free[:n-1]
+		o.vals[id], o.refs[id] = v, 1
+	} else {
+		id = uint32(len(o.vals))
+		o.vals = append(o.vals, v)
+		o.refs = append(o.refs, 1)
+	}
+	o.ids[v] = id
+	return id
+}
+
+func (o *ownerTable) release(id uint32) {
+	if id == 0 {
+		return
+	}
+	if o.refs[id]--; o.refs[id] == 0 {
+		delete(o.ids, o.vals[id])
+		o.vals[id] = 0
+		o.free = append(o.free, id)
+	}
 }
 
 // freeMark is a free record's dlen.
@@ -420,6 +470,7 @@ func (t *Tree) newUniqueRec(path string, data []byte, acl int64, stat jute.StatP
 	i := t.storeRec(path, data, acl, stat)
 	if !t.insertUnique(path, i) {
 		t.arena.free(t.rd(i).off, len(path)+len(data)+entryHeaderLen(len(path), data))
+		t.owners.release(t.rd(i).owner)
 		*t.wr(i) = rec{dlen: freeMark}
 		t.freeRecs = append(t.freeRecs, i)
 		return noIndex, false
@@ -434,8 +485,10 @@ func (t *Tree) newUniqueRec(path string, data []byte, acl int64, stat jute.StatP
 func (t *Tree) storeRec(path string, data []byte, acl int64, stat jute.StatPersisted) uint32 {
 	i := allocIndex(&t.freeRecs, &t.nrecs, &t.recs, t.gen)
 	r := t.wr(i)
-	*r = rec{acl: acl, dlen: -1, parent: noIndex, pos: noIndex}
-	r.setStat(stat)
+	*r = rec{acl: int32(acl), dlen: -1, parent: noIndex, pos: noIndex,
+		czxid: stat.Czxid, mzxid: stat.Mzxid, ctime: stat.Ctime, mtime: stat.Mtime, pzxid: stat.Pzxid,
+		version: stat.Version, cversion: stat.Cversion, aversion: stat.Aversion,
+		owner: t.owners.intern(stat.EphemeralOwner)}
 	if data != nil {
 		r.dlen = int32(len(data))
 	}
@@ -500,6 +553,7 @@ func (t *Tree) freeRec(i uint32) {
 	off := t.rd(i).off
 	path, _, n := t.arena.entry(off)
 	t.remove(path, i)
+	t.owners.release(t.rd(i).owner)
 	*t.wr(i) = rec{dlen: freeMark}
 	t.arena.free(off, n)
 	t.freeRecs = append(t.freeRecs, i)

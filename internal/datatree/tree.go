@@ -143,6 +143,7 @@ type Tree struct {
 	gen       uint32
 
 	acls       *aclCache
+	owners     ownerTable
 	ephemerals map[int64]map[string]struct{}
 	containers map[string]struct{}
 	ttls       map[string]struct{}
@@ -171,6 +172,7 @@ func empty() *Tree {
 		arena:      newArena(),
 		index:      newPathIndex(),
 		acls:       newACLCache(),
+		owners:     newOwnerTable(),
 		ephemerals: make(map[int64]map[string]struct{}),
 		containers: make(map[string]struct{}),
 		ttls:       make(map[string]struct{}),
@@ -260,7 +262,7 @@ func (t *Tree) Lookup(path string) (Node, bool) {
 
 func (t *Tree) node(i uint32) Node {
 	r := t.rd(i)
-	return Node{Data: t.dataOf(i), ACL: r.acl, Stat: r.stat(), digest: r.digest, t: t, i: i}
+	return Node{Data: t.dataOf(i), ACL: int64(r.acl), Stat: r.stat(t.owners.vals), digest: r.digest, t: t, i: i}
 }
 
 // ACL returns the ACL list for a key.
@@ -396,7 +398,7 @@ func (t *Tree) ExpiryCandidates(nowMs int64, limit int) []string {
 			continue
 		}
 		r := t.rd(i)
-		if ttl, ok := t.IsTTL(r.owner); ok && ttl != 0 && nowMs-r.mtime > ttl {
+		if ttl, ok := t.IsTTL(t.ownerOf(r)); ok && ttl != 0 && nowMs-r.mtime > ttl {
 			out = append(out, p)
 		}
 	}
@@ -426,7 +428,7 @@ func nodeSize(path string, data []byte) int64 {
 // nodeDigest is node i's share of the tree digest (NodeDigest), hashed in the buffer the
 // tree keeps.
 func (t *Tree) nodeDigest(i uint32) uint32 {
-	st := t.rd(i).stat()
+	st := t.rd(i).stat(t.owners.vals)
 	path, data, _ := t.arena.entry(t.rd(i).off)
 	d, b := NodeDigest(t.scratch, path, data, &st)
 	t.scratch = b[:0]
