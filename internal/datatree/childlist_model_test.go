@@ -77,7 +77,7 @@ func TestChildListsAgainstModel(t *testing.T) {
 					t.Fatalf("seed %d step %d: %s missing", seed, step, mp)
 				}
 				d := uint64(tr.nodeDigest(n.i))
-				if uint64(n.digest) != d {
+				if uint64(n.Digest()) != d {
 					t.Fatalf("seed %d step %d: %s digest stale", seed, step, mp)
 				}
 				sum += d

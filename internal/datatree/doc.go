@@ -11,22 +11,25 @@
 // data are one entry in an arena of 1 MiB chunks; a table of 64-bit words indexes paths.
 // The collector sees one pointer per page, chunk and child list, none per node.
 //
-// A record, 88 bytes (little-endian in memory; nothing here is ever written to disk):
+// A record, 80 bytes, so a page of 256 is exactly an allocator size class (little-endian in
+// memory; nothing here is ever written to disk):
 //
 //	 0       8       16      24      32      40      48
 //	+-------+-------+-------+-------+-------+-------+
 //	| czxid | mzxid | ctime | mtime | pzxid |  off  |           int64 each; off = chunk<<32 | offset
-//	+---+---+---+---+---+---+---+---+---+---+-------+
-//	|ver|cv |av |dln|own|acl|dig|par|pos|kid|                   int32/uint32 each
-//	+---+---+---+---+---+---+---+---+---+---+
-//	 48  52  56  60  64  68  72  76  80  84  88
+//	+---+---+---+---+---+---+---+---+-------+-------+           (all ones: a free record)
+//	|ver|cv |av |own|acl|par|pos|kid|                           int32/uint32 each
+//	+---+---+---+---+---+---+---+---+
+//	 48  52  56  60  64  68  72  76  80
 //
-//	ver, cv, av  version, cversion, aversion      dln  data length; -1 null data, -2 free record
+//	ver, cv, av  version, cversion, aversion
 //	own          ephemeral owner's id in the tree's owner table (0: none); a View copies the table
 //	acl          ACL key (kept within int32; the loader gives a snapshot's bigger keys new ones)
-//	dig          the node's share of the tree digest
 //	par, pos     parent's index and place in its child list (0xffffffff: listed by none)
 //	kid          the node's child list (0: none)
+//
+// The data's length is the entry's, and a node's share of the tree digest is hashed when
+// a change needs it (before and after the change) rather than kept.
 //
 // An arena entry, at off; chunks are append-only, so a reader or a View keeps the bytes it
 // was given whatever the tree does next:

@@ -393,8 +393,8 @@ func checkInvariants(tb testing.TB, t *Tree) {
 	for p, n := range nodes {
 		d := uint64(t.nodeDigest(n.i))
 		sum += d
-		if uint64(n.digest) != d {
-			tb.Errorf("%s: cached digest %#x, recomputed %#x", p, n.digest, d)
+		if uint64(n.Digest()) != d {
+			tb.Errorf("%s: digest of the node as read %#x, of the record %#x", p, n.Digest(), d)
 		}
 		if p != "/" {
 			if par := nodes[Parent(p)]; par == nil || t.rd(n.i).parent != par.i {

@@ -11,8 +11,8 @@ import (
 // TestRecSize: the record is most of a big tree's memory (issue 28's 150 bytes per znode
 // at 10M); a field added to it must be paid for knowingly.
 func TestRecSize(t *testing.T) {
-	if n := unsafe.Sizeof(rec{}); n != 88 {
-		t.Fatalf("rec is %d bytes, want 88", n)
+	if n := unsafe.Sizeof(rec{}); n != 80 {
+		t.Fatalf("rec is %d bytes, want 80", n)
 	}
 }
 

@@ -307,7 +307,6 @@ func (l *Loader) Node(sn SnapNode) error {
 	l.aclCount++
 	t.dataSize += nodeSize(p, sn.Data)
 	if sn.Digest != 0 {
-		t.wr(i).digest = sn.Digest
 		t.digest += uint64(sn.Digest)
 	} else {
 		t.addDigest(i)
@@ -503,6 +502,7 @@ func (v *View) ACLKey(id NodeID) int64 { return int64(v.rec(uint32(id)).acl) }
 func (v *View) StatOf(id NodeID) jute.Stat {
 	r := v.rec(uint32(id))
 	nc := int32(len(v.kids(r)))
+	_, data := v.entry(r)
 	return jute.Stat{
 		Czxid:          r.czxid,
 		Mzxid:          r.mzxid,
@@ -512,7 +512,7 @@ func (v *View) StatOf(id NodeID) jute.Stat {
 		Cversion:       r.cversion*2 - nc,
 		Aversion:       r.aversion,
 		EphemeralOwner: clientOwner(v.owners[r.owner], v.extendedTypes),
-		DataLength:     int32(r.dataLen()),
+		DataLength:     int32(len(data)),
 		NumChildren:    nc,
 		Pzxid:          r.pzxid,
 	}

@@ -42,7 +42,9 @@ const (
 	noIndex        = ^uint32(0)
 )
 
-// rec is one znode: 88 bytes. A free record has dlen freeMark.
+// rec is one znode: 80 bytes, so a page of 256 is exactly one of the allocator's size
+// classes (20480 bytes). A free record has off freeOff. The data's length is the arena
+// entry's, and the node's share of the digest is hashed when needed (addDigest).
 type rec struct {
 	// The persisted Stat, field by field: as a nested struct it would be padded. The
 	// ephemeral owner is an id in the tree's ownerTable: most nodes have none, and those
@@ -52,13 +54,9 @@ type rec struct {
 	// entry's header.
 	off                         uint64
 	version, cversion, aversion int32
-	dlen                        int32 // -1: null data, which ZooKeeper tells from empty
 	owner                       uint32
 	// acl is the node's ACL key (aclCache keeps keys within int32).
 	acl int32
-	// digest is the node's share of the tree digest, as last computed: a change subtracts
-	// it rather than hashing the old contents again.
-	digest uint32
 	// parent is the index of the node whose child list holds this one, and pos its place
 	// in that list; noIndex when no list holds it (the root, or a node whose parent was
 	// deleted under it while a log was replayed over a fuzzy snapshot).
@@ -125,13 +123,11 @@ func (o *ownerTable) release(id uint32) {
 	}
 }
 
-// freeMark is a free record's dlen.
-const freeMark = -2
+// freeOff is a free record's off.
+const freeOff = ^uint64(0)
 
-func (r *rec) free() bool { return r.dlen == freeMark }
+func (r *rec) free() bool { return r.off == freeOff }
 
-// dataLen is the data's length, 0 for null data.
-func (r *rec) dataLen() int { return max(int(r.dlen), 0) }
 
 // kidList is one node's children, as record indexes in no order. gen is the capture
 // generation the slice was last copied in: a list older than the tree's generation may be
@@ -471,7 +467,7 @@ func (t *Tree) newUniqueRec(path string, data []byte, acl int64, stat jute.StatP
 	if !t.insertUnique(path, i) {
 		t.arena.free(t.rd(i).off, len(path)+len(data)+entryHeaderLen(len(path), data))
 		t.owners.release(t.rd(i).owner)
-		*t.wr(i) = rec{dlen: freeMark}
+		*t.wr(i) = rec{off: freeOff}
 		t.freeRecs = append(t.freeRecs, i)
 		return noIndex, false
 	}
@@ -485,13 +481,10 @@ func (t *Tree) newUniqueRec(path string, data []byte, acl int64, stat jute.StatP
 func (t *Tree) storeRec(path string, data []byte, acl int64, stat jute.StatPersisted) uint32 {
 	i := allocIndex(&t.freeRecs, &t.nrecs, &t.recs, t.gen)
 	r := t.wr(i)
-	*r = rec{acl: int32(acl), dlen: -1, parent: noIndex, pos: noIndex,
+	*r = rec{acl: int32(acl), parent: noIndex, pos: noIndex,
 		czxid: stat.Czxid, mzxid: stat.Mzxid, ctime: stat.Ctime, mtime: stat.Mtime, pzxid: stat.Pzxid,
 		version: stat.Version, cversion: stat.Cversion, aversion: stat.Aversion,
 		owner: t.owners.intern(stat.EphemeralOwner)}
-	if data != nil {
-		r.dlen = int32(len(data))
-	}
 	r.off = t.arena.put(path, data)
 	return i
 }
@@ -554,7 +547,7 @@ func (t *Tree) freeRec(i uint32) {
 	path, _, n := t.arena.entry(off)
 	t.remove(path, i)
 	t.owners.release(t.rd(i).owner)
-	*t.wr(i) = rec{dlen: freeMark}
+	*t.wr(i) = rec{off: freeOff}
 	t.arena.free(off, n)
 	t.freeRecs = append(t.freeRecs, i)
 	t.live--
@@ -565,12 +558,7 @@ func (t *Tree) setDataOf(i uint32, data []byte) {
 	oldOff := t.rd(i).off
 	path, _, oldN := t.arena.entry(oldOff)
 	off := t.arena.put(path, data)
-	w := t.wr(i)
-	w.off = off
-	w.dlen = -1
-	if data != nil {
-		w.dlen = int32(len(data))
-	}
+	t.wr(i).off = off
 	t.arena.free(oldOff, oldN)
 	t.maybeCompact(len(path) + len(data))
 }

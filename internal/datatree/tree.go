@@ -27,10 +27,8 @@ type Node struct {
 	Data []byte
 	ACL  int64
 	Stat jute.StatPersisted
-	// digest is the node's share of the tree digest when it was read.
-	digest uint32
-	t      *Tree
-	i      uint32
+	t    *Tree
+	i    uint32
 }
 
 // NumChildren is the current number of children.
@@ -262,7 +260,7 @@ func (t *Tree) Lookup(path string) (Node, bool) {
 
 func (t *Tree) node(i uint32) Node {
 	r := t.rd(i)
-	return Node{Data: t.dataOf(i), ACL: int64(r.acl), Stat: r.stat(t.owners.vals), digest: r.digest, t: t, i: i}
+	return Node{Data: t.dataOf(i), ACL: int64(r.acl), Stat: r.stat(t.owners.vals), t: t, i: i}
 }
 
 // ACL returns the ACL list for a key.
@@ -469,15 +467,20 @@ func NodeDigest(buf []byte, path string, data []byte, s *jute.StatPersisted) (ui
 	return crc32.Update(c, crc32.IEEETable, b), b
 }
 
-// Digest is the node's share of the tree digest (NodeDigest), as the tree last computed it.
-func (n *Node) Digest() uint32 { return n.digest }
-
-// addDigest computes node i's share of the digest and adds it; unDigest takes the share
-// last added away. A change of a node is bracketed by the two.
-func (t *Tree) addDigest(i uint32) {
-	d := t.nodeDigest(i)
-	t.wr(i).digest = d
-	t.digest += uint64(d)
+// Digest is the node's share of the tree digest (NodeDigest). It is hashed from the node
+// as read, so ask before the tree changes (prep does, on the tree's goroutine).
+func (n *Node) Digest() uint32 {
+	if n.t == nil {
+		return 0
+	}
+	d, b := NodeDigest(n.t.scratch, n.t.pathOf(n.i), n.Data, &n.Stat)
+	n.t.scratch = b[:0]
+	return d
 }
 
-func (t *Tree) unDigest(i uint32) { t.digest -= uint64(t.rd(i).digest) }
+// addDigest adds node i's share of the digest; unDigest takes it away. A change of a node
+// is bracketed by the two, so the share taken away is hashed from the contents it was
+// added for: records keep no digest (4 bytes a node), a change hashes the node twice.
+func (t *Tree) addDigest(i uint32) { t.digest += uint64(t.nodeDigest(i)) }
+
+func (t *Tree) unDigest(i uint32) { t.digest -= uint64(t.nodeDigest(i)) }
