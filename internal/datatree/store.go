@@ -128,7 +128,6 @@ const freeOff = ^uint64(0)
 
 func (r *rec) free() bool { return r.off == freeOff }
 
-
 // kidList is one node's children, as record indexes in no order. gen is the capture
 // generation the slice was last copied in: a list older than the tree's generation may be
 // shared with a capture and is copied before it changes.
