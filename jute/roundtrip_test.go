@@ -274,6 +274,12 @@ var recordGens = map[string]func(r *rand.Rand) Record{
 		if !v.HasReadOnly {
 			v.ReadOnly = false
 		}
+		// Decode reads ZooKeeper's layout, which has no compression byte (DecodeXID64 is
+		// TestConnectRequestXID64Layout's).
+		v.Compression = false
+		if v.ProtocolVersion == ProtocolVersionXID64 {
+			v.ProtocolVersion = 0
+		}
 		return v
 	},
 	"ConnectResponse": func(r *rand.Rand) Record {

@@ -1,0 +1,203 @@
+package server_test
+
+import (
+	"errors"
+	"io"
+	"net"
+	"testing"
+	"time"
+
+	"github.com/zkd-io/zkd/internal/ext"
+	"github.com/zkd-io/zkd/jute"
+	"github.com/zkd-io/zkd/server"
+	"github.com/zkd-io/zkd/zktest"
+)
+
+// clickHouseConnect is the ConnectRequest ClickHouse's client sends for 64-bit xids
+// (ZooKeeperImpl.cpp's sendHandshake): the length 45, then 46 bytes, the compression byte
+// after the version uncounted.
+func clickHouseConnect(compression bool) []byte {
+	e := jute.Encoder{}
+	e.Int(45)
+	e.Int(jute.ProtocolVersionXID64)
+	e.Bool(compression)
+	e.Long(0)    // lastZxidSeen
+	e.Int(30000) // timeout
+	e.Long(0)    // session
+	e.Buffer(make([]byte, 16))
+	e.Bool(true) // readOnly, as ClickHouse sends it
+	return e.Buf
+}
+
+type raw64 struct {
+	t  *testing.T
+	nc net.Conn
+}
+
+func dial64(t *testing.T, addr string, hello []byte) *raw64 {
+	t.Helper()
+	nc, err := net.DialTimeout("tcp", addr, 10*time.Second)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { nc.Close() })
+	nc.SetDeadline(time.Now().Add(time.Minute))
+	if _, err := nc.Write(hello); err != nil {
+		t.Fatal(err)
+	}
+	return &raw64{t: t, nc: nc}
+}
+
+func (r *raw64) frame() ([]byte, error) { return jute.ReadFrame(r.nc, 1<<20) }
+
+func (r *raw64) send(xid int64, op jute.OpCode, body jute.Record) {
+	r.t.Helper()
+	e := jute.Encoder{}
+	(&jute.RequestHeader64{Xid: xid, Type: op}).Encode(&e)
+	if body != nil {
+		body.Encode(&e)
+	}
+	if err := jute.WriteFrame(r.nc, e.Buf); err != nil {
+		r.t.Fatal(err)
+	}
+}
+
+// reply reads frames up to the next one with xid (notifications before it are returned
+// too).
+func (r *raw64) reply(xid int64) (jute.ReplyHeader64, *jute.Decoder, []jute.WatcherEvent) {
+	r.t.Helper()
+	var evs []jute.WatcherEvent
+	for {
+		f, err := r.frame()
+		if err != nil {
+			r.t.Fatalf("waiting for xid %d: %v", xid, err)
+		}
+		d := &jute.Decoder{B: f}
+		var h jute.ReplyHeader64
+		h.Decode(d)
+		if d.Err() != nil {
+			r.t.Fatalf("reply header: %v", d.Err())
+		}
+		if h.Xid == int64(jute.XidNotification) && xid != int64(jute.XidNotification) {
+			var ev jute.WatcherEvent
+			ev.Decode(d)
+			evs = append(evs, ev)
+			continue
+		}
+		if h.Xid != xid {
+			r.t.Fatalf("reply xid %d, want %d", h.Xid, xid)
+		}
+		return h, d, evs
+	}
+}
+
+func wideServer(t *testing.T, set ext.Set) *zktest.Server {
+	return zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.Extensions = set }))
+}
+
+// TestXID64ClickHouseSession speaks to zkd as ClickHouse's client does with use_xid_64:
+// ClickHouse's handshake bytes, version 11 answered, xids above 2^31 echoed in 64-bit
+// headers, pings at -2 and a watch event at -1, while a stock go-zookeeper session on the
+// same server sees ZooKeeper.
+func TestXID64ClickHouseSession(t *testing.T) {
+	srv := wideServer(t, ext.Of(ext.Wide))
+	r := dial64(t, srv.Addr(), clickHouseConnect(false))
+	f, err := r.frame()
+	if err != nil {
+		t.Fatalf("connect response: %v", err)
+	}
+	var resp jute.ConnectResponse
+	if err := jute.Unmarshal(f, &resp); err != nil {
+		t.Fatal(err)
+	}
+	if resp.ProtocolVersion != jute.ProtocolVersionXID64 || resp.SessionID == 0 || resp.TimeOut <= 0 || !resp.HasReadOnly {
+		t.Fatalf("connect response %+v", resp)
+	}
+
+	stock, _ := connect(t, srv.Addr(), 10*time.Second)
+
+	const base = int64(1)<<31 + 5
+	r.send(base, jute.OpCreate, &jute.CreateRequest{Path: "/x64", Data: []byte("a"), ACL: jute.OpenACLUnsafe})
+	h, d, _ := r.reply(base)
+	var cr jute.CreateResponse
+	cr.Decode(d)
+	if h.Err != jute.OK || cr.Path != "/x64" || h.Zxid <= 0 {
+		t.Fatalf("create: %+v %q", h, cr.Path)
+	}
+	// Several in flight, answered in order with their own xids.
+	for i := int64(1); i <= 3; i++ {
+		r.send(base<<i, jute.OpGetData, &jute.GetDataRequest{Path: "/x64", Watch: i == 3})
+	}
+	for i := int64(1); i <= 3; i++ {
+		h, d, _ := r.reply(base << i)
+		var gd jute.GetDataResponse
+		gd.Decode(d)
+		if h.Err != jute.OK || string(gd.Data) != "a" {
+			t.Fatalf("getData %d: %+v %q", i, h, gd.Data)
+		}
+	}
+	r.send(int64(jute.XidPing), jute.OpPing, nil)
+	if h, _, _ := r.reply(int64(jute.XidPing)); h.Err != jute.OK {
+		t.Fatalf("ping: %+v", h)
+	}
+	// The stock session changes the node: the event reaches the 64-bit session at xid -1.
+	if _, err := stock.Set("/x64", []byte("b"), -1); err != nil {
+		t.Fatalf("stock set: %v", err)
+	}
+	h, d, _ = r.reply(int64(jute.XidNotification))
+	var ev jute.WatcherEvent
+	ev.Decode(d)
+	if ev.Type != jute.EventNodeDataChanged || ev.Path != "/x64" {
+		t.Fatalf("event %+v (%+v)", ev, h)
+	}
+	// The stock session is ZooKeeper's: its data and its own (32-bit) xids.
+	data, _, err := stock.Get("/x64")
+	if err != nil || string(data) != "b" {
+		t.Fatalf("stock get: %q %v", data, err)
+	}
+	// close with ClickHouse's CLOSE_XID_64.
+	r.send(1<<63-1, jute.OpCloseSession, nil)
+	if h, _, _ := r.reply(1<<63 - 1); h.Err != jute.OK {
+		t.Fatalf("close: %+v", h)
+	}
+}
+
+// TestXID64Off: without the wide extension, ClickHouse's version-11 handshake gets what zkd
+// answered before the extension existed: the request does not decode as ZooKeeper's, and
+// the connection is closed without an answer. With it, a request for compression is closed
+// the same way (ClickHouse's client then retries without compression).
+func TestXID64Off(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		set  ext.Set
+		comp bool
+	}{
+		{"off", ext.Set{}, false},
+		{"all-but-wide", ext.Of(ext.Capabilities, ext.KeeperOps, ext.PagedList, ext.WatchResume, ext.LargeReplies, ext.SessionGrace), false},
+		{"compression", ext.Of(ext.Wide), true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			srv := wideServer(t, tc.set)
+			r := dial64(t, srv.Addr(), clickHouseConnect(tc.comp))
+			if f, err := r.frame(); !errors.Is(err, io.EOF) {
+				t.Fatalf("got frame % x, err %v; want the connection closed", f, err)
+			}
+		})
+	}
+}
+
+// TestXID64StockVersionIgnored: a ZooKeeper-layout ConnectRequest naming another version
+// (ZooKeeper ignores the version) is answered version 0 with the extension on, as off.
+func TestXID64StockVersionIgnored(t *testing.T) {
+	srv := wideServer(t, ext.Of(ext.Wide))
+	req := jute.Marshal(&jute.ConnectRequest{ProtocolVersion: 12, TimeOut: 30000, Passwd: make([]byte, 16), HasReadOnly: true})
+	r := dial64(t, srv.Addr(), jute.AppendFrame(nil, req))
+	f, err := r.frame()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var resp jute.ConnectResponse
+	if err := jute.Unmarshal(f, &resp); err != nil || resp.ProtocolVersion != 0 || resp.SessionID == 0 {
+		t.Fatalf("response %+v, %v", resp, err)
+	}
+}
