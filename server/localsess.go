@@ -139,7 +139,7 @@ func createsEphemeral(op jute.OpCode, body jute.Record) bool {
 	case jute.OpCreate, jute.OpCreate2, jute.OpCreateIfNotExists, jute.OpCreateWithParents:
 		// The keeper-ops extension's creates make ephemerals as create does.
 		cr, ok := body.(*jute.CreateRequest)
-		return ok && (cr.Flags == jute.FlagEphemeral || cr.Flags == jute.FlagEphemeralSequential)
+		return ok && (cr.Flags == jute.FlagEphemeral || cr.Flags == jute.FlagEphemeralSequential || cr.Flags == jute.FlagEphemeralSequential64)
 	case jute.OpMulti:
 		m, ok := body.(*jute.MultiRequest)
 		if !ok {

@@ -112,3 +112,62 @@ func TestXID64Fallback(t *testing.T) {
 		})
 	}
 }
+
+// TestSequential64: the 64-bit sequential modes against zkd with wide: the suffix is the
+// create's zxid in 19 digits (the Stat's czxid), the ephemeral one is ephemeral, a Multi
+// makes one per parent; on a server without wide the calls fail with ErrUnsupported before
+// anything is sent.
+func TestSequential64(t *testing.T) {
+	ctx := testCtx(t)
+	srv := capsServer(t, ext.Of(ext.Wide, ext.KeeperOps))
+	c := dial(t, srv.Addr())
+	mustCreate(t, c, "/s64", nil, ModePersistent)
+	p, st, err := c.Create2(ctx, "/s64/n-", nil, WorldACL(PermAll), ModePersistentSequential64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if want := fmt.Sprintf("/s64/n-%019d", st.Czxid); p != want {
+		t.Fatalf("path %q, want %q", p, want)
+	}
+	p2, err := c.Create(ctx, "/s64/e-", nil, WorldACL(PermAll), ModeEphemeralSequential64)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, st, err := c.Get(ctx, p2); err != nil || st.EphemeralOwner != c.SessionID() || len(p2) != len("/s64/e-")+19 || p2[len(p2)-19:] <= p[len(p)-19:] {
+		t.Fatalf("ephemeral %q: %+v %v", p2, st, err)
+	}
+	p3, _, err := c.CreateWithParents(ctx, "/s64/deep/x-", nil, WorldACL(PermAll), ModePersistentSequential64)
+	if err != nil || len(p3) != len("/s64/deep/x-")+19 {
+		t.Fatalf("createWithParents: %q %v", p3, err)
+	}
+	_, err = c.Multi(ctx,
+		&CreateOp{Path: "/s64/m-", ACL: WorldACL(PermAll), Mode: ModePersistentSequential64},
+		&CreateOp{Path: "/s64/m-", ACL: WorldACL(PermAll), Mode: ModePersistentSequential64})
+	if !errors.Is(err, ErrBadArguments) {
+		t.Fatalf("two under one parent in a multi: %v, want ErrBadArguments", err)
+	}
+	res, err := c.Multi(ctx,
+		&CreateOp{Path: "/s64/m-", ACL: WorldACL(PermAll), Mode: ModePersistentSequential64},
+		&CreateOp{Path: "/s64/deep/m-", ACL: WorldACL(PermAll), Mode: ModePersistentSequential64})
+	if err != nil || res[0].Path[len(res[0].Path)-19:] != res[1].Path[len(res[1].Path)-19:] {
+		t.Fatalf("one per parent: %+v %v", res, err)
+	}
+
+	off := capsServer(t, ext.Of(ext.Capabilities))
+	c2 := dial(t, off.Addr())
+	mustCreate(t, c2, "/s64", nil, ModePersistent)
+	if _, err := c2.Capabilities(ctx); err != nil {
+		t.Fatal(err)
+	}
+	before := received(t, off.Addr())
+	_, err = c2.Create(ctx, "/s64/n-", nil, WorldACL(PermAll), ModePersistentSequential64)
+	_, err2 := c2.Multi(ctx, &CreateOp{Path: "/s64/m-", ACL: WorldACL(PermAll), Mode: ModeEphemeralSequential64})
+	for _, e := range []error{err, err2} {
+		if !errors.Is(e, ErrUnsupported) {
+			t.Errorf("without wide: %v, want ErrUnsupported", e)
+		}
+	}
+	if after := received(t, off.Addr()); after != before+1 {
+		t.Errorf("the server received %d packets for refused calls", after-before-1)
+	}
+}
