@@ -2,12 +2,14 @@ package server_test
 
 import (
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"testing"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/ext"
+	"github.com/zkd-io/zkd/internal/testing/rawzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"
@@ -199,5 +201,68 @@ func TestXID64StockVersionIgnored(t *testing.T) {
 	var resp jute.ConnectResponse
 	if err := jute.Unmarshal(f, &resp); err != nil || resp.ProtocolVersion != 0 || resp.SessionID == 0 {
 		t.Fatalf("response %+v, %v", resp, err)
+	}
+}
+
+// TestSequential64Server: a stock client's create with the 64-bit sequential flags gets
+// ZooKeeper's answer to an unknown mode (BADARGUMENTS) without the wide extension; with it,
+// the names carry the create's zxid, 19 digits, and keep growing across a restart (log
+// replay and snapshots hold nothing new: the zxid is in them already).
+func TestSequential64Server(t *testing.T) {
+	off := zktest.Start(t)
+	rc := rawzk.Connect(t, off.Addr())
+	if h := rc.Call(jute.OpCreate, &jute.CreateRequest{Path: "/s", ACL: jute.OpenACLUnsafe}, &jute.CreateResponse{}); h.Err != jute.OK {
+		t.Fatal(h.Err)
+	}
+	for _, f := range []int32{jute.FlagPersistentSequential64, jute.FlagEphemeralSequential64} {
+		req := &jute.CreateRequest{Path: "/s/n-", ACL: jute.OpenACLUnsafe, Flags: f}
+		if h := rc.Call(jute.OpCreate, req, &jute.CreateResponse{}); h.Err != jute.ErrBadArguments {
+			t.Errorf("flags %d without wide: %v, want BADARGUMENTS", f, h.Err)
+		}
+		multi := &jute.MultiRequest{Ops: []jute.MultiOp{{Type: jute.OpCreate, Body: req}}}
+		if h := rc.Call(jute.OpMulti, multi, &jute.MultiResponse{}); h.Err != jute.ErrMarshallingError {
+			t.Errorf("multi with flags %d without wide: %v, want MARSHALLINGERROR", f, h.Err)
+		}
+	}
+
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.Extensions = ext.Of(ext.Wide)
+		c.SnapCount = 2 // snapshots between the creates
+	}))
+	c, _ := connect(t, srv.Addr(), 10*time.Second)
+	if _, err := c.Create("/s", nil, 0, open); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	create := func() {
+		t.Helper()
+		// go-zookeeper checks flags itself: the create goes out raw.
+		rc := rawzk.Connect(t, srv.Addr())
+		var cr jute.CreateResponse
+		if h := rc.Call(jute.OpCreate, &jute.CreateRequest{Path: "/s/n-", Data: []byte("x"), ACL: jute.OpenACLUnsafe, Flags: jute.FlagPersistentSequential64}, &cr); h.Err != jute.OK {
+			t.Fatal(h.Err)
+		}
+		p := cr.Path
+		_, st, err := c.Get(p)
+		if err != nil || p != fmt.Sprintf("/s/n-%019d", st.Czxid) {
+			t.Fatalf("created %q, Stat %+v, %v", p, st, err)
+		}
+		if len(names) > 0 && p <= names[len(names)-1] {
+			t.Fatalf("%q after %q", p, names[len(names)-1])
+		}
+		names = append(names, p)
+	}
+	for range 5 {
+		create()
+	}
+	c.Close()
+	srv.Restart()
+	c, _ = connect(t, srv.Addr(), 10*time.Second)
+	for range 5 {
+		create()
+	}
+	kids, _, err := c.Children("/s")
+	if err != nil || len(kids) != len(names) {
+		t.Fatalf("children %v, %v; want %d", kids, err, len(names))
 	}
 }
