@@ -3,12 +3,13 @@ package jute
 // ConnectRequest opens or resumes a session. HasReadOnly records whether the readOnly byte
 // was present (old clients send 44 bytes); the response mirrors it.
 //
-// A request for ProtocolVersionXID64 has ClickHouse Keeper's layout: a Compression byte
-// follows the version. Encode writes it for that version; Decode reads ZooKeeper's layout
-// whatever the version says (ZooKeeper ignores the version), DecodeXID64 ClickHouse's.
+// XID64 selects ClickHouse Keeper's layout of a request for ProtocolVersionXID64: a
+// Compression byte follows the version. Decode reads ZooKeeper's layout whatever the
+// version says (ZooKeeper ignores the version), DecodeXID64 ClickHouse's.
 type ConnectRequest struct {
 	ProtocolVersion int32
-	Compression     bool // ProtocolVersionXID64 only
+	XID64           bool // ClickHouse's layout (with ProtocolVersionXID64)
+	Compression     bool // XID64 only
 	LastZxidSeen    int64
 	TimeOut         int32
 	SessionID       int64
@@ -27,7 +28,7 @@ const XID64ConnectUndercount = 1
 
 func (r *ConnectRequest) Encode(e *Encoder) {
 	e.Int(r.ProtocolVersion)
-	if r.ProtocolVersion == ProtocolVersionXID64 {
+	if r.XID64 {
 		e.Bool(r.Compression)
 	}
 	e.Long(r.LastZxidSeen)
@@ -55,7 +56,7 @@ func (r *ConnectRequest) Decode(d *Decoder) {
 // DecodeXID64 decodes a request in ClickHouse Keeper's version-11 layout, the compression
 // byte after the version.
 func (r *ConnectRequest) DecodeXID64(d *Decoder) {
-	*r = ConnectRequest{}
+	*r = ConnectRequest{XID64: true}
 	r.ProtocolVersion = d.Int()
 	r.Compression = d.Bool()
 	r.LastZxidSeen = d.Long()

@@ -276,10 +276,7 @@ var recordGens = map[string]func(r *rand.Rand) Record{
 		}
 		// Decode reads ZooKeeper's layout, which has no compression byte (DecodeXID64 is
 		// TestConnectRequestXID64Layout's).
-		v.Compression = false
-		if v.ProtocolVersion == ProtocolVersionXID64 {
-			v.ProtocolVersion = 0
-		}
+		v.XID64, v.Compression = false, false
 		return v
 	},
 	"ConnectResponse": func(r *rand.Rand) Record {

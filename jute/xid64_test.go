@@ -8,7 +8,7 @@ import (
 // A version-11 ConnectRequest has ClickHouse's layout: the compression byte after the
 // version, 46 bytes with readOnly.
 func TestConnectRequestXID64Layout(t *testing.T) {
-	req := ConnectRequest{ProtocolVersion: ProtocolVersionXID64, LastZxidSeen: 7, TimeOut: 30000,
+	req := ConnectRequest{ProtocolVersion: ProtocolVersionXID64, XID64: true, LastZxidSeen: 7, TimeOut: 30000,
 		SessionID: 0x0102030405060708, Passwd: bytes.Repeat([]byte{9}, 16), ReadOnly: true, HasReadOnly: true}
 	b := Marshal(&req)
 	if len(b) != 46 {
@@ -24,13 +24,13 @@ func TestConnectRequestXID64Layout(t *testing.T) {
 	if d.Err() != nil || d.Remaining() != 0 {
 		t.Fatalf("DecodeXID64: %v, %d left", d.Err(), d.Remaining())
 	}
-	if got.ProtocolVersion != 11 || got.LastZxidSeen != 7 || got.SessionID != req.SessionID || !got.ReadOnly || !got.HasReadOnly || got.Compression {
+	if !got.XID64 || got.ProtocolVersion != 11 || got.LastZxidSeen != 7 || got.SessionID != req.SessionID || !got.ReadOnly || !got.HasReadOnly || got.Compression {
 		t.Fatalf("decoded %+v", got)
 	}
-	// Version 0 keeps ZooKeeper's layout.
-	req.ProtocolVersion = 0
+	// ZooKeeper's layout, whatever the version.
+	req.XID64 = false
 	if n := len(Marshal(&req)); n != 45 {
-		t.Fatalf("version 0: %d bytes, want 45", n)
+		t.Fatalf("ZooKeeper's layout: %d bytes, want 45", n)
 	}
 }
 

@@ -189,18 +189,24 @@ func TestXID64Off(t *testing.T) {
 }
 
 // TestXID64StockVersionIgnored: a ZooKeeper-layout ConnectRequest naming another version
-// (ZooKeeper ignores the version) is answered version 0 with the extension on, as off.
+// is answered version 0 (ZooKeeper ignores the version): 12 with the extension on, and 11
+// too with it off.
 func TestXID64StockVersionIgnored(t *testing.T) {
-	srv := wideServer(t, ext.Of(ext.Wide))
-	req := jute.Marshal(&jute.ConnectRequest{ProtocolVersion: 12, TimeOut: 30000, Passwd: make([]byte, 16), HasReadOnly: true})
-	r := dial64(t, srv.Addr(), jute.AppendFrame(nil, req))
-	f, err := r.frame()
-	if err != nil {
-		t.Fatal(err)
-	}
-	var resp jute.ConnectResponse
-	if err := jute.Unmarshal(f, &resp); err != nil || resp.ProtocolVersion != 0 || resp.SessionID == 0 {
-		t.Fatalf("response %+v, %v", resp, err)
+	for _, tc := range []struct {
+		set     ext.Set
+		version int32
+	}{{ext.Of(ext.Wide), 12}, {ext.Set{}, 11}, {ext.Of(ext.Capabilities), 11}} {
+		srv := wideServer(t, tc.set)
+		req := jute.Marshal(&jute.ConnectRequest{ProtocolVersion: tc.version, TimeOut: 30000, Passwd: make([]byte, 16), HasReadOnly: true})
+		r := dial64(t, srv.Addr(), jute.AppendFrame(nil, req))
+		f, err := r.frame()
+		if err != nil {
+			t.Fatal(err)
+		}
+		var resp jute.ConnectResponse
+		if err := jute.Unmarshal(f, &resp); err != nil || resp.ProtocolVersion != 0 || resp.SessionID == 0 {
+			t.Fatalf("%v, version %d: response %+v, %v", tc.set, tc.version, resp, err)
+		}
 	}
 }
 

@@ -457,7 +457,7 @@ func (c *Conn) attempt() (*wire, error) {
 func (c *Conn) connectTo(ctx context.Context, addr string, req *jute.ConnectRequest, wide bool) (*wire, error) {
 	if wide {
 		r64 := *req
-		r64.ProtocolVersion = jute.ProtocolVersionXID64
+		r64.ProtocolVersion, r64.XID64 = jute.ProtocolVersionXID64, true
 		req = &r64
 	}
 	w, resp, err := c.dialAndHandshake(ctx, addr, req, wide)

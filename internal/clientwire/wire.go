@@ -106,7 +106,7 @@ func (c *Conn) ReadTimeout() time.Duration { return c.readTimeout }
 // on NetConn. A response that does not decode is an ErrBadConnectResponse.
 func (c *Conn) Handshake(req *jute.ConnectRequest) (*jute.ConnectResponse, error) {
 	frame := jute.AppendFrame(nil, jute.Marshal(req))
-	if req.ProtocolVersion == jute.ProtocolVersionXID64 {
+	if req.XID64 {
 		// As ClickHouse's client counts it, so that ClickHouse Keeper takes it too.
 		binary.BigEndian.PutUint32(frame, uint32(len(frame)-jute.FrameHeaderSize-jute.XID64ConnectUndercount))
 	}
