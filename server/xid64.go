@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math"
 	"sync"
+	"sync/atomic"
 
 	"github.com/zkd-io/zkd/jute"
 )
@@ -20,13 +21,16 @@ import (
 // notification, ping, auth, setWatches) is its own token; any other xid gets a positive
 // token, unique among the connection's unanswered requests, released by its reply.
 type xidMap struct {
-	mu   sync.Mutex
-	next int32
-	m    map[int32]int64
+	mu sync.Mutex
+	m  map[int32]int64
 }
 
-// in is the token of a request's xid.
-func (x *xidMap) in(xid int64) int32 {
+// in is the token of a request's xid. Tokens come from the server's counter, not from one
+// per connection: a txn committed for a request of a session's earlier connection (its
+// queue dropped by an election, say) is matched to the session's head by cxid, and must not
+// find a new connection's request under the same token, as a client's own xids, which keep
+// growing across its connections, never do.
+func (x *xidMap) in(xid int64, next *atomic.Int32) int32 {
 	if xid < 0 && xid >= math.MinInt32 {
 		return int32(xid)
 	}
@@ -36,16 +40,15 @@ func (x *xidMap) in(xid int64) int32 {
 		x.m = make(map[int32]int64)
 	}
 	for {
-		x.next++
-		if x.next <= 0 {
-			x.next = 1
+		tok := next.Add(1) & math.MaxInt32
+		if tok == 0 {
+			continue
 		}
-		if _, used := x.m[x.next]; !used {
-			break
+		if _, used := x.m[tok]; !used {
+			x.m[tok] = xid
+			return tok
 		}
 	}
-	x.m[x.next] = xid
-	return x.next
 }
 
 // out is the client's xid for a reply's token, which the reply releases.
@@ -93,7 +96,7 @@ func (c *conn) narrowXID64(frame []byte) ([]byte, error) {
 	}
 	xid := int64(binary.BigEndian.Uint64(frame))
 	frame = frame[4:]
-	binary.BigEndian.PutUint32(frame, uint32(c.xids.in(xid)))
+	binary.BigEndian.PutUint32(frame, uint32(c.xids.in(xid, &c.srv.xidTokens)))
 	return frame, nil
 }
 
