@@ -5,9 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/zkd-io/zkd/internal/ext"
+	"github.com/zkd-io/zkd/internal/sasl"
+	"github.com/zkd-io/zkd/server"
+	"github.com/zkd-io/zkd/zktest"
 )
 
 func (c *Conn) lastXid() int64 {
@@ -169,5 +173,27 @@ func TestSequential64(t *testing.T) {
 	}
 	if after := received(t, off.Addr()); after != before+1 {
 		t.Errorf("the server received %d packets for refused calls", after-before-1)
+	}
+}
+
+// TestXID64SASL: with SASL (enforced), the exchange runs on the ZooKeeper connection and
+// again on the version-11 one, whose sasl requests carry 64-bit xids.
+func TestXID64SASL(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.Extensions = ext.Of(ext.Wide)
+		c.AuthProviders.SASL = true
+		c.EnforceAuthSchemes = []string{"sasl"}
+		c.NewSASLServer = func() (server.SASLServer, error) {
+			return sasl.NewServer(sasl.DigestMD5, sasl.ServerConfig{Users: saslUsers})
+		}
+	}))
+	ctx := testCtx(t)
+	c := dial(t, srv.Addr(), WithDigestSASL("bob", "secret"), WithXID64(), withFirstXID(1<<31+1))
+	if !c.XID64() {
+		t.Fatal("XID64() = false")
+	}
+	ids, err := c.WhoAmI(ctx)
+	if err != nil || !slices.Contains(ids, ClientInfo{AuthScheme: "sasl", User: "bob"}) {
+		t.Fatalf("WhoAmI %v, %v", ids, err)
 	}
 }
