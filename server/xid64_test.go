@@ -272,3 +272,49 @@ func TestSequential64Server(t *testing.T) {
 		t.Fatalf("children %v, %v; want %d", kids, err, len(names))
 	}
 }
+
+// TestWideEnsemble: on every member of an ensemble with wide, a ClickHouse-style session
+// (64-bit xids past 2^31) makes 64-bit sequential nodes: a follower forwards the write
+// under its token, the leader names the node with the txn's zxid, and the reply reaches
+// the session under its own xid; every member then holds every node.
+func TestWideEnsemble(t *testing.T) {
+	e := startEnsembleConfig(t, 3, func(c *server.Config) { c.Extensions = ext.Of(ext.Wide) })
+	e.waitServing()
+	stock := connectTo(t, e.addrs()[0])
+	if _, err := stock.Create("/w", nil, 0, open); err != nil {
+		t.Fatal(err)
+	}
+	var made []string
+	for i, addr := range e.addrs() {
+		r := dial64(t, addr, clickHouseConnect(false))
+		f, err := r.frame()
+		if err != nil {
+			t.Fatalf("member %d (%s): connect: %v", i, e.modes()[i], err)
+		}
+		var resp jute.ConnectResponse
+		if err := jute.Unmarshal(f, &resp); err != nil || resp.ProtocolVersion != jute.ProtocolVersionXID64 {
+			t.Fatalf("member %d: connect response %+v, %v", i, resp, err)
+		}
+		for j := int64(0); j < 3; j++ {
+			xid := int64(1)<<33 + j
+			r.send(xid, jute.OpCreate, &jute.CreateRequest{Path: "/w/n-", ACL: jute.OpenACLUnsafe, Flags: jute.FlagPersistentSequential64})
+			h, d, _ := r.reply(xid)
+			var cr jute.CreateResponse
+			cr.Decode(d)
+			if h.Err != jute.OK || cr.Path != fmt.Sprintf("/w/n-%019d", h.Zxid) {
+				t.Fatalf("member %d (%s): create: %+v %q", i, e.modes()[i], h, cr.Path)
+			}
+			made = append(made, cr.Path)
+		}
+	}
+	for i, addr := range e.addrs() {
+		c := connectTo(t, addr)
+		if _, err := c.Sync("/w"); err != nil {
+			t.Fatal(err)
+		}
+		kids, _, err := c.Children("/w")
+		if err != nil || len(kids) != len(made) {
+			t.Fatalf("member %d: children %v, %v; made %v", i, kids, err, made)
+		}
+	}
+}
