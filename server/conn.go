@@ -372,12 +372,13 @@ func (c *conn) readLoop() {
 		c.srv.counters.add(cntBytesReceived, int64(n)+jute.FrameHeaderSize)
 		if first {
 			first = false
-			c.nc.SetReadDeadline(time.Time{})
+			// Under the connect timeout still: a version-11 request has one byte more.
 			req, ok := c.readConnect(br, frame)
 			if !ok {
 				c.close()
 				return
 			}
+			c.nc.SetReadDeadline(time.Time{})
 			c.srv.submit(event{kind: evConnect, c: c, connect: req})
 			select {
 			case ok := <-c.established:

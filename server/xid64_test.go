@@ -318,3 +318,18 @@ func TestWideEnsemble(t *testing.T) {
 		}
 	}
 }
+
+// TestXID64ShortConnect: with wide, a version-11 request is read in ClickHouse's layout,
+// one byte past its length; a client that never sends that byte is closed by the connect
+// timeout, as one that never finishes its request.
+func TestXID64ShortConnect(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.Extensions = ext.Of(ext.Wide)
+		c.ConnectTimeout = 200 * time.Millisecond
+	}))
+	req := jute.Marshal(&jute.ConnectRequest{ProtocolVersion: jute.ProtocolVersionXID64, TimeOut: 30000, Passwd: make([]byte, 16), HasReadOnly: true})
+	r := dial64(t, srv.Addr(), jute.AppendFrame(nil, req))
+	if f, err := r.frame(); !errors.Is(err, io.EOF) {
+		t.Fatalf("got frame % x, err %v; want the connection closed", f, err)
+	}
+}
