@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/ext"
@@ -64,10 +65,13 @@ func (c *Conn) setWideState(addr string, st wideState) {
 func (c *Conn) connectXID64(ctx context.Context, addr string, req *jute.ConnectRequest) (*wire, error) {
 	if c.wideState(addr) == wideYes {
 		w, err := c.connectTo(ctx, addr, req, true)
-		if err == nil || ctx.Err() != nil || errors.Is(err, ErrSessionExpired) || errors.Is(err, ErrAuthFailed) {
+		// Another version answered, or the connection closed unanswered (zkd without the
+		// extension cannot read the request): the server changed. Anything else (down,
+		// expired, refused credentials) is not about the version.
+		refused := errors.Is(err, errXID64Refused) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
+		if err == nil || ctx.Err() != nil || !refused {
 			return w, err
 		}
-		// The server changed, or the session did: ask it again on a ZooKeeper connection.
 		c.log.Info("zk: server did not take a version-11 connection; connecting with 32-bit xids", "server", addr, "err", err)
 		c.setWideState(addr, wideUnknown)
 	}

@@ -197,3 +197,30 @@ func TestXID64SASL(t *testing.T) {
 		t.Fatalf("WhoAmI %v, %v", ids, err)
 	}
 }
+
+// TestXID64ServerLosesWide: a server known to enable wide restarts without it: the
+// client's version-11 request is closed unanswered, and the same attempt connects again
+// with ZooKeeper's version and resumes the session with 32-bit xids.
+func TestXID64ServerLosesWide(t *testing.T) {
+	a := capsServer(t, ext.Of(ext.Wide))
+	ctx := testCtx(t)
+	c := dial(t, a.Addr(), WithXID64())
+	states := recordStates(c)
+	mustCreate(t, c, "/lose", []byte("x"), ModePersistent)
+	if !c.XID64() {
+		t.Fatal("XID64() = false on a server with wide")
+	}
+	cfg := a.Config()
+	a.Stop()
+	capsServer(t, ext.Set{}, func(nc *server.Config) { nc.DataDir, nc.ListenAddr = cfg.DataDir, cfg.ListenAddr })
+	states.waitFor(t, StateConnected, 2)
+	if c.XID64() {
+		t.Fatal("XID64() = true on a server without wide")
+	}
+	if d, _, err := c.Get(ctx, "/lose"); err != nil || string(d) != "x" {
+		t.Fatalf("get: %q %v", d, err)
+	}
+	if n := states.count(StateExpired); n != 0 {
+		t.Fatalf("session expired: %v", states.states())
+	}
+}
