@@ -65,11 +65,7 @@ func (c *Conn) setWideState(addr string, st wideState) {
 func (c *Conn) connectXID64(ctx context.Context, addr string, req *jute.ConnectRequest) (*wire, error) {
 	if c.wideState(addr) == wideYes {
 		w, err := c.connectTo(ctx, addr, req, true)
-		// Another version answered, or the connection closed unanswered (zkd without the
-		// extension cannot read the request): the server changed. Anything else (down,
-		// expired, refused credentials) is not about the version.
-		refused := errors.Is(err, errXID64Refused) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
-		if err == nil || ctx.Err() != nil || !refused {
+		if err == nil || ctx.Err() != nil || !versionRefused(err) {
 			return w, err
 		}
 		c.log.Info("zk: server did not take a version-11 connection; connecting with 32-bit xids", "server", addr, "err", err)
@@ -83,7 +79,11 @@ func (c *Conn) connectXID64(ctx context.Context, addr string, req *jute.ConnectR
 	has, err := c.serverHasWide(ctx, w)
 	if err != nil {
 		w.nc.Close()
-		c.setWideState(addr, wideBroken)
+		if ctx.Err() == nil {
+			// Not asked again: a server that closes on the read (one enforcing an auth
+			// scheme the session has yet to add) would do so at every attempt.
+			c.setWideState(addr, wideBroken)
+		}
 		return nil, fmt.Errorf("reading the capabilities of %s: %w", addr, err)
 	}
 	if !has {
@@ -101,12 +101,22 @@ func (c *Conn) connectXID64(ctx context.Context, addr string, req *jute.ConnectR
 	w64, err := c.connectTo(ctx, addr, &r64, true)
 	w.nc.Close()
 	if err != nil {
-		c.setWideState(addr, wideBroken)
-		c.log.Warn("zk: server enables wide but a version-11 connection failed; using 32-bit xids with it", "server", addr, "err", err)
+		if ctx.Err() == nil && versionRefused(err) {
+			c.setWideState(addr, wideBroken)
+			c.log.Warn("zk: server enables wide but refused a version-11 connection; using 32-bit xids with it", "server", addr, "err", err)
+		}
 		return nil, err
 	}
 	c.setWideState(addr, wideYes)
 	return w64, nil
+}
+
+// versionRefused reports whether a version-11 attempt failed for its version: another
+// version answered, or the connection closed unanswered (zkd without the extension cannot
+// read the request). Anything else (a server down, an expired session, refused
+// credentials) is not about the version.
+func versionRefused(err error) bool {
+	return errors.Is(err, errXID64Refused) || errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF)
 }
 
 // serverHasWide reads the capability node on w, before the loops run (as SASL does), and
