@@ -169,6 +169,28 @@ const (
 	FlagContainer               int32 = 4
 	FlagPersistentWithTTL       int32 = 5
 	FlagPersistentSequentialTTL int32 = 6
+	// FlagPersistentSequential64 and FlagEphemeralSequential64 are zkd's 64-bit sequential
+	// modes (the wide extension, docs/beyond.md): the name gets a 19-digit suffix that never
+	// overflows. ZooKeeper's CreateMode.fromFlag knows 0-6 and answers any other value
+	// BADARGUMENTS, and ClickHouse's client sends only 0-3; 1000 and up is zkd's range, as
+	// for opcodes, with the low two bits kept as ZooKeeper's (1 ephemeral, 2 sequential).
+	FlagPersistentSequential64 int32 = 1002
+	FlagEphemeralSequential64  int32 = 1003
+)
+
+// Seq64Width is the width of a 64-bit sequential node's suffix, %019d: every non-negative
+// int64 fits it.
+const Seq64Width = 19
+
+// Protocol versions (ConnectRequest.protocolVersion). ZooKeeper sends and answers 0 and
+// ignores the value it is sent. ProtocolVersionXID64 is ClickHouse Keeper's
+// ZOOKEEPER_PROTOCOL_VERSION_WITH_XID_64 (ClickHouse's src/Common/ZooKeeper/
+// ZooKeeperConstants.h): the ConnectRequest carries a compression byte after the version,
+// and every later header's xid is a long (RequestHeader64, ReplyHeader64). zkd serves it
+// with the wide extension; ClickHouse's 10 (compression) and 12 (tracing) are not served.
+const (
+	ProtocolVersion      int32 = 0
+	ProtocolVersionXID64 int32 = 11
 )
 
 // Permission bits.

@@ -91,6 +91,12 @@
 // An expired or unknown session is refused with timeOut 0, sessionId 0 and sixteen zero
 // password bytes, and the connection is closed.
 //
+// ZooKeeper ignores protocolVersion and answers 0. ClickHouse Keeper's version 11
+// (ProtocolVersionXID64, served by zkd with the wide extension) puts a compression byte
+// after the version (ConnectRequest.XID64, DecodeXID64), leaves it out of the frame's
+// length (XID64ConnectUndercount), and answers 11; every later header's xid is then a long
+// (RequestHeader64, ReplyHeader64).
+//
 // # Requests and replies
 //
 // Every later client frame is a RequestHeader and the body its opcode's row names

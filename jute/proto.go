@@ -2,8 +2,14 @@ package jute
 
 // ConnectRequest opens or resumes a session. HasReadOnly records whether the readOnly byte
 // was present (old clients send 44 bytes); the response mirrors it.
+//
+// XID64 selects ClickHouse Keeper's layout of a request for ProtocolVersionXID64: a
+// Compression byte follows the version. Decode reads ZooKeeper's layout whatever the
+// version says (ZooKeeper ignores the version), DecodeXID64 ClickHouse's.
 type ConnectRequest struct {
 	ProtocolVersion int32
+	XID64           bool // ClickHouse's layout (with ProtocolVersionXID64)
+	Compression     bool // XID64 only
 	LastZxidSeen    int64
 	TimeOut         int32
 	SessionID       int64
@@ -12,8 +18,19 @@ type ConnectRequest struct {
 	HasReadOnly     bool
 }
 
+// XID64ConnectUndercount is by how much ClickHouse's client undercounts a version-11
+// ConnectRequest's frame: it always writes the length 45 (ZooKeeper's request with its
+// readOnly byte) and then sends 46 bytes, the compression byte uncounted; ClickHouse Keeper
+// reads the fields from the stream and checks only that the length is 44 or 45
+// (KeeperTCPHandler::isHandShake, receiveHandshake). A client that wants ClickHouse Keeper
+// to take its request writes the same length, and zkd reads the byte the length leaves out.
+const XID64ConnectUndercount = 1
+
 func (r *ConnectRequest) Encode(e *Encoder) {
 	e.Int(r.ProtocolVersion)
+	if r.XID64 {
+		e.Bool(r.Compression)
+	}
 	e.Long(r.LastZxidSeen)
 	e.Int(r.TimeOut)
 	e.Long(r.SessionID)
@@ -26,6 +43,22 @@ func (r *ConnectRequest) Encode(e *Encoder) {
 func (r *ConnectRequest) Decode(d *Decoder) {
 	*r = ConnectRequest{}
 	r.ProtocolVersion = d.Int()
+	r.LastZxidSeen = d.Long()
+	r.TimeOut = d.Int()
+	r.SessionID = d.Long()
+	r.Passwd = d.Buffer()
+	r.HasReadOnly = d.err == nil && d.Remaining() > 0
+	if r.HasReadOnly {
+		r.ReadOnly = d.Bool()
+	}
+}
+
+// DecodeXID64 decodes a request in ClickHouse Keeper's version-11 layout, the compression
+// byte after the version.
+func (r *ConnectRequest) DecodeXID64(d *Decoder) {
+	*r = ConnectRequest{XID64: true}
+	r.ProtocolVersion = d.Int()
+	r.Compression = d.Bool()
 	r.LastZxidSeen = d.Long()
 	r.TimeOut = d.Int()
 	r.SessionID = d.Long()
@@ -88,6 +121,36 @@ const ReplyHeaderSize = 16
 func (r *ReplyHeader) Encode(e *Encoder) { e.Int(r.Xid); e.Long(r.Zxid); e.Int(int32(r.Err)) }
 func (r *ReplyHeader) Decode(d *Decoder) {
 	r.Xid = d.Int()
+	r.Zxid = d.Long()
+	r.Err = Code(d.Int())
+}
+
+// RequestHeader64 and ReplyHeader64 are the headers of a session in ProtocolVersionXID64:
+// the xid is a long, the special xids (XidNotification, XidPing, XidAuth, XidSetWatches)
+// the same values as longs (ClickHouse's ZooKeeperConstants.h: XID is int64_t).
+type RequestHeader64 struct {
+	Xid  int64
+	Type OpCode
+}
+
+// RequestHeader64Size is the encoded size of RequestHeader64.
+const RequestHeader64Size = 12
+
+func (r *RequestHeader64) Encode(e *Encoder) { e.Long(r.Xid); e.Int(int32(r.Type)) }
+func (r *RequestHeader64) Decode(d *Decoder) { r.Xid = d.Long(); r.Type = OpCode(d.Int()) }
+
+type ReplyHeader64 struct {
+	Xid  int64
+	Zxid int64
+	Err  Code
+}
+
+// ReplyHeader64Size is the encoded size of ReplyHeader64.
+const ReplyHeader64Size = 20
+
+func (r *ReplyHeader64) Encode(e *Encoder) { e.Long(r.Xid); e.Long(r.Zxid); e.Int(int32(r.Err)) }
+func (r *ReplyHeader64) Decode(d *Decoder) {
+	r.Xid = d.Long()
 	r.Zxid = d.Long()
 	r.Err = Code(d.Int())
 }

@@ -274,6 +274,9 @@ var recordGens = map[string]func(r *rand.Rand) Record{
 		if !v.HasReadOnly {
 			v.ReadOnly = false
 		}
+		// Decode reads ZooKeeper's layout, which has no compression byte (DecodeXID64 is
+		// TestConnectRequestXID64Layout's).
+		v.XID64, v.Compression = false, false
 		return v
 	},
 	"ConnectResponse": func(r *rand.Rand) Record {

@@ -152,6 +152,10 @@ func auditCreateMode(flags int32) (mode string, ok bool) {
 		return "persistent_with_ttl", true
 	case jute.FlagPersistentSequentialTTL:
 		return "persistent_sequential_with_ttl", true
+	case jute.FlagPersistentSequential64: // zkd's wide extension
+		return "persistent_sequential_64", true
+	case jute.FlagEphemeralSequential64:
+		return "ephemeral_sequential_64", true
 	}
 	return "", false
 }

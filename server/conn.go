@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/tlsconf"
 	"github.com/zkd-io/zkd/internal/watch"
 	"github.com/zkd-io/zkd/jute"
@@ -73,6 +74,12 @@ type conn struct {
 
 	// established carries the core's answer to the ConnectRequest: true to go on reading.
 	established chan bool
+
+	// xid64: the connection negotiated 64-bit xids (protocol version 11, xid64.go), set by
+	// the reader before the ConnectRequest reaches the core; xids maps them to the 32-bit
+	// tokens the rest of the server sees.
+	xid64 atomic.Bool
+	xids  xidMap
 
 	mu        sync.Mutex
 	queue     []outMsg
@@ -208,10 +215,10 @@ func (c *conn) writeLoop() {
 			for i := range batch {
 				start := len(buf)
 				if data := bigReplyData(&batch[i]); data != nil {
-					buf, segs, segStart = appendBigFrame(e, buf, segs, segStart, &batch[i], data)
+					buf, segs, segStart = c.appendBigFrame(e, buf, segs, segStart, &batch[i], data)
 					sz.add(&batch[i], len(buf)-start+len(data))
 				} else {
-					buf = appendFrame(e, buf, &batch[i])
+					buf = c.appendFrame(e, buf, &batch[i])
 					sz.add(&batch[i], len(buf)-start)
 				}
 				batch[i] = outMsg{}
@@ -256,7 +263,7 @@ func bigReplyData(m *outMsg) []byte {
 
 // appendBigFrame appends m's frame with its value, data, left out of buf: the pieces up to
 // the value and the value go to segs, and the frame's rest starts the next piece.
-func appendBigFrame(e *jute.Encoder, buf []byte, segs net.Buffers, segStart int, m *outMsg, data []byte) ([]byte, net.Buffers, int) {
+func (c *conn) appendBigFrame(e *jute.Encoder, buf []byte, segs net.Buffers, segStart int, m *outMsg, data []byte) ([]byte, net.Buffers, int) {
 	gd := m.body.(*jute.GetDataResponse)
 	var stat [128]byte
 	e.Buf = stat[:0]
@@ -264,7 +271,7 @@ func appendBigFrame(e *jute.Encoder, buf []byte, segs net.Buffers, segStart int,
 	tail := e.Buf
 	buf, start := jute.StartFrame(buf)
 	e.Buf = buf
-	m.hdr.Encode(e)
+	c.encodeHeader(e, &m.hdr)
 	e.Int(int32(len(data)))
 	buf = e.Buf
 	e.Buf = nil
@@ -275,7 +282,7 @@ func appendBigFrame(e *jute.Encoder, buf []byte, segs net.Buffers, segStart int,
 	return buf, segs, len(buf) - len(tail)
 }
 
-func appendFrame(e *jute.Encoder, buf []byte, m *outMsg) []byte {
+func (c *conn) appendFrame(e *jute.Encoder, buf []byte, m *outMsg) []byte {
 	if m.rawText != nil {
 		return append(buf, m.rawText...)
 	}
@@ -284,7 +291,7 @@ func appendFrame(e *jute.Encoder, buf []byte, m *outMsg) []byte {
 		buf = append(buf, m.raw...)
 	} else {
 		e.Buf = buf
-		m.hdr.Encode(e)
+		c.encodeHeader(e, &m.hdr)
 		if m.body != nil {
 			m.body.Encode(e)
 		}
@@ -355,7 +362,8 @@ func (c *conn) readLoop() {
 			return
 		}
 		frame := make([]byte, n)
-		if _, err := io.ReadFull(br, frame); err != nil {
+		var err error
+		if _, err = io.ReadFull(br, frame); err != nil {
 			c.readFailed(err)
 			return
 		}
@@ -364,16 +372,14 @@ func (c *conn) readLoop() {
 		c.srv.counters.add(cntBytesReceived, int64(n)+jute.FrameHeaderSize)
 		if first {
 			first = false
-			c.nc.SetReadDeadline(time.Time{})
-			var req jute.ConnectRequest
-			d := jute.Decoder{B: frame}
-			req.Decode(&d)
-			if d.Err() != nil || d.Remaining() != 0 {
-				c.srv.log.Warn("closing connection", "remote", c.remote, "err", fmt.Errorf("bad ConnectRequest: %w", errOr(d.Err(), "trailing bytes")))
+			// Under the connect timeout still: a version-11 request has one byte more.
+			req, ok := c.readConnect(br, frame)
+			if !ok {
 				c.close()
 				return
 			}
-			c.srv.submit(event{kind: evConnect, c: c, connect: &req})
+			c.nc.SetReadDeadline(time.Time{})
+			c.srv.submit(event{kind: evConnect, c: c, connect: req})
 			select {
 			case ok := <-c.established:
 				if !ok {
@@ -383,6 +389,13 @@ func (c *conn) readLoop() {
 				return
 			}
 			continue
+		}
+		if c.xid64.Load() {
+			if frame, err = c.narrowXID64(frame); err != nil {
+				c.srv.log.Warn("closing connection", "remote", c.remote, "err", err)
+				c.close()
+				return
+			}
 		}
 		r, err := decodeRequest(frame, c.srv.cfg.Extensions)
 		if err != nil {
@@ -401,6 +414,36 @@ func (c *conn) readLoop() {
 		}
 		c.srv.submit(event{kind: evRequest, c: c, req: r})
 	}
+}
+
+// readConnect decodes the first frame, a ConnectRequest: ZooKeeper's, or with the wide
+// extension a version-11 one in ClickHouse's layout (xid64.go). ok is false when the
+// connection is to be closed (it logged why).
+func (c *conn) readConnect(br io.Reader, frame []byte) (*jute.ConnectRequest, bool) {
+	if c.srv.cfg.Extensions.Has(ext.Wide) {
+		req, is, err := readXID64Connect(frame, func(b []byte) error { _, err := io.ReadFull(br, b); return err })
+		switch {
+		case err != nil:
+			c.srv.log.Warn("closing connection", "remote", c.remote, "err", err)
+			return nil, false
+		case is && req.Compression:
+			// ClickHouse's client asks for compression with 64-bit xids, and without it
+			// when the connection fails; zkd does not compress (docs/beyond.md).
+			c.srv.log.Info("closing connection: compression requested, not served", "remote", c.remote)
+			return nil, false
+		case is:
+			c.xid64.Store(true)
+			return req, true
+		}
+	}
+	var req jute.ConnectRequest
+	d := jute.Decoder{B: frame}
+	req.Decode(&d)
+	if d.Err() != nil || d.Remaining() != 0 {
+		c.srv.log.Warn("closing connection", "remote", c.remote, "err", fmt.Errorf("bad ConnectRequest: %w", errOr(d.Err(), "trailing bytes")))
+		return nil, false
+	}
+	return &req, true
 }
 
 func errOr(err error, s string) error {

@@ -286,7 +286,7 @@ func (s *Server) wrongPassword(c *conn, req *jute.ConnectRequest) {
 // client its session expired.
 func (s *Server) refuseSession(c *conn, req *jute.ConnectRequest) {
 	s.log.Info("session expired or invalid on reconnect", "session", hex(req.SessionID), "remote", c.remote)
-	resp := &jute.ConnectResponse{Passwd: make([]byte, 16), ReadOnly: s.isReadOnly(), HasReadOnly: req.HasReadOnly}
+	resp := &jute.ConnectResponse{ProtocolVersion: c.protocolVersion(), Passwd: make([]byte, 16), ReadOnly: s.isReadOnly(), HasReadOnly: req.HasReadOnly}
 	c.sendAndClose(&outMsg{raw: jute.Marshal(resp)})
 	c.established <- false
 }
@@ -305,7 +305,7 @@ func (s *Server) attach(c *conn, sess *clientSession, req *jute.ConnectRequest) 
 	pw := s.secrets().Password(sess.id)
 	s.log.Info("session reconnected", "session", hex(sess.id), "remote", c.remote, "timeout", req.TimeOut)
 	c.send(outMsg{raw: jute.Marshal(&jute.ConnectResponse{
-		TimeOut: req.TimeOut, SessionID: sess.id, Passwd: pw[:], ReadOnly: s.isReadOnly(), HasReadOnly: req.HasReadOnly,
+		ProtocolVersion: c.protocolVersion(), TimeOut: req.TimeOut, SessionID: sess.id, Passwd: pw[:], ReadOnly: s.isReadOnly(), HasReadOnly: req.HasReadOnly,
 	})})
 	c.established <- true
 }
@@ -556,7 +556,7 @@ func (s *Server) sessionCreated(txn *jute.LoggedTxn) {
 	pw := s.secrets().Password(id)
 	s.log.Info("session established", "session", hex(id), "remote", c.remote, "timeout", sess.timeout)
 	c.send(outMsg{raw: jute.Marshal(&jute.ConnectResponse{
-		TimeOut: sess.timeout, SessionID: id, Passwd: pw[:], HasReadOnly: req.HasReadOnly,
+		ProtocolVersion: c.protocolVersion(), TimeOut: sess.timeout, SessionID: id, Passwd: pw[:], HasReadOnly: req.HasReadOnly,
 	})})
 	c.established <- true
 }

@@ -50,7 +50,7 @@ func (s *Server) establishLocal(sess *clientSession, readOnly bool) {
 	pw := s.secrets().Password(sess.id)
 	s.log.Info("local session established", "session", hex(sess.id), "remote", c.remote, "timeout", sess.timeout, "readOnly", readOnly)
 	c.send(outMsg{raw: jute.Marshal(&jute.ConnectResponse{
-		TimeOut: sess.timeout, SessionID: sess.id, Passwd: pw[:], ReadOnly: readOnly, HasReadOnly: req.HasReadOnly,
+		ProtocolVersion: c.protocolVersion(), TimeOut: sess.timeout, SessionID: sess.id, Passwd: pw[:], ReadOnly: readOnly, HasReadOnly: req.HasReadOnly,
 	})})
 	c.established <- true
 }
@@ -139,7 +139,7 @@ func createsEphemeral(op jute.OpCode, body jute.Record) bool {
 	case jute.OpCreate, jute.OpCreate2, jute.OpCreateIfNotExists, jute.OpCreateWithParents:
 		// The keeper-ops extension's creates make ephemerals as create does.
 		cr, ok := body.(*jute.CreateRequest)
-		return ok && (cr.Flags == jute.FlagEphemeral || cr.Flags == jute.FlagEphemeralSequential)
+		return ok && (cr.Flags == jute.FlagEphemeral || cr.Flags == jute.FlagEphemeralSequential || cr.Flags == jute.FlagEphemeralSequential64)
 	case jute.OpMulti:
 		m, ok := body.(*jute.MultiRequest)
 		if !ok {

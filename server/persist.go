@@ -14,6 +14,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/datatree"
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/gctune"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/session"
@@ -344,6 +345,7 @@ func (s *Server) install(ld *loaded) {
 	s.prep.SkipACL = s.cfg.SkipACL
 	s.prep.Providers = s.cfg.AuthProviders
 	s.prep.EnforceQuota = s.cfg.EnforceQuota
+	s.prep.Wide = s.cfg.Extensions.Has(ext.Wide)
 	// A txn's header, digest and framing take a few dozen bytes besides its body.
 	s.prep.MaxTxnBytes = max(s.cfg.JuteMaxBuffer-1024, 1)
 	s.prep.OnQuotaExceeded = s.quotaExceeded

@@ -86,7 +86,7 @@ func decodeBody(op jute.OpCode, raw []byte, exts ext.Set) (body jute.Record, kno
 	if m, isMulti := body.(*jute.MultiRequest); isMulti {
 		// First: ZooKeeper 3.9 fails these while decoding, so even a multiRead holding
 		// only such creates gets no body (see errMultiReadOfWrites).
-		if err := prep.CheckMultiCreates(m); err != nil {
+		if err := prep.CheckMultiCreates(m, exts.Has(ext.Wide)); err != nil {
 			return nil, true, err
 		}
 		if err := checkMultiKinds(op, m); err != nil {

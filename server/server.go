@@ -411,6 +411,9 @@ type Server struct {
 	// connection accepted after that is closed at once (closeConnsOnStop).
 	connsSwept bool
 
+	// xidTokens numbers the 32-bit tokens of version-11 connections' xids (xid64.go).
+	xidTokens atomic.Int32
+
 	// core-owned
 	tree       *datatree.Tree
 	prep       *prep.Preparer

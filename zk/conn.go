@@ -36,6 +36,8 @@ type config struct {
 	saslMech       string
 	sasl           func(server string) (SASLClient, error) // nil: no SASL
 	configWatch    bool
+	xid64          bool  // WithXID64
+	firstXid       int64 // the first request's xid, for tests; 0 is 1
 }
 
 // WithSessionTimeout sets the session timeout to request; the server clamps it to its
@@ -111,7 +113,7 @@ type Conn struct {
 	sessionID int64
 	passwd    []byte
 	timeout   time.Duration // negotiated; the requested one until the first connect
-	xid       int32
+	xid       int64
 	w         *wire      // the live connection, nil while disconnected
 	queued    []*request // issued while disconnected, sent after the next connect
 	lossy     bool       // disconnected for longer than the session timeout
@@ -133,6 +135,8 @@ type Conn struct {
 	dialLog  dialLog // failed attempts, logged rate-limited (dialog.go)
 
 	caps capsCache // the connected server's capabilities (caps.go)
+
+	wideAt map[string]wideState // WithXID64: what each server was found to offer (xid64.go)
 }
 
 // Connect connects to an ensemble and returns once a session is established, or fails when ctx
@@ -187,6 +191,7 @@ func Connect(ctx context.Context, connString string, opts ...Option) (*Conn, err
 		passwd:    cfg.passwd,
 		timeout:   cfg.sessionTimeout,
 		seenRW:    cfg.sessionID != 0,
+		xid:       max(cfg.firstXid, 1) - 1,
 	}
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.run()
@@ -440,7 +445,26 @@ func (c *Conn) attempt() (*wire, error) {
 
 	ctx, cancel := context.WithTimeout(c.ctx, timeout)
 	defer cancel()
-	w, resp, err := c.dialAndHandshake(ctx, addr, req)
+	if !c.cfg.xid64 {
+		return c.connectTo(ctx, addr, req, false)
+	}
+	return c.connectXID64(ctx, addr, req)
+}
+
+// connectTo dials addr and opens or resumes the session with req, on a connection in
+// protocol version 11 when wide (errXID64Refused: the server answered another version), and
+// logs in with SASL when configured. It returns the wire ready to be activated.
+func (c *Conn) connectTo(ctx context.Context, addr string, req *jute.ConnectRequest, wide bool) (*wire, error) {
+	if wide {
+		r64 := *req
+		r64.ProtocolVersion, r64.XID64 = jute.ProtocolVersionXID64, true
+		req = &r64
+	}
+	w, resp, err := c.dialAndHandshake(ctx, addr, req, wide)
+	if err == nil && wide && resp.ProtocolVersion != jute.ProtocolVersionXID64 {
+		w.nc.Close()
+		err = fmt.Errorf("%w: version %d", errXID64Refused, resp.ProtocolVersion)
+	}
 	if err != nil {
 		if c.ctx.Err() == nil {
 			c.dialLog.failed(c.log, addr, err)
@@ -481,12 +505,12 @@ func (c *Conn) attempt() (*wire, error) {
 	return w, nil
 }
 
-func (c *Conn) dialAndHandshake(ctx context.Context, addr string, req *jute.ConnectRequest) (*wire, *jute.ConnectResponse, error) {
+func (c *Conn) dialAndHandshake(ctx context.Context, addr string, req *jute.ConnectRequest, wide bool) (*wire, *jute.ConnectResponse, error) {
 	nc, err := c.cfg.dial(ctx, "tcp", addr)
 	if err != nil {
 		return nil, nil, err
 	}
-	w := newWire(c, nc, addr)
+	w := newWire(c, nc, addr, wide)
 	// Close or the connect timeout interrupts the handshake through the socket's deadline.
 	stop := context.AfterFunc(ctx, func() { nc.SetDeadline(time.Unix(1, 0)) })
 	resp, err := w.handshake(req)
@@ -699,14 +723,10 @@ type authCred struct {
 	waiters []*request
 }
 
-func (a *authCred) frame() []byte {
-	e := jute.Encoder{Buf: make([]byte, 4, requestHeaderLen+16+len(a.scheme)+len(a.auth))}
-	h := jute.RequestHeader{Xid: jute.XidAuth, Type: jute.OpAuth}
-	h.Encode(&e)
-	p := jute.AuthPacket{Scheme: a.scheme, Auth: a.auth}
-	p.Encode(&e)
-	putLen(e.Buf)
-	return e.Buf
+func (a *authCred) frame(xid64 bool) []byte {
+	r := newRequest(jute.OpAuth, "", &jute.AuthPacket{Scheme: a.scheme, Auth: a.auth}, nil, 16+len(a.scheme)+len(a.auth))
+	r.setXid(int64(jute.XidAuth), xid64)
+	return r.frame
 }
 
 func putLen(b []byte) {

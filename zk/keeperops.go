@@ -76,6 +76,9 @@ func (c *Conn) CreateWithParents(ctx context.Context, path string, data []byte, 
 	if err := c.require(ctx, ext.KeeperOps); err != nil {
 		return "", nil, err
 	}
+	if err := c.requireMode(ctx, mode); err != nil {
+		return "", nil, err
+	}
 	s := createSpec(path, data, acl, mode, 0, true, false)
 	if s.err == nil && s.op != jute.OpCreate2 && s.op != jute.OpCreateContainer {
 		s.err = badArgs("mode %d cannot be created with parents", mode)
@@ -142,6 +145,11 @@ func (c *Conn) requireOps(ctx context.Context, ops []Op) error {
 		op, _ := o.opInfo()
 		if row := jute.LookupOp(op); row != nil && row.Ext != "" {
 			if err := c.require(ctx, row.Ext); err != nil {
+				return err
+			}
+		}
+		if co, ok := o.(*CreateOp); ok {
+			if err := c.requireMode(ctx, co.Mode); err != nil {
 				return err
 			}
 		}

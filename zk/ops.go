@@ -66,6 +66,9 @@ func createSpec(path string, data []byte, acl []ACL, mode CreateMode, ttl time.D
 }
 
 func (c *Conn) create(ctx context.Context, path string, data []byte, acl []ACL, mode CreateMode, ttl time.Duration, withStat, wantTTL bool) (string, *Stat, error) {
+	if err := c.requireMode(ctx, mode); err != nil {
+		return "", nil, err
+	}
 	s := createSpec(path, data, acl, mode, ttl, withStat, wantTTL)
 	if s.op == jute.OpCreate {
 		resp, err := do[jute.CreateResponse](ctx, c, s)

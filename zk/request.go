@@ -3,6 +3,7 @@ package zk
 import (
 	"context"
 	"encoding/binary"
+	"math"
 	"sync/atomic"
 
 	"github.com/zkd-io/zkd/jute"
@@ -12,11 +13,16 @@ import (
 // xid is patched in when the request is handed to a connection, in the same critical section
 // that appends it to the connection's pending FIFO, so xids follow wire order.
 type request struct {
-	op    jute.OpCode
-	path  string // client path, for errors
-	frame []byte // length prefix + RequestHeader + body
+	op   jute.OpCode
+	path string // client path, for errors
+	// buf is the frame with xidRoom bytes of room in front: buf[xidRoom:] is the frame with
+	// a 32-bit xid (length prefix + RequestHeader + body), and buf itself has room for the
+	// frame with a 64-bit one (RequestHeader64), made in place by setXid when the
+	// connection it goes out on speaks protocol version 11.
+	buf   []byte
+	frame []byte // what goes out: set by setXid
 	resp  jute.Record
-	xid   int32
+	xid   int64
 	zxid  int64
 	err   error // a Code, or connLoss/ErrClosed/... set by the connection
 
@@ -33,9 +39,12 @@ type request struct {
 
 const requestHeaderLen = jute.FrameHeaderSize + 8 // length prefix + RequestHeader{xid, type}
 
+// xidRoom is what a 64-bit xid adds to a request header.
+const xidRoom = jute.RequestHeader64Size - 8
+
 // newRequest encodes body behind a RequestHeader whose xid is filled in at send time.
 func newRequest(op jute.OpCode, path string, body jute.Record, resp jute.Record, sizeHint int) *request {
-	e := jute.Encoder{Buf: make([]byte, 0, requestHeaderLen+sizeHint+len(path)+16)}
+	e := jute.Encoder{Buf: make([]byte, xidRoom, xidRoom+requestHeaderLen+sizeHint+len(path)+16)}
 	var start int
 	e.Buf, start = jute.StartFrame(e.Buf)
 	(&jute.RequestHeader{Type: op}).Encode(&e)
@@ -43,12 +52,21 @@ func newRequest(op jute.OpCode, path string, body jute.Record, resp jute.Record,
 		body.Encode(&e)
 	}
 	jute.EndFrame(e.Buf, start)
-	return &request{op: op, path: path, frame: e.Buf, resp: resp, done: make(chan struct{})}
+	return &request{op: op, path: path, buf: e.Buf, frame: e.Buf[xidRoom:], resp: resp, done: make(chan struct{})}
 }
 
-func (r *request) setXid(xid int32) {
+// setXid gives r its xid, in the header wide or not: with wide, the length prefix moves
+// xidRoom bytes to the front and the xid takes its and the 32-bit xid's place.
+func (r *request) setXid(xid int64, wide bool) {
 	r.xid = xid
-	binary.BigEndian.PutUint32(r.frame[4:8], uint32(xid))
+	if !wide {
+		r.frame = r.buf[xidRoom:]
+		binary.BigEndian.PutUint32(r.frame[4:8], uint32(xid))
+		return
+	}
+	r.frame = r.buf
+	binary.BigEndian.PutUint32(r.frame, uint32(len(r.buf)-jute.FrameHeaderSize))
+	binary.BigEndian.PutUint64(r.frame[4:12], uint64(xid))
 }
 
 func (r *request) wrap(err error) error {
@@ -176,13 +194,20 @@ func (c *Conn) submit(r *request) {
 	}
 }
 
+// nextXidLocked is the next xid for a request on w. A 32-bit connection wraps as Java's
+// client does (negative xids are reserved); a 64-bit one (protocol version 11) does not
+// wrap before 2^63.
+func (c *Conn) nextXidLocked(w *wire) int64 {
+	c.xid++
+	if c.xid <= 0 || (!w.xid64 && c.xid > math.MaxInt32) {
+		c.xid = 1
+	}
+	return c.xid
+}
+
 // sendLocked assigns r the next xid and appends it to w's pending FIFO and output queue.
 func (c *Conn) sendLocked(w *wire, r *request) {
-	c.xid++
-	if c.xid <= 0 {
-		c.xid = 1 // wrap as Java's client does; negative xids are reserved
-	}
-	r.setXid(c.xid)
+	r.setXid(c.nextXidLocked(w), w.xid64)
 	if err := w.enqueue(r); err != nil {
 		c.fail(r, connLoss(err))
 	}

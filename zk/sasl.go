@@ -135,33 +135,26 @@ func (c *Conn) saslFailed(err error) error {
 // the server's token.
 func (c *Conn) saslRoundTrip(w *wire, tok []byte) ([]byte, error) {
 	c.mu.Lock()
-	c.xid++
-	if c.xid <= 0 {
-		c.xid = 1
-	}
-	xid := c.xid
+	xid := c.nextXidLocked(w)
 	c.mu.Unlock()
 
-	e := jute.Encoder{Buf: make([]byte, 0, requestHeaderLen+4+len(tok))}
-	h := jute.RequestHeader{Xid: xid, Type: jute.OpSASL}
-	h.Encode(&e)
-	(&jute.SASLToken{Token: tok}).Encode(&e)
-	if err := jute.WriteFrame(w.nc, e.Buf); err != nil {
+	r := newRequest(jute.OpSASL, "", &jute.SASLToken{Token: tok}, nil, len(tok))
+	r.setXid(xid, w.xid64)
+	if _, err := w.nc.Write(r.frame); err != nil {
 		return nil, fmt.Errorf("SASL: write to %s: %w", w.addr, err)
 	}
 	frame, err := w.readFrame()
 	if err != nil {
 		return nil, fmt.Errorf("SASL: read from %s: %w", w.addr, err)
 	}
-	return c.saslReply(frame, xid)
+	return c.saslReply(w, frame, xid)
 }
 
 // saslReply decodes the answer to the sasl request xid: the server's token, or the error
 // code with which it rejected the client (AUTHFAILED, or SESSIONCLOSEDREQUIRESASL).
-func (c *Conn) saslReply(frame []byte, xid int32) ([]byte, error) {
+func (c *Conn) saslReply(w *wire, frame []byte, xid int64) ([]byte, error) {
 	d := jute.Decoder{B: frame}
-	var rh jute.ReplyHeader
-	rh.Decode(&d)
+	rh := w.decodeHeader(&d)
 	if d.Err() != nil {
 		return nil, fmt.Errorf("%w: short reply header", errProtocol)
 	}

@@ -363,7 +363,7 @@ func FuzzSASLReply(f *testing.F) {
 	c := &Conn{}
 	c.cfg.saslMech = "TEST"
 	f.Fuzz(func(t *testing.T, frame []byte) {
-		tok, err := c.saslReply(frame, 1)
+		tok, err := c.saslReply(&wire{}, frame, 1)
 		if err != nil {
 			if tok != nil {
 				t.Fatalf("token %x with error %v", tok, err)

@@ -1,9 +1,11 @@
 package zk
 
 import (
+	"context"
 	"fmt"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -142,20 +144,46 @@ const (
 	ModeContainer               CreateMode = 4
 	ModePersistentTTL           CreateMode = 5
 	ModePersistentSequentialTTL CreateMode = 6
+
+	// ModePersistentSequential64 and ModeEphemeralSequential64 are zkd's 64-bit sequential
+	// modes (the wide extension): the server appends the zxid of the create, 19 digits
+	// (%019d), which never wraps where ModePersistentSequential's 10-digit counter turns
+	// negative past 2^31, and names under a parent only grow. A Multi may make one such node
+	// per parent (the second fails with ErrBadArguments). Calls with them fail with an error
+	// wrapping ErrUnsupported, before sending, on a server without the extension.
+	ModePersistentSequential64 CreateMode = CreateMode(jute.FlagPersistentSequential64)
+	ModeEphemeralSequential64  CreateMode = CreateMode(jute.FlagEphemeralSequential64)
 )
 
 // IsSequential reports whether the server appends a sequence number to the name.
 func (m CreateMode) IsSequential() bool {
-	return m == ModePersistentSequential || m == ModeEphemeralSequential || m == ModePersistentSequentialTTL
+	return m == ModePersistentSequential || m == ModeEphemeralSequential || m == ModePersistentSequentialTTL || m.IsSequential64()
+}
+
+// IsSequential64 reports whether the mode is a 64-bit sequential one (the wide extension).
+func (m CreateMode) IsSequential64() bool {
+	return m == ModePersistentSequential64 || m == ModeEphemeralSequential64
 }
 
 // IsEphemeral reports whether the node is deleted with its session.
-func (m CreateMode) IsEphemeral() bool { return m == ModeEphemeral || m == ModeEphemeralSequential }
+func (m CreateMode) IsEphemeral() bool {
+	return m == ModeEphemeral || m == ModeEphemeralSequential || m == ModeEphemeralSequential64
+}
 
 // IsTTL reports whether the mode needs a TTL (CreateTTL).
 func (m CreateMode) IsTTL() bool { return m == ModePersistentTTL || m == ModePersistentSequentialTTL }
 
-func (m CreateMode) valid() bool { return m >= ModePersistent && m <= ModePersistentSequentialTTL }
+func (m CreateMode) valid() bool {
+	return m >= ModePersistent && m <= ModePersistentSequentialTTL || m.IsSequential64()
+}
+
+// requireMode checks that the server serves mode (the 64-bit sequential ones need wide).
+func (c *Conn) requireMode(ctx context.Context, mode CreateMode) error {
+	if mode.IsSequential64() {
+		return c.require(ctx, ext.Wide)
+	}
+	return nil
+}
 
 // AddWatchMode is the mode of AddWatch.
 type AddWatchMode int32

@@ -29,6 +29,9 @@ type wire struct {
 	readTimeout  time.Duration // no byte for this long: the connection is dead
 	pingInterval time.Duration // nothing sent for this long: send a ping
 	connResp     *jute.ConnectResponse
+	// xid64: the connection speaks protocol version 11 (WithXID64): every header's xid
+	// is a long. Set by the handshake, before the loops run.
+	xid64 bool
 
 	mu      sync.Mutex
 	pending []*request
@@ -38,11 +41,30 @@ type wire struct {
 	writerDone <-chan struct{}
 }
 
-func newWire(c *Conn, nc net.Conn, addr string) *wire {
-	w := &wire{c: c, nc: nc, addr: addr}
-	w.wc = clientwire.New(nc, clientwire.Config{Addr: addr, MaxFrame: c.cfg.maxBufferSize, Oversize: w.oversize})
+func newWire(c *Conn, nc net.Conn, addr string, xid64 bool) *wire {
+	w := &wire{c: c, nc: nc, addr: addr, xid64: xid64}
+	w.wc = clientwire.New(nc, clientwire.Config{Addr: addr, MaxFrame: c.cfg.maxBufferSize, Oversize: w.oversize, XID64: xid64})
 	w.stop, w.writerDone = w.wc.Dead(), w.wc.WriterDone()
 	return w
+}
+
+// replyHeader is a reply's header, its xid widened.
+type replyHeader struct {
+	Xid  int64
+	Zxid int64
+	Err  Code
+}
+
+// decodeHeader reads a reply's header as the connection speaks it.
+func (w *wire) decodeHeader(d *jute.Decoder) replyHeader {
+	if w.xid64 {
+		var h jute.ReplyHeader64
+		h.Decode(d)
+		return replyHeader(h)
+	}
+	var h jute.ReplyHeader
+	h.Decode(d)
+	return replyHeader{Xid: int64(h.Xid), Zxid: h.Zxid, Err: h.Err}
 }
 
 // oversize fails the request a reply longer than the client's limit answers with a
@@ -51,8 +73,7 @@ func newWire(c *Conn, nc net.Conn, addr string) *wire {
 // answers no pending request is a protocol error, as any reply the client cannot place.
 func (w *wire) oversize(hdr []byte, n int) error {
 	d := jute.Decoder{B: hdr}
-	var h jute.ReplyHeader
-	h.Decode(&d)
+	h := w.decodeHeader(&d)
 	if d.Err() != nil || h.Xid < 0 {
 		return fmt.Errorf("%w: %d-byte frame over the %d-byte limit (xid %d)", errProtocol, n, w.c.cfg.maxBufferSize, h.Xid)
 	}
@@ -129,7 +150,7 @@ func (w *wire) enqueue(r *request) error {
 func (w *wire) enqueueAuth(a *authCred) {
 	w.mu.Lock()
 	defer w.mu.Unlock()
-	if w.wc.Send(a.frame()) == nil {
+	if w.wc.Send(a.frame(w.xid64)) == nil {
 		w.authq = append(w.authq, a)
 	}
 }
@@ -164,13 +185,12 @@ func (w *wire) readLoop() error { return protocolErr(w.wc.ReadLoop(w.handle)) }
 func (w *wire) handle(frame []byte) error {
 	c := w.c
 	d := jute.Decoder{B: frame}
-	var h jute.ReplyHeader
-	h.Decode(&d)
+	h := w.decodeHeader(&d)
 	if d.Err() != nil {
 		return fmt.Errorf("%w: short reply header", errProtocol)
 	}
 	switch h.Xid {
-	case jute.XidNotification:
+	case int64(jute.XidNotification):
 		var ev jute.WatcherEvent
 		ev.Decode(&d)
 		if d.Err() != nil {
@@ -178,9 +198,9 @@ func (w *wire) handle(frame []byte) error {
 		}
 		c.notify(ev)
 		return nil
-	case jute.XidPing:
+	case int64(jute.XidPing):
 		return nil
-	case jute.XidAuth:
+	case int64(jute.XidAuth):
 		w.mu.Lock()
 		var a *authCred
 		if len(w.authq) > 0 {

@@ -2,6 +2,7 @@ package clientwire
 
 import (
 	"bufio"
+	"encoding/binary"
 	"errors"
 	"fmt"
 	"io"
@@ -22,6 +23,9 @@ var ErrBadConnectResponse = errors.New("bad ConnectResponse")
 // PingFrame is a ping request, framed: xid XidPing, no body.
 var PingFrame = jute.AppendFrame(nil, jute.Marshal(&jute.RequestHeader{Xid: jute.XidPing, Type: jute.OpPing}))
 
+// PingFrame64 is PingFrame with a 64-bit xid (protocol version 11).
+var PingFrame64 = jute.AppendFrame(nil, jute.Marshal(&jute.RequestHeader64{Xid: int64(jute.XidPing), Type: jute.OpPing}))
+
 // Config is what a connection needs beyond its socket.
 type Config struct {
 	Addr       string // the server's, for errors
@@ -37,6 +41,16 @@ type Config struct {
 	// connection, where closing it would make the caller retry into the same reply forever
 	// (the jute.maxbuffer reconnect loop). A non-nil return ends ReadLoop with it.
 	Oversize func(hdr []byte, n int) error
+	// XID64: the connection speaks protocol version 11 (64-bit xids): pings carry a
+	// RequestHeader64, and Oversize gets a ReplyHeader64.
+	XID64 bool
+}
+
+func (cfg *Config) replyHeaderSize() int {
+	if cfg.XID64 {
+		return jute.ReplyHeader64Size
+	}
+	return jute.ReplyHeaderSize
 }
 
 // Conn is one client TCP connection. Before WriteLoop runs, WriteFrame and ReadFrame speak
@@ -91,7 +105,12 @@ func (c *Conn) ReadTimeout() time.Duration { return c.readTimeout }
 // Handshake sends req and reads the ConnectResponse; the caller bounds it with a deadline
 // on NetConn. A response that does not decode is an ErrBadConnectResponse.
 func (c *Conn) Handshake(req *jute.ConnectRequest) (*jute.ConnectResponse, error) {
-	if err := c.WriteFrame(jute.Marshal(req)); err != nil {
+	frame := jute.AppendFrame(nil, jute.Marshal(req))
+	if req.XID64 {
+		// As ClickHouse's client counts it, so that ClickHouse Keeper takes it too.
+		binary.BigEndian.PutUint32(frame, uint32(len(frame)-jute.FrameHeaderSize-jute.XID64ConnectUndercount))
+	}
+	if _, err := c.nc.Write(frame); err != nil {
 		return nil, err
 	}
 	frame, err := c.ReadFrame()
@@ -178,7 +197,11 @@ func (c *Conn) WriteLoop() {
 		case <-ping:
 			c.mu.Lock()
 			if len(c.outq) == 0 {
-				c.outq = append(c.outq, PingFrame)
+				if c.cfg.XID64 {
+					c.outq = append(c.outq, PingFrame64)
+				} else {
+					c.outq = append(c.outq, PingFrame)
+				}
 			}
 			c.mu.Unlock()
 		case <-c.stop:
@@ -221,7 +244,7 @@ func (c *Conn) ReadLoop(handle func(frame []byte) error) error {
 		}
 		frame, err := c.ReadFrame()
 		var fe *jute.FrameSizeError
-		if err != nil && c.cfg.Oversize != nil && errors.As(err, &fe) && fe.Len >= jute.ReplyHeaderSize {
+		if err != nil && c.cfg.Oversize != nil && errors.As(err, &fe) && int(fe.Len) >= c.cfg.replyHeaderSize() {
 			err = c.skipOversize(int(fe.Len))
 			if err == nil {
 				continue
@@ -243,7 +266,7 @@ func (c *Conn) ReadLoop(handle func(frame []byte) error) error {
 // skipOversize reads the header of an oversize frame whose length prefix was just read,
 // drops the rest without holding it, and hands the header to cfg.Oversize.
 func (c *Conn) skipOversize(n int) error {
-	hdr := make([]byte, jute.ReplyHeaderSize)
+	hdr := make([]byte, c.cfg.replyHeaderSize())
 	if _, err := io.ReadFull(c.br, hdr); err != nil {
 		return err
 	}

@@ -80,7 +80,7 @@ func (p *Preparer) prepareExtOp(r *Request, typ jute.OpCode, body jute.Record, s
 		if !ok {
 			return nil, jute.ErrMarshallingError
 		}
-		if m, ok := modeOf(b.Flags); ok && (m.sequential || m.ttl || m.container) {
+		if m, ok := p.modeOfServed(b.Flags); ok && (m.sequential || m.ttl || m.container) {
 			// ClickHouse refuses a sequential one (its name is never taken); it has no
 			// containers, and a TTL has no place in create's layout.
 			return nil, jute.ErrBadArguments
@@ -224,7 +224,7 @@ func (p *Preparer) childrenOf(path string, pending map[string][]string) []string
 // createWithParents creates the missing ancestors of b.Path (persistent, empty, with the
 // request's ACL, each checked as its own create), then the node as create2 would.
 func (p *Preparer) createWithParents(r *Request, b *jute.CreateRequest, s *txnState) ([]jute.Txn, error) {
-	mode, ok := modeOf(b.Flags)
+	mode, ok := p.modeOfServed(b.Flags)
 	if !ok || mode.ttl {
 		return nil, jute.ErrBadArguments
 	}

@@ -233,7 +233,7 @@ func TestMultiBadCreateFlagsFailWhole(t *testing.T) {
 			{Type: jute.OpCreate, Body: createBody(jute.OpCreate, "/x/pre", 0, -1)},
 			{Type: jute.OpCreate2, Body: createBody(jute.OpCreate2, "/x/bad", flags, -1)},
 		}}
-		if err := CheckMultiCreates(m); err == nil {
+		if err := CheckMultiCreates(m, false); err == nil {
 			t.Errorf("flags %d: CheckMultiCreates accepted it", flags)
 		}
 		txn := p.Prepare(&Request{SessionID: testSession, Type: jute.OpMulti, Body: m}, 2, 2)
@@ -249,7 +249,7 @@ func TestMultiBadCreateFlagsFailWhole(t *testing.T) {
 		{Type: jute.OpCreateTTL, Body: createBody(jute.OpCreateTTL, "/x/t", 7, 5)}, // refused later, per op
 		{Type: jute.OpSetData, Body: &jute.SetDataRequest{Path: "/x", Version: -1}},
 	}}
-	if err := CheckMultiCreates(ok); err != nil {
+	if err := CheckMultiCreates(ok, false); err != nil {
 		t.Errorf("CheckMultiCreates: %v", err)
 	}
 }

@@ -75,6 +75,10 @@ type Preparer struct {
 	// MaxTxnBytes is the largest txn a member accepts (jute.maxbuffer); a removeRecursive
 	// whose txn would be larger fails. 0: no limit.
 	MaxTxnBytes int
+	// Wide serves the 64-bit sequential create modes (the wide extension,
+	// jute.FlagPersistentSequential64): without it their flags are refused as ZooKeeper
+	// refuses any flag it does not know.
+	Wide bool
 
 	overlay map[string]*record
 	order   []pending // from head on: prepared txns' changes, oldest first
@@ -221,6 +225,9 @@ type txnState struct {
 	time    int64
 	changes []change
 	index   map[string]int // into changes, once there are more than smallTxn
+	// seq64Parents are the parents under which the txn made a 64-bit sequential node:
+	// their suffix is the txn's zxid, so one per parent (seq64Suffix).
+	seq64Parents []string
 }
 
 type change struct {
@@ -293,7 +300,7 @@ func (p *Preparer) commit(s *txnState) {
 
 func (p *Preparer) newState(zxid, time int64) *txnState {
 	clear(p.st.changes)
-	p.st = txnState{zxid: zxid, time: time, changes: p.st.changes[:0]}
+	p.st = txnState{zxid: zxid, time: time, changes: p.st.changes[:0], seq64Parents: p.st.seq64Parents[:0]}
 	if cap(p.st.changes) > 4*smallTxn {
 		p.st.changes = nil // a large multi's: not kept for every later txn
 	}
@@ -309,7 +316,7 @@ func (p *Preparer) Prepare(r *Request, zxid, timeMs int64) *jute.LoggedTxn {
 		return errorTxn(t, jute.ErrMarshallingError)
 	}
 	if r.Type == jute.OpMulti {
-		if err := CheckMultiCreates(r.Body.(*jute.MultiRequest)); err != nil {
+		if err := CheckMultiCreates(r.Body.(*jute.MultiRequest), p.Wide); err != nil {
 			return errorTxn(t, jute.ErrMarshallingError)
 		}
 		t.Body = p.prepareMulti(r, s)
@@ -422,13 +429,15 @@ func loggedSubType(typ jute.OpCode) jute.OpCode {
 // createContainer whose flags name no create mode, or a TTL one: ZooKeeper 3.9 fails to
 // decode such a request (MultiOperationRecord: CreateMode.fromFlag, then CreateOptions'
 // TTL check without a ttl), which it answers with MARSHALLINGERROR for the whole request.
-func CheckMultiCreates(m *jute.MultiRequest) error {
+// wide: the 64-bit sequential modes are served (the wide extension), else refused as any
+// flag ZooKeeper does not know.
+func CheckMultiCreates(m *jute.MultiRequest, wide bool) error {
 	for i, op := range m.Ops {
 		b, ok := op.Body.(*jute.CreateRequest)
 		if !ok || (op.Type != jute.OpCreate && op.Type != jute.OpCreate2 && op.Type != jute.OpCreateContainer) {
 			continue
 		}
-		if mode, ok := modeOf(b.Flags); !ok || mode.ttl {
+		if mode, ok := modeOf(b.Flags); !ok || mode.ttl || (mode.seq64 && !wide) {
 			return fmt.Errorf("prep: multi op %d: %v with flags %d: %w", i, op.Type, b.Flags, errMultiCreateFlags)
 		}
 	}
@@ -607,9 +616,10 @@ func (p *Preparer) prepareOp(r *Request, typ jute.OpCode, body jute.Record, s *t
 	return nil, jute.ErrUnimplemented
 }
 
-// createMode decodes create flags.
+// createMode decodes create flags. seq64 is one of the wide extension's 64-bit sequential
+// modes (sequential is set too); whether it is served is the caller's to check (Wide).
 type createMode struct {
-	ephemeral, sequential, container, ttl bool
+	ephemeral, sequential, container, ttl, seq64 bool
 }
 
 func modeOf(flags int32) (createMode, bool) {
@@ -628,12 +638,45 @@ func modeOf(flags int32) (createMode, bool) {
 		return createMode{ttl: true}, true
 	case jute.FlagPersistentSequentialTTL:
 		return createMode{ttl: true, sequential: true}, true
+	case jute.FlagPersistentSequential64:
+		return createMode{sequential: true, seq64: true}, true
+	case jute.FlagEphemeralSequential64:
+		return createMode{ephemeral: true, sequential: true, seq64: true}, true
 	}
 	return createMode{}, false
 }
 
+// modeOfServed is modeOf for a preparer: the 64-bit sequential modes are modes only with
+// the wide extension.
+func (p *Preparer) modeOfServed(flags int32) (createMode, bool) {
+	m, ok := modeOf(flags)
+	if m.seq64 && !p.Wide {
+		return createMode{}, false
+	}
+	return m, ok
+}
+
+// errSeq64Twice: a txn may make one 64-bit sequential node per parent (seq64Suffix).
+var errSeq64Twice = jute.ErrBadArguments
+
+// seq64Suffix is a 64-bit sequential node's suffix: the zxid of the txn that creates it,
+// %019d. A zxid is unique, strictly increasing (across restarts, elections and snapshots:
+// it is in every txn and snapshot already) and positive, so the names under a parent are
+// too, with nothing new in the data files; ZooKeeper's suffix, the parent's 32-bit
+// cversion, wraps past 2^31. One txn has one zxid, so a multi may make only one such node
+// per parent: the second is BADARGUMENTS (and the multi fails).
+func (s *txnState) seq64Suffix(parent string) (string, error) {
+	for _, p := range s.seq64Parents {
+		if p == parent {
+			return "", errSeq64Twice
+		}
+	}
+	s.seq64Parents = append(s.seq64Parents, parent)
+	return fmt.Sprintf("%0*d", jute.Seq64Width, s.zxid), nil
+}
+
 func (p *Preparer) create(r *Request, typ jute.OpCode, path string, data []byte, acl []jute.ACL, flags int32, ttl int64, s *txnState) (jute.Record, error) {
-	mode, ok := modeOf(flags)
+	mode, ok := p.modeOfServed(flags)
 	if !ok {
 		return nil, jute.ErrBadArguments
 	}
@@ -669,7 +712,14 @@ func (p *Preparer) create(r *Request, typ jute.OpCode, path string, data []byte,
 	if err := p.checkACL(r, parent.acl, jute.PermCreate); err != nil {
 		return nil, err
 	}
-	if mode.sequential {
+	switch {
+	case mode.seq64:
+		suffix, err := s.seq64Suffix(parentPath)
+		if err != nil {
+			return nil, err
+		}
+		path += suffix
+	case mode.sequential:
 		path = fmt.Sprintf("%s%010d", path, parent.stat.Cversion)
 	}
 	if !datatree.ValidatePath(path) {
