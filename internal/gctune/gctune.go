@@ -26,12 +26,12 @@ type Policy struct {
 	Fraction    float64
 }
 
-// DefaultPolicy keeps memory within about 1.125x the live data for large trees while small
-// ones, whose requests make most of the garbage, are collected every 64 MiB. The tree holds
-// no pointers per node (internal/datatree), so a collection marks a few objects per 256
-// nodes whatever the tree's size: collecting often costs little, and a large headroom would
-// be most of a large tree's memory.
-var DefaultPolicy = Policy{MinHeadroom: 64 << 20, Fraction: 0.125}
+// DefaultPolicy keeps memory within about 1.06x the live data for large trees (past 1 GiB
+// of live heap) while smaller ones, whose requests make most of the garbage, are collected
+// every 64 MiB. The tree holds no pointers per node (internal/datatree), so a collection
+// marks a few objects per 256 nodes whatever the tree's size: collecting often costs
+// little, and a large headroom would be most of a large tree's memory.
+var DefaultPolicy = Policy{MinHeadroom: 64 << 20, Fraction: 1.0 / 16}
 
 var (
 	mu       sync.Mutex
