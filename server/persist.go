@@ -155,7 +155,7 @@ func (s *Server) load() (*loaded, error) {
 			delete(sessions, t.Header.ClientID)
 		}
 		replayed++
-		prog.tick(replayed, "txns", replayed, "zxid", hex(t.Header.Zxid))
+		prog.tick(replayed, func() []any { return []any{"txns", replayed, "zxid", hex(t.Header.Zxid)} })
 		return nil
 	})
 	tree.EndReplay()
@@ -411,7 +411,7 @@ func (s *Server) loadSnapshot() (*datatree.Tree, int64, map[int64]int32, *storag
 			ACL:     func(key int64, acls []jute.ACL) error { loader.ACL(key, acls); return nil },
 			Node: func(n storage.SnapNode) error {
 				nodes++
-				prog.tick(nodes, "nodes", nodes)
+				prog.tick(nodes, func() []any { return []any{"nodes", nodes} })
 				return loader.Node(datatree.SnapNode(n))
 			},
 		}
@@ -916,9 +916,10 @@ func newProgress(log *slog.Logger, what string, attrs ...any) *progress {
 	return &progress{log: log, what: what, attrs: attrs, start: now, last: now, every: progressEvery}
 }
 
-// tick reports n items done, with attrs, when progressEvery has passed since the last
-// report; it reads the clock only every 4096 items.
-func (p *progress) tick(n int, attrs ...any) {
+// tick reports n items done, with attrs' attributes, when progressEvery has passed since the
+// last report; it reads the clock only every 4096 items, and makes the attributes only when
+// it reports (a call per node or txn must not allocate).
+func (p *progress) tick(n int, attrs func() []any) {
 	if n%4096 != 0 {
 		return
 	}
@@ -927,6 +928,6 @@ func (p *progress) tick(n int, attrs ...any) {
 		return
 	}
 	p.last = now
-	all := append(append(append([]any(nil), p.attrs...), attrs...), "elapsed", now.Sub(p.start).Round(time.Second))
+	all := append(append(append([]any(nil), p.attrs...), attrs()...), "elapsed", now.Sub(p.start).Round(time.Second))
 	p.log.Info(p.what, all...)
 }

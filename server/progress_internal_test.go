@@ -13,7 +13,7 @@ func TestRecoveryProgress(t *testing.T) {
 	p := newProgress(slog.New(slog.NewTextHandler(&buf, nil)), "replaying the txn log", "fromZxid", "0x0")
 	p.every = 0
 	for n := 1; n <= 3*4096+5; n++ {
-		p.tick(n, "txns", n)
+		p.tick(n, func() []any { return []any{"txns", n} })
 	}
 	lines := strings.Split(strings.TrimSpace(buf.String()), "\n")
 	if len(lines) != 3 {
@@ -28,7 +28,7 @@ func TestRecoveryProgress(t *testing.T) {
 	buf.Reset()
 	q := newProgress(slog.New(slog.NewTextHandler(&buf, nil)), "loading snapshot")
 	for n := 1; n <= 5*4096; n++ {
-		q.tick(n, "nodes", n)
+		q.tick(n, func() []any { return []any{"nodes", n} })
 	}
 	if buf.Len() != 0 {
 		t.Fatalf("reported before progressEvery passed: %s", buf.String())
