@@ -98,4 +98,42 @@ func TestACLKeysFitRecords(t *testing.T) {
 			t.Errorf("missing key given %d and %d (a %d, b %d)", c, d, tr.Get("/a").ACL, tr.Get("/b").ACL)
 		}
 	})
+	// A key the table lacks, in range, that a remapped key was given (a review found it):
+	// its nodes must not take the remapped list, and they count as missing.
+	t.Run("missing key taken by a remap", func(t *testing.T) {
+		l := NewLoader()
+		l.ACL(1, la)
+		l.ACL(1<<40, lb)
+		l.ACL(1<<40+1, la[:0:0])
+		nodes := []SnapNode{
+			{Path: "", Data: []byte{}, ACLKey: OpenACLKey},
+			{Path: "/a", Data: []byte{}, ACLKey: 1 << 40},
+			{Path: "/b", Data: []byte{}, ACLKey: 1<<40 + 7}, // missing, out of range
+			{Path: "/c", Data: []byte{}, ACLKey: 2},         // missing: the first key a remap takes
+			{Path: "/d", Data: []byte{}, ACLKey: 3},         // missing
+		}
+		for _, n := range nodes {
+			if err := l.Node(n); err != nil {
+				t.Fatal(err)
+			}
+		}
+		tr, err := l.Finish(false, 1)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if l.MissingACLs != 3 {
+			t.Errorf("MissingACLs %d, want 3", l.MissingACLs)
+		}
+		if a := tr.Get("/a").ACL; !slices.Equal(tr.ACL(a), lb) {
+			t.Errorf("/a: key %d list %v", a, tr.ACL(a))
+		}
+		seen := map[int64]string{tr.Get("/a").ACL: "/a"}
+		for _, p := range []string{"/b", "/c", "/d"} {
+			k := tr.Get(p).ACL
+			if other, dup := seen[k]; dup || tr.ACL(k) != nil {
+				t.Errorf("%s: key %d shared with %s, or with a list %v", p, k, other, tr.ACL(k))
+			}
+			seen[k] = p
+		}
+	})
 }

@@ -196,9 +196,10 @@ type Loader struct {
 	aclCount int
 	// bigKeys are the table's keys outside the range a record holds, and remap the keys
 	// they and any such key a node names were given (settled at the first node).
-	bigKeys map[int64][]jute.ACL
-	remap   map[int64]int64
-	settled bool
+	bigKeys  map[int64][]jute.ACL
+	remap    map[int64]int64
+	assigned map[int64]bool
+	settled  bool
 }
 
 type loadedNode struct {
@@ -229,26 +230,33 @@ func fitsRec(k int64) bool { return k >= math.MinInt32 && k <= maxACLKey }
 func (l *Loader) aclKeyFor(k int64) int64 {
 	if !l.settled {
 		l.settled = true
-		c := l.t.acls
 		l.remap = map[int64]int64{}
+		l.assigned = map[int64]bool{}
 		for _, big := range slices.Sorted(maps.Keys(l.bigKeys)) {
-			nk := c.newKey()
-			c.load(nk, l.bigKeys[big])
+			nk := l.freshKey()
+			l.t.acls.load(nk, l.bigKeys[big])
 			l.remap[big] = nk
 		}
 	}
-	if fitsRec(k) {
+	if nk, ok := l.remap[k]; ok {
+		return nk
+	}
+	if fitsRec(k) && !l.assigned[k] {
 		return k
 	}
-	if l.remap == nil {
-		l.remap = map[int64]int64{}
-	}
-	nk, ok := l.remap[k]
-	if !ok {
-		// A key the table lacks (a fuzzy snapshot's): it still needs a key of its own.
-		nk = l.t.acls.newKey()
-		l.remap[k] = nk
-	}
+	// A key out of range that the table lacks (a fuzzy snapshot's), or a key the table
+	// lacks that was handed to another: it still needs one of its own.
+	nk := l.freshKey()
+	l.remap[k] = nk
+	return nk
+}
+
+// freshKey is a key neither the table nor any node loaded so far names, nor one handed
+// out before; a node named later by a key it gave out gets a fresh one (aclKeyFor).
+func (l *Loader) freshKey() int64 {
+	l.flushACLRefs() // newKey skips keys with references
+	nk := l.t.acls.newKey()
+	l.assigned[nk] = true
 	return nk
 }
 
