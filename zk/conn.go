@@ -574,6 +574,12 @@ func (c *Conn) activate(w *wire) bool {
 			}()
 		}
 	}
+	// AddWatchSince's watches resume from the last zxid the client saw, the point up to
+	// which it has every event: off this goroutine, since a resume first reads the new
+	// server's capabilities.
+	if keys := c.watches.resumable(); len(keys) > 0 {
+		go c.resumeWatches(w, c.lastZxid.Load(), keys)
+	}
 	for _, r := range c.queued {
 		if !r.abandoned.Load() {
 			c.sendLocked(w, r)
