@@ -2,8 +2,13 @@ package server_test
 
 import (
 	"context"
+	"encoding/binary"
 	"errors"
 	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -338,5 +343,124 @@ func TestWatchAutoResumeCompacted(t *testing.T) {
 		case <-deadline:
 			t.Fatal("no compaction event within 20s")
 		}
+	}
+}
+
+// resumeCutter is a TCP proxy that reads the client's frames: it refuses connections while
+// refuse is set, and closes a connection instead of forwarding the next addWatchSince
+// while dropResume is set (once).
+type resumeCutter struct {
+	ln         net.Listener
+	target     string
+	refuse     atomic.Bool
+	dropResume atomic.Bool
+	dropped    atomic.Int32
+	mu         sync.Mutex
+	conns      []net.Conn
+}
+
+func startResumeCutter(t *testing.T, target string) *resumeCutter {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &resumeCutter{ln: ln, target: target}
+	t.Cleanup(func() { ln.Close(); p.closeAll() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			go p.serve(c)
+		}
+	}()
+	return p
+}
+
+func (p *resumeCutter) closeAll() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+func (p *resumeCutter) serve(c net.Conn) {
+	if p.refuse.Load() {
+		c.Close()
+		return
+	}
+	s, err := net.Dial("tcp", p.target)
+	if err != nil {
+		c.Close()
+		return
+	}
+	p.mu.Lock()
+	p.conns = append(p.conns, c, s)
+	p.mu.Unlock()
+	go func() { io.Copy(c, s); c.Close() }()
+	defer s.Close()
+	defer c.Close()
+	for first := true; ; first = false {
+		var n [4]byte
+		if _, err := io.ReadFull(c, n[:]); err != nil {
+			return
+		}
+		frame := make([]byte, binary.BigEndian.Uint32(n[:]))
+		if _, err := io.ReadFull(c, frame); err != nil {
+			return
+		}
+		// The connect request has no header; every later frame starts with xid and op.
+		if !first && len(frame) >= 8 && jute.OpCode(int32(binary.BigEndian.Uint32(frame[4:8]))) == jute.OpAddWatchSince &&
+			p.dropResume.CompareAndSwap(true, false) {
+			p.dropped.Add(1)
+			return
+		}
+		if _, err := s.Write(append(n[:], frame...)); err != nil {
+			return
+		}
+	}
+}
+
+// TestWatchAutoResumeLostMidway: the connection a resume goes out on is lost after the
+// reply to another request (the new server's capabilities, at its latest zxid) but before
+// the resume's: the next connection resumes from the same point, not from that later zxid,
+// so the changes made while the client was away still arrive.
+func TestWatchAutoResumeLostMidway(t *testing.T) {
+	ctx := context.Background()
+	srv := resumeServer(t, 0)
+	b := resumeClient(t, ctx, srv.Addr())
+	if _, err := b.Create(ctx, "/a", nil, zk.OpenACL(), 0); err != nil {
+		t.Fatal(err)
+	}
+	cut := startResumeCutter(t, srv.Addr())
+	a, err := zk.Connect(ctx, cut.ln.Addr().String(), zk.WithSessionTimeout(30*time.Second))
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { a.Close() })
+	w, _, err := a.AddWatchSince(ctx, "/a", zk.AddWatchPersistentRecursive, -1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	cut.refuse.Store(true)
+	cut.closeAll()
+	waitFor(t, "the client to see its connection lost", func() bool { return a.State() == zk.StateDisconnected })
+	if _, err := b.Create(ctx, "/a/x", nil, zk.OpenACL(), 0); err != nil {
+		t.Fatal(err)
+	}
+	if err := b.Delete(ctx, "/a/x", -1); err != nil {
+		t.Fatal(err)
+	}
+	cut.dropResume.Store(true)
+	cut.refuse.Store(false)
+	want := []string{fmt.Sprintf("%v /a/x", zk.EventNodeCreated), fmt.Sprintf("%v /a/x", zk.EventNodeDeleted)}
+	if got := nextEvents(t, w, 2); fmt.Sprint(got) != fmt.Sprint(want) {
+		t.Errorf("resumed events %q, want %q", got, want)
+	}
+	if cut.dropped.Load() != 1 {
+		t.Fatalf("the first resume was not cut (%d): the test did not test the loss", cut.dropped.Load())
 	}
 }

@@ -66,7 +66,7 @@ func (c *Conn) resumeWatches(w *wire, since int64, keys []resumeKey) {
 	answeredByW := c.caps.w == w
 	c.caps.mu.Unlock()
 	if err != nil || !answeredByW {
-		return // w is gone (or Close): the next connection resumes
+		return // w is gone (or Close): the next connection resumes, from since again
 	}
 	var unsupported error
 	if !caps.Has(ext.WatchResume) {
@@ -105,4 +105,9 @@ func (c *Conn) resumeWatches(w *wire, since int64, keys []resumeKey) {
 			c.watches.endResume(k, Event{Type: EventNotWatching, State: c.State(), Path: k.path, Err: err})
 		}
 	}
+	c.mu.Lock()
+	if c.w == w {
+		c.resumePending = false // every watch resumed: the next resume point is the next loss's
+	}
+	c.mu.Unlock()
 }
