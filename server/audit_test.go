@@ -74,7 +74,7 @@ func auditProcessUser() string {
 func TestAuditLog(t *testing.T) {
 	logs := newAuditCapture()
 	sc := fromZooCfg(t, 0, "audit.enable=true")
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) {
 		c.Audit = sc.Audit
 		c.Logger = slog.New(logs)
 	}))
@@ -166,7 +166,7 @@ func TestAuditLog(t *testing.T) {
 func TestAuditLogOff(t *testing.T) {
 	logs := newAuditCapture()
 	sc := fromZooCfg(t, 0, "audit.enable=false")
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) {
 		c.Audit = sc.Audit
 		c.Logger = slog.New(logs)
 	}))

@@ -67,7 +67,7 @@ func TestSkipACLKey(t *testing.T) {
 			line = "zookeeper.skipACL=yes"
 		}
 		sc := fromZooCfg(t, 0, line)
-		srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.SkipACL = sc.SkipACL }))
+		srv := startStock(t, zktest.WithConfig(func(c *server.Config) { c.SkipACL = sc.SkipACL }))
 		owner, _ := connect(t, srv.Addr(), 10*time.Second)
 		if err := owner.AddAuth("digest", []byte("u:p")); err != nil {
 			t.Fatal(err)
@@ -90,7 +90,7 @@ func TestSkipACLKey(t *testing.T) {
 // once (ServerCnxnFactory.limitTotalNumberOfCnxns); a slot frees when one closes.
 func TestMaxCnxns(t *testing.T) {
 	sc := fromZooCfg(t, 0, "maxCnxns=2", "maxClientCnxns=0")
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.MaxCnxns, c.MaxClientCnxns = sc.MaxCnxns, sc.MaxClientCnxns }))
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) { c.MaxCnxns, c.MaxClientCnxns = sc.MaxCnxns, sc.MaxClientCnxns }))
 	a := rawzk.Connect(t, srv.Addr())
 	rawzk.Connect(t, srv.Addr())
 	third := rawzk.Dial(t, srv.Addr())
@@ -110,7 +110,7 @@ func TestMaxCnxns(t *testing.T) {
 // turn rather than fail: a client pipelining many gets every answer, in order.
 func TestRequestThrottle(t *testing.T) {
 	sc := fromZooCfg(t, 0, "request_throttle_max_requests=1")
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.RequestThrottleMaxRequests = sc.RequestThrottleMaxRequests }))
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) { c.RequestThrottleMaxRequests = sc.RequestThrottleMaxRequests }))
 	c, _ := connect(t, srv.Addr(), 10*time.Second)
 	const n = 200
 	var wg sync.WaitGroup
@@ -169,7 +169,7 @@ func TestFsyncWarningThreshold(t *testing.T) {
 	}{{"fsync.warningthresholdms=5", true}, {"zookeeper.fsync.warningthresholdms=60000", false}} {
 		sc := fromZooCfg(t, 0, tc.line)
 		var logs lockedBuffer
-		srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		srv := startStock(t, zktest.WithConfig(func(c *server.Config) {
 			c.FsyncWarningThreshold = sc.FsyncWarningThreshold
 			c.FS = slowSyncFS{delay: 30 * time.Millisecond}
 			c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
@@ -274,7 +274,7 @@ func TestObserverLogsTxns(t *testing.T) {
 // refused (FileTxnSnapLog.restore: "No snapshot found, but there are log entries"), unless
 // zookeeper.snapshot.trust.empty=true, which starts from the log alone.
 func TestSnapshotTrustEmpty(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	c, _ := connect(t, srv.Addr(), 10*time.Second)
 	for i := range 3 {
 		if _, err := c.Create(fmt.Sprintf("/k%d", i), []byte("v"), 0, open); err != nil {

@@ -39,7 +39,7 @@ func (l *lockedBuf) String() string {
 func TestBigReplyLogged(t *testing.T) {
 	const limit = 4096
 	var logs lockedBuf
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) {
 		c.JuteMaxBuffer = limit
 		c.Logger = slog.New(slog.NewTextHandler(&logs, nil))
 	}))

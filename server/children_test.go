@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
-	"github.com/zkd-io/zkd/zktest"
 )
 
 // TestGetChildrenWhileChildrenChange: a getChildren reply is encoded from the tree's own
@@ -16,7 +15,7 @@ import (
 // children meanwhile must not change what a reply lists (run with -race). Each reply is a
 // list the node had at some point: 200 names from a fixed set, none twice.
 func TestGetChildrenWhileChildrenChange(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	c, _, err := zk.Connect([]string{srv.Config().ListenAddr}, 10*time.Second, zk.WithLogInfo(false))
 	if err != nil {
 		t.Fatal(err)

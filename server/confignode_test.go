@@ -11,7 +11,6 @@ import (
 	"github.com/go-zookeeper/zk"
 	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/server"
-	"github.com/zkd-io/zkd/zktest"
 )
 
 // wantConfigText is /zookeeper/config's text for peers as ZooKeeper 3.8 prints it (ids
@@ -115,7 +114,7 @@ func TestEnsembleConfigNode(t *testing.T) {
 }
 
 func TestStandaloneConfigNodeEmpty(t *testing.T) {
-	c, _ := connect(t, zktest.Start(t).Addr(), 10*time.Second)
+	c, _ := connect(t, startStock(t).Addr(), 10*time.Second)
 	d, st, err := c.Get("/zookeeper/config")
 	if err != nil || len(d) != 0 || *st != (zk.Stat{Aversion: -1}) {
 		t.Errorf("standalone /zookeeper/config = %q %+v %v, want empty with Aversion -1 (ZooKeeper 3.8's)", d, st, err)

@@ -102,7 +102,7 @@ func (c coreIOFile) Close() error { c.fs.check("close", c.name); return c.File.C
 // the core goroutine.
 func TestStandaloneCoreDoesNoFileIO(t *testing.T) {
 	fsys := newCoreIOFS(t, nil)
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) {
 		c.FS = fsys
 		c.SnapCount = 40 // background snapshots every 20-40 txns
 		c.ContainerCheckInterval = 50 * time.Millisecond

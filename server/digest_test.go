@@ -179,7 +179,7 @@ func TestDigestDivergenceResyncs(t *testing.T) {
 // checks them when it replays its log at start-up: a log whose digest was altered is
 // counted once.
 func TestStandaloneLogsDigests(t *testing.T) {
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.FourLetterWhitelist = []string{"*"} }))
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) { c.FourLetterWhitelist = []string{"*"} }))
 	c, _ := connect(t, srv.Addr(), 10*time.Second)
 	digestWorkload(t, c, "/s")
 	c.Close() // a closeSession deleting ephemerals
@@ -242,7 +242,7 @@ func TestStandaloneLogsDigests(t *testing.T) {
 	}
 	lg.Close()
 	for _, dir := range []string{dataDir, altered} {
-		s2 := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		s2 := startStock(t, zktest.WithConfig(func(c *server.Config) {
 			c.FourLetterWhitelist = []string{"*"}
 			c.DataDir = dir
 			// The altered directory has a log and no snapshot, which start-up refuses

@@ -132,6 +132,9 @@ func startEnsembleFull(t *testing.T, n, obs int, f func(*server.Config)) *testEn
 			ListenAddr: "127.0.0.1:0", DataDir: t.TempDir(), TickTime: 100, InitLimit: 20, SyncLimit: 10,
 			ServerID: int64(i + 1), Peers: peers, PreAllocSize: 1 << 20, Logger: logger,
 			MaxSessionTimeout: 20000,
+			// Every extension on: the clients of these tests are stock ones (go-zookeeper),
+			// which must see exactly ZooKeeper; f may narrow the set.
+			Extensions: allExtensions,
 		}
 		if f != nil {
 			f(&cfg)

@@ -13,11 +13,24 @@ import (
 	"time"
 
 	"github.com/go-zookeeper/zk"
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/testing/rawzk"
 	"github.com/zkd-io/zkd/jute"
 	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"
 )
+
+// allExtensions is every extension beyond ZooKeeper. The go-zookeeper tests run against a
+// server with all of them on: a stock client must see exactly ZooKeeper whatever the server
+// enables (TestStockClientSeesNoExtension compares against a server with none).
+var allExtensions = ext.Of(ext.All...)
+
+// startStock starts a server for a stock client's test: every extension on, then opts.
+func startStock(tb testing.TB, opts ...zktest.Option) *zktest.Server {
+	tb.Helper()
+	all := zktest.WithConfig(func(c *server.Config) { c.Extensions = allExtensions })
+	return zktest.Start(tb, append([]zktest.Option{all}, opts...)...)
+}
 
 var quiet = zk.WithLogger(log.New(io.Discard, "", 0))
 
@@ -80,7 +93,7 @@ func waitFor(t testing.TB, what string, cond func() bool) {
 var open = zk.WorldACL(zk.PermAll)
 
 func TestCRUDAndStat(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	c, _ := connect(t, srv.Addr(), 10*time.Second)
 
 	p, err := c.Create("/a", []byte("hello"), 0, open)
@@ -149,7 +162,7 @@ func TestCRUDAndStat(t *testing.T) {
 }
 
 func TestNullAndEmptyData(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	c, _ := connect(t, srv.Addr(), 10*time.Second)
 	if _, err := c.Create("/empty", []byte{}, 0, open); err != nil {
 		t.Fatal(err)
@@ -161,7 +174,7 @@ func TestNullAndEmptyData(t *testing.T) {
 }
 
 func TestSequentialNames(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	c, _ := connect(t, srv.Addr(), 10*time.Second)
 	if _, err := c.Create("/q", nil, 0, open); err != nil {
 		t.Fatal(err)
@@ -191,7 +204,7 @@ func TestSequentialNames(t *testing.T) {
 }
 
 func TestEphemeralsRemovedOnClose(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	c1, _ := connect(t, srv.Addr(), 10*time.Second)
 	c2, _ := connect(t, srv.Addr(), 10*time.Second)
 	if _, err := c1.Create("/e", nil, zk.FlagEphemeral, open); err != nil {
@@ -219,7 +232,7 @@ func TestEphemeralsRemovedOnClose(t *testing.T) {
 }
 
 func TestEphemeralsRemovedOnExpiry(t *testing.T) {
-	srv := zktest.Start(t) // tickTime 200ms: the minimum session timeout is 400ms
+	srv := startStock(t) // tickTime 200ms: the minimum session timeout is 400ms
 	c2, _ := connect(t, srv.Addr(), 10*time.Second)
 	raw := rawzk.Connect(t, srv.Addr())
 	if h := raw.Call(jute.OpCreate, &jute.CreateRequest{Path: "/gone", ACL: jute.OpenACLUnsafe, Flags: jute.FlagEphemeral}, &jute.CreateResponse{}); h.Err != 0 {
@@ -245,7 +258,7 @@ func TestEphemeralsRemovedOnExpiry(t *testing.T) {
 }
 
 func TestWatchesFireOnce(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	c, _ := connect(t, srv.Addr(), 10*time.Second)
 	w, _ := connect(t, srv.Addr(), 10*time.Second)
 	if _, err := c.Create("/w", []byte("1"), 0, open); err != nil {
@@ -292,7 +305,7 @@ func TestWatchesFireOnce(t *testing.T) {
 // TestWatchEventBeforeReply checks ZooKeeper's ordering promise: a client sees the watch
 // event before the reply to its own write that caused it.
 func TestWatchEventBeforeReply(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	raw := rawzk.Connect(t, srv.Addr())
 	raw.Call(jute.OpCreate, &jute.CreateRequest{Path: "/o", ACL: jute.OpenACLUnsafe}, &jute.CreateResponse{})
 	raw.Call(jute.OpGetData, &jute.GetDataRequest{Path: "/o", Watch: true}, &jute.GetDataResponse{})
@@ -303,7 +316,7 @@ func TestWatchEventBeforeReply(t *testing.T) {
 }
 
 func TestMulti(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	c, _ := connect(t, srv.Addr(), 10*time.Second)
 	res, err := c.Multi(
 		&zk.CreateRequest{Path: "/m", Data: []byte("1"), Acl: open},
@@ -336,7 +349,7 @@ func TestMulti(t *testing.T) {
 }
 
 func TestDigestACL(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	owner, _ := connect(t, srv.Addr(), 10*time.Second)
 	other, _ := connect(t, srv.Addr(), 10*time.Second)
 	if err := owner.AddAuth("digest", []byte("user:pass")); err != nil {
@@ -375,7 +388,7 @@ func TestDigestACL(t *testing.T) {
 }
 
 func TestContainerAndTTL(t *testing.T) {
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) {
 		c.ExtendedTypes = true
 		c.ContainerCheckInterval = 100 * time.Millisecond
 	}))
@@ -407,7 +420,7 @@ func TestContainerAndTTL(t *testing.T) {
 }
 
 func TestTTLNeedsExtendedTypes(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	raw := rawzk.Connect(t, srv.Addr())
 	h := raw.Call(jute.OpCreateTTL, &jute.CreateTTLRequest{Path: "/ttl", ACL: jute.OpenACLUnsafe, Flags: jute.FlagPersistentWithTTL, TTL: 1000}, &jute.Create2Response{})
 	if h.Err != jute.ErrUnimplemented {
@@ -416,7 +429,7 @@ func TestTTLNeedsExtendedTypes(t *testing.T) {
 }
 
 func TestDataSurvivesRestart(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	c, _ := connect(t, srv.Addr(), 10*time.Second)
 	for i := 0; i < 50; i++ {
 		if _, err := c.Create(fmt.Sprintf("/r%d", i), []byte(fmt.Sprint(i)), 0, open); err != nil {
@@ -435,7 +448,7 @@ func TestDataSurvivesRestart(t *testing.T) {
 }
 
 func TestConcurrentClients(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	const clients, ops = 8, 100
 	var wg sync.WaitGroup
 	errs := make(chan error, clients)
@@ -467,7 +480,7 @@ func TestConcurrentClients(t *testing.T) {
 // TestFuzzySnapshotsRestart takes many background snapshots while clients write, then
 // restarts from the newest snapshot plus the log after it.
 func TestFuzzySnapshotsRestart(t *testing.T) {
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.SnapCount = 20 }))
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) { c.SnapCount = 20 }))
 	var wg sync.WaitGroup
 	for w := 0; w < 4; w++ {
 		c, _ := connect(t, srv.Addr(), 10*time.Second)
@@ -520,7 +533,7 @@ func TestFuzzySnapshotsRestart(t *testing.T) {
 // TestContainerCheckKeepsItsOwnInterval: container removal runs at the check interval, not
 // at the tick's pace (a tick of 10 s here; removal inside the tick waited 5 s or more).
 func TestContainerCheckKeepsItsOwnInterval(t *testing.T) {
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) {
 		c.TickTime = 10000
 		c.ContainerCheckInterval = 100 * time.Millisecond
 	}))

@@ -150,7 +150,7 @@ func startWithMetrics(t *testing.T) (*zktest.Server, string) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { ep.Close() })
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.Metrics = reg }))
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) { c.Metrics = reg }))
 	return srv, "http://" + ep.Addr() + "/metrics"
 }
 

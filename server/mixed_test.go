@@ -96,6 +96,9 @@ func startMixedPer(t *testing.T, zkdIDs map[int64]bool, order []int64, zkdCfg fu
 			cfg := server.Config{
 				ListenAddr: "127.0.0.1:0", DataDir: t.TempDir(), TickTime: 500, InitLimit: 10, SyncLimit: 5,
 				ServerID: i, Peers: peers, PreAllocSize: 1 << 20, Logger: logger,
+				// Every extension on: with a ZooKeeper member in the ensemble nothing of
+				// them may reach the peer protocol, and the clients here are stock ones.
+				Extensions: allExtensions,
 			}
 			if zkdCfg != nil {
 				zkdCfg(&cfg)

@@ -135,6 +135,8 @@ func startTCPEnsembleFull(t *testing.T, n int, f func(i int, c *server.Config)) 
 			ListenAddr: "127.0.0.1:0", DataDir: t.TempDir(), TickTime: 200, InitLimit: 20, SyncLimit: 10,
 			ServerID: int64(i + 1), Peers: peers, PreAllocSize: 1 << 20, Logger: slog.New(h).With("sid", i+1),
 			MaxSessionTimeout: 20000,
+			// Every extension on (the clients are stock ones); f may narrow the set.
+			Extensions: allExtensions,
 		}
 		f(i, &m.cfg)
 		members = append(members, m)

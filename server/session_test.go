@@ -19,7 +19,7 @@ import (
 // a restarted server within its timeout, keeps its ephemerals, and its watches are re-armed
 // (go-zookeeper sends SetWatches) so the change it waits for still reaches it.
 func TestSessionSurvivesRestart(t *testing.T) {
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.TickTime = 2000 }))
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) { c.TickTime = 2000 }))
 	c, states := connect(t, srv.Addr(), 30*time.Second)
 	other, _ := connect(t, srv.Addr(), 30*time.Second)
 	if _, err := c.Create("/eph", []byte("x"), zk.FlagEphemeral, open); err != nil {
@@ -66,7 +66,7 @@ func TestSessionSurvivesRestart(t *testing.T) {
 // TestSetWatchesCatchUp re-registers watches with a relativeZxid older than changes made
 // while the client was away: the server fires those at once, before its reply.
 func TestSetWatchesCatchUp(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	w := rawzk.Connect(t, srv.Addr())
 	for _, p := range []string{"/d", "/c", "/gone", "/same"} {
 		w.Call(jute.OpCreate, &jute.CreateRequest{Path: p, ACL: jute.OpenACLUnsafe}, &jute.CreateResponse{})
@@ -111,7 +111,7 @@ func TestSetWatchesCatchUp(t *testing.T) {
 }
 
 func TestMaxClientCnxns(t *testing.T) {
-	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.MaxClientCnxns = 2 }))
+	srv := startStock(t, zktest.WithConfig(func(c *server.Config) { c.MaxClientCnxns = 2 }))
 	a := rawzk.Connect(t, srv.Addr())
 	rawzk.Connect(t, srv.Addr())
 	third := rawzk.Dial(t, srv.Addr())
@@ -128,7 +128,7 @@ func TestMaxClientCnxns(t *testing.T) {
 }
 
 func TestCloseSessionReply(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	c := rawzk.Connect(t, srv.Addr())
 	c.Call(jute.OpCreate, &jute.CreateRequest{Path: "/e", ACL: jute.OpenACLUnsafe, Flags: jute.FlagEphemeral}, &jute.CreateResponse{})
 	h := c.Call(jute.OpCloseSession, nil, nil)
@@ -153,7 +153,7 @@ func TestCloseSessionReply(t *testing.T) {
 // or more) writes one at the last zxid, so the next start replays nothing; a short log does
 // not.
 func TestCleanStopSnapshot(t *testing.T) {
-	srv := zktest.Start(t)
+	srv := startStock(t)
 	newest := func() int64 {
 		t.Helper()
 		files, err := storage.FindSnapshots(storage.OSFS{}, filepath.Join(srv.DataDir(), "version-2"))
@@ -205,6 +205,8 @@ func TestCleanStopSnapshot(t *testing.T) {
 // and not before.
 func TestSessionExpiryRunsOnTheServerClock(t *testing.T) {
 	fake := clock.NewFake(time.Now())
+	// No extensions: session-grace would take the fake clock's jump for a stall of the
+	// server and extend the session by it, which is what that extension is for.
 	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
 		c.Clock = fake
 		c.TickTime = 60000 // sessions of 2 to 20 minutes

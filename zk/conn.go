@@ -125,6 +125,11 @@ type Conn struct {
 	server    string
 	lastErr   error // last connection attempt's failure, for Connect's error
 	rounds    int   // full rounds of failed attempts since the last connect
+
+	// resumeFrom is the zxid AddWatchSince's watches resume from on a new connection;
+	// resumePending: a connection's resumes are not all answered yet (watchresume.go).
+	resumeFrom    int64
+	resumePending bool
 	// seenRW: a read-write server has answered this session. Until then the session is
 	// one a read-only server made, local to it, so a reconnect asks for a new session
 	// (ClientCnxn's seenRwServerBefore); a session given with WithSession counts as seen.
@@ -597,6 +602,19 @@ func (c *Conn) activate(w *wire) bool {
 				}
 			}()
 		}
+	}
+	// AddWatchSince's watches resume from the last zxid the client saw, the point up to
+	// which it has every event: off this goroutine, since a resume first reads the new
+	// server's capabilities.
+	if keys := c.watches.resumable(); len(keys) > 0 {
+		// Until every resume of a connection is answered the resume point stays: replies
+		// to other requests on a connection lost before then carry zxids whose events
+		// only the unanswered resumes would have replayed.
+		if !c.resumePending {
+			c.resumeFrom = c.lastZxid.Load()
+		}
+		c.resumePending = true
+		go c.resumeWatches(w, c.resumeFrom, keys)
 	}
 	for _, r := range c.queued {
 		if !r.abandoned.Load() {

@@ -68,7 +68,8 @@
 // After a reconnect the client re-registers its watches with setWatches from the last zxid it
 // saw, so a one-time watch whose node changed meanwhile fires at once and no change is missed.
 // As in ZooKeeper, persistent watches are re-armed but not replayed: changes made while the
-// client was disconnected are not reported to them.
+// client was disconnected are not reported to them. On a zkd server with the watch-resume
+// extension, AddWatchSince's watches are: the client resumes them from the last zxid it saw.
 //
 // # Servers
 //

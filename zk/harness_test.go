@@ -16,6 +16,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/testing/faultnet"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
@@ -98,6 +99,9 @@ func TestZKD(t *testing.T) {
 		c.ExtendedTypes = true
 		c.ContainerCheckInterval = 100 * time.Millisecond
 		c.FourLetterWhitelist = []string{"*"}
+		// Every extension on: the suite uses ZooKeeper's ops only, and runs unchanged
+		// against ZooKeeper; with the extensions on, nothing it sees may change.
+		c.Extensions = ext.Of(ext.All...)
 	}))
 	runSuite(t, &env{name: "zkd", servers: []string{s.Addr()}, root: "/zkgo", extendedTypes: true, fastContainers: true, zkd: s})
 }

@@ -84,8 +84,11 @@ type EventType int32
 const (
 	// EventSession is a session state change (ZooKeeper's EventType None).
 	EventSession EventType = -1
-	// EventNotWatching ends a watch that can no longer fire because the session ended:
-	// Event.Err says why (ErrSessionExpired, ErrClosed or ErrAuthFailed).
+	// EventNotWatching ends a watch that can no longer fire: Event.Err says why. The
+	// session ended (ErrSessionExpired, ErrClosed or ErrAuthFailed), or the client could
+	// not resume an AddWatchSince watch on a new connection (ErrWatchHistoryCompacted: events
+	// may have been missed, re-read the state; ErrUnsupported: the new server lacks the
+	// extension).
 	EventNotWatching            EventType = -2
 	EventNodeCreated            EventType = 1
 	EventNodeDeleted            EventType = 2

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"slices"
+	"strings"
 	"sync"
 
 	"github.com/zkd-io/zkd/jute"
@@ -43,6 +44,9 @@ type watchEntry struct {
 	kind watchKind
 	path string // client path (chroot removed)
 	q    *eventQueue
+	// armed: an AddWatchSince watch the server accepted once, which the client resumes by
+	// itself on every new connection (guarded by the registry's mutex).
+	armed bool
 }
 
 // registry holds the client's watches by kind and client path. The reader dispatches
@@ -60,6 +64,60 @@ func (r *registry) add(e *watchEntry) {
 		r.m[e.kind] = make(map[string][]*watchEntry)
 	}
 	r.m[e.kind][e.path] = append(r.m[e.kind][e.path], e)
+}
+
+// resumeKey is one server registration an AddWatchSince watch needs: its kind and path.
+type resumeKey struct {
+	kind watchKind
+	path string
+}
+
+// arm marks e as a watch the client resumes by itself after a reconnect.
+func (r *registry) arm(e *watchEntry) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e.armed = true
+}
+
+// resumable returns the registrations the armed AddWatchSince watches need, one per kind
+// and path (the replay of one reaches every entry on it), sorted.
+func (r *registry) resumable() []resumeKey {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var keys []resumeKey
+	for _, k := range []watchKind{kindResume, kindResumeRecursive} {
+		for p, es := range r.m[k] {
+			if slices.ContainsFunc(es, func(e *watchEntry) bool { return e.armed }) {
+				keys = append(keys, resumeKey{k, p})
+			}
+		}
+	}
+	slices.SortFunc(keys, func(a, b resumeKey) int {
+		if a.path != b.path {
+			return strings.Compare(a.path, b.path)
+		}
+		return int(a.kind) - int(b.kind)
+	})
+	return keys
+}
+
+// endResume ends the armed watches of key with ev, their last event: the resume failed.
+func (r *registry) endResume(key resumeKey, ev Event) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	var keep []*watchEntry
+	for _, e := range r.m[key.kind][key.path] {
+		if e.armed {
+			e.q.push(ev, true)
+		} else {
+			keep = append(keep, e)
+		}
+	}
+	if len(keep) == 0 {
+		delete(r.m[key.kind], key.path)
+	} else {
+		r.m[key.kind][key.path] = keep
+	}
 }
 
 // take removes and returns the entries of kind k on path.

@@ -89,6 +89,9 @@ func startProcEnsembleCfg(t *testing.T, n int, tick int, bridged bool, extra []s
 			fmt.Sprintf("tickTime=%d", tick), "initLimit=10", "syncLimit=5",
 			"dataDir=" + dir, fmt.Sprintf("clientPort=%d", ports[3*(i-1)]), "clientPortAddress=127.0.0.1",
 			"maxClientCnxns=0", "4lw.commands.whitelist=*", "preAllocSize=1024",
+			// Every extension on: the clients here are stock ones (go-zookeeper), which
+			// must see exactly ZooKeeper.
+			allExtensions,
 		}, servers...)
 		lines = append(lines, extra...)
 		if err := os.WriteFile(cfg, []byte(strings.Join(lines, "\n")+"\n"), 0o644); err != nil {

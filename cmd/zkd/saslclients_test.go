@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/testing/krbtest"
 	"github.com/zkd-io/zkd/internal/testing/needs"
 	"github.com/zkd-io/zkd/internal/testing/rawzk"
@@ -33,6 +34,9 @@ const jaasDigest = `Server {
 };
 `
 
+// allExtensions is the zoo.cfg line that turns every extension beyond ZooKeeper on.
+const allExtensions = config.ExtensionsKey + "=all"
+
 // saslServer is one server under test.
 type saslServer struct {
 	name string // "zookeeper" or "zkd"
@@ -52,8 +56,10 @@ func startSASLServers(t *testing.T, jaas string, cfg []string, props ...string) 
 	dir := t.TempDir()
 	port := freePort(t)
 	addr := fmt.Sprintf("127.0.0.1:%d", port)
-	text := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n%s\n",
-		filepath.Join(dir, "data"), port, strings.Join(cfg, "\n"))
+	// zkd runs with every extension on: kazoo and zkCli.sh are stock clients, which must see
+	// exactly what ZooKeeper shows them whatever the server enables.
+	text := fmt.Sprintf("tickTime=2000\ndataDir=%s\nclientPort=%d\nclientPortAddress=127.0.0.1\n%s\n%s\n",
+		filepath.Join(dir, "data"), port, allExtensions, strings.Join(cfg, "\n"))
 	path := filepath.Join(dir, "zoo.cfg")
 	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
 		t.Fatal(err)

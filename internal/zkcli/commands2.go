@@ -578,15 +578,9 @@ func cmdAddWatch(ctx context.Context, e *env) error {
 	if len(e.args) != 2 {
 		return e.parseErr()
 	}
-	mode := zk.AddWatchPersistentRecursive
-	if e.cl.has("m") {
-		switch strings.ToUpper(e.cl.value("m")) {
-		case "PERSISTENT":
-			mode = zk.AddWatchPersistent
-		case "PERSISTENT_RECURSIVE":
-		default:
-			return e.parseErr()
-		}
+	mode, err := e.watchMode()
+	if err != nil {
+		return err
 	}
 	path := e.args[1]
 	if err := validatePath(path); err != nil {
@@ -596,12 +590,30 @@ func cmdAddWatch(ctx context.Context, e *env) error {
 	if err != nil {
 		return keeper(err, path)
 	}
-	kind := watchRecursive
-	if mode == zk.AddWatchPersistent {
-		kind = watchPersistent
-	}
-	e.s.follow(kind, path, w.Events())
+	e.s.follow(watchKindOf(mode), path, w.Events())
 	return nil
+}
+
+// watchMode is addWatch's -m: PERSISTENT_RECURSIVE unless it says PERSISTENT.
+func (e *env) watchMode() (zk.AddWatchMode, error) {
+	if !e.cl.has("m") {
+		return zk.AddWatchPersistentRecursive, nil
+	}
+	switch strings.ToUpper(e.cl.value("m")) {
+	case "PERSISTENT":
+		return zk.AddWatchPersistent, nil
+	case "PERSISTENT_RECURSIVE":
+		return zk.AddWatchPersistentRecursive, nil
+	}
+	return 0, e.parseErr()
+}
+
+// watchKindOf is the session's kind of watch for an addWatch mode.
+func watchKindOf(mode zk.AddWatchMode) int {
+	if mode == zk.AddWatchPersistent {
+		return watchPersistent
+	}
+	return watchRecursive
 }
 
 func cmdRemoveWatches(ctx context.Context, e *env) error {

@@ -10,6 +10,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/testing/needs"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
@@ -128,7 +129,12 @@ func TestDifferential(t *testing.T) {
 	}
 	zkCli := needs.ZkCli(t)
 	ref := refzk.StartStandalone(t, refzk.Options{Config: []string{"extendedTypesEnabled=true"}})
-	zkd := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.ExtendedTypes = true }))
+	// zkd with every extension on: the script is ZooKeeper's commands only, whose answers
+	// the extensions must not change.
+	zkd := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.ExtendedTypes = true
+		c.Extensions = ext.Of(ext.All...)
+	}))
 
 	want := runZkCliSh(t, zkCli, ref.Addr(), string(script))
 	if len(want.stdout) < 50 || len(want.stderr) < 50 {

@@ -14,8 +14,10 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/buildinfo"
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/testing/needs"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
+	"github.com/zkd-io/zkd/server"
 	"github.com/zkd-io/zkd/zktest"
 )
 
@@ -254,7 +256,7 @@ func TestOneEventPerChange(t *testing.T) {
 func TestOneEventPerChangeLikeZkCliSh(t *testing.T) {
 	zkCli := needs.ZkCli(t)
 	ref := refzk.StartStandalone(t, refzk.Options{})
-	zkd := zktest.Start(t)
+	zkd := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.Extensions = ext.Of(ext.All...) }))
 	events := func(out string) []string {
 		var evs []string
 		for _, ev := range normalise(out, "", 0).events {

@@ -326,7 +326,12 @@ func keeperState(st zk.State) string {
 // printEvent prints an event as ZooKeeperMain's MyWatcher does, in one write.
 func (s *Session) printEvent(ev zk.Event) {
 	if ev.Type == zk.EventNotWatching {
-		return // the client's own end-of-watch marker; Java has no such event
+		// The client's own end-of-watch marker, which Java has no event for; said only when
+		// an addWatchSince watch could not be resumed after a reconnect (the session goes on).
+		if errors.Is(ev.Err, zk.ErrWatchHistoryCompacted) || errors.Is(ev.Err, zk.ErrUnsupported) {
+			fmt.Fprintf(s.err, "\nThe watch on %s could not be resumed (%v): re-read it, then watch again\n", ev.Path, ev.Err)
+		}
+		return
 	}
 	s.mu.Lock()
 	on := s.printWatches

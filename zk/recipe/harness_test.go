@@ -17,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/testing/faultnet"
 	"github.com/zkd-io/zkd/internal/testing/refzk"
 	"github.com/zkd-io/zkd/server"
@@ -81,7 +82,12 @@ func runSuite(t *testing.T, e *env) {
 }
 
 func TestZKD(t *testing.T) {
-	s := zktest.Start(t, zktest.WithConfig(func(c *server.Config) { c.NoSync = true }))
+	s := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.NoSync = true
+		// Every extension on: the recipes use ZooKeeper's ops only and run unchanged
+		// against ZooKeeper; with the extensions on, nothing they see may change.
+		c.Extensions = ext.Of(ext.All...)
+	}))
 	runSuite(t, &env{name: "zkd", servers: []string{s.Addr()}})
 }
 

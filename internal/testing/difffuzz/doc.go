@@ -29,5 +29,6 @@
 //	                                    new connection; the connection closed
 //
 // Op names are ZooKeeper's (create, getData, multi, setWatches2, ...), or op<N> for a code
-// it does not define.
+// it does not define. An addWatchSince whose sinceZxid is ResumeSince (-2) is sent with the
+// last zxid its session had seen before its latest reconnect step.
 package difffuzz

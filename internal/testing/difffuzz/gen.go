@@ -51,6 +51,8 @@ type gen struct {
 	steps []Step
 	// keeper: GenOptions.KeeperOps.
 	keeper bool
+	// watchers counts resumeStep's pairs of watching sessions, which it names by.
+	watchers int
 }
 
 // Generate returns the program of seed.

@@ -64,10 +64,12 @@ func (g *gen) keeperStep(s string) {
 			ops = append(ops[:i], append([]jute.MultiOp{op}, ops[i:]...)...)
 		}
 		g.request(s, jute.OpMulti, &jute.MultiRequest{Ops: ops})
-	case x < 89:
+	case x < 87:
 		// A resumed persistent watch (watch-resume) from a zxid of the program's past: two
 		// fresh servers must replay the same events.
 		g.request(s, jute.OpAddWatchSince, &jute.AddWatchSinceRequest{Path: g.readPath(), Mode: int32(g.r.IntN(2)), SinceZxid: int64(g.r.IntN(40))})
+	case x < 90:
+		g.resumeStep() // watchresume.go
 	case x < 93:
 		g.request(s, jute.OpFilteredList, &jute.FilteredListRequest{Path: g.readPath(), Watch: g.pct(50), Type: byte(g.r.IntN(3))})
 	default:
@@ -95,7 +97,8 @@ var (
 //   - a createIfNotExists or createWithParents that succeeds leaves the node;
 //   - a checkNotExists on its own answers NODEEXISTS exactly when the node exists;
 //   - a listPage answered at the zxid of the getChildren just before it lists the same
-//     children, and says so (total, not truncated).
+//     children, and says so (total, not truncated);
+//   - a resumed watch misses no event (resumeInvariant).
 //
 // It returns the broken ones, described.
 func KeeperInvariants(p *Program, tr *Transcript) []string {
@@ -167,6 +170,8 @@ func KeeperInvariants(p *Program, tr *Transcript) []string {
 			if ln == nil || pn == nil || ln[1] != pn[1] {
 				fail("listed %v where getChildren at the same zxid listed %v", pn, ln)
 			}
+		case jute.OpAddWatchSince:
+			bad = append(bad, resumeInvariant(p, tr, i)...)
 		case jute.OpCheckNotExists:
 			if exists, ok := probe(i-1, st.Sess, jute.OpExists, path); ok && exists.Err != jute.ErrNoAuth && o.Err != jute.ErrNoAuth &&
 				o.Err != jute.ErrBadArguments && found(exists.Err) != (o.Err == jute.ErrNodeExists) {

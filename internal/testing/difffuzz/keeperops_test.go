@@ -38,7 +38,7 @@ func startKeeperZkd(t *testing.T) Target {
 func TestKeeperOpsZkdOnly(t *testing.T) {
 	a, b := startKeeperZkd(t), startKeeperZkd(t)
 	ctx := context.Background()
-	ops := 0
+	ops, resumes := 0, 0
 	for i := 0; i < *flagKeeperPrograms; i++ {
 		seed := *flagSeed + int64(i)
 		p := Generate(seed, GenOptions{Ops: *flagOps, KeeperOps: true})
@@ -55,6 +55,11 @@ func TestKeeperOpsZkdOnly(t *testing.T) {
 		if err != nil {
 			t.Fatalf("seed %d: %v", seed, err)
 		}
+		for i := range p.Steps {
+			if req, ok := watchSince(p, i); ok && req.SinceZxid == ResumeSince && replied(ta, i, jute.OK) {
+				resumes++
+			}
+		}
 		if bad := KeeperInvariants(p, ta); len(bad) > 0 {
 			file := writeProgram(t, p, fmt.Sprintf("keeperops-seed%d.zkf", seed))
 			t.Errorf("seed %d breaks the keeper-ops invariants (program: %s):\n%s", seed, file, strings.Join(bad, "\n"))
@@ -66,7 +71,7 @@ func TestKeeperOpsZkdOnly(t *testing.T) {
 	if *flagKeeperPrograms > 0 && ops == 0 {
 		t.Fatal("the programs hold no keeper-ops op")
 	}
-	t.Logf("%d programs, %d keeper-ops requests", *flagKeeperPrograms, ops)
+	t.Logf("%d programs, %d keeper-ops requests, %d watches resumed after a disconnect", *flagKeeperPrograms, ops, resumes)
 }
 
 // TestKeeperInvariantsCatch: the invariants fail a transcript where a removal that

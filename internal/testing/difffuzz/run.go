@@ -21,7 +21,17 @@ type Target struct {
 	// the runner's own control session uses to clear the program's tree afterwards whatever
 	// its ACLs are.
 	SuperAuth string
+	// LoseResumedEvent is a fault for tests of ResumeInvariants: the runner discards the
+	// first notification a resuming addWatchSince (ResumeSince) replays, as a server that
+	// lost one event of its history would.
+	LoseResumedEvent bool
 }
+
+// ResumeSince, as an addWatchSince's sinceZxid in a program, is replaced when the step is
+// sent by the last zxid its session had seen when its connection was last replaced (by a
+// reconnect step): the resume point a client names after a disconnect, which a program
+// cannot know when it is written.
+const ResumeSince int64 = -2
 
 // Root is the node every generated program works under; the runner deletes it before and
 // after each program.
@@ -63,6 +73,9 @@ type session struct {
 	timeout  int32
 	lastZxid int64
 	dead     bool
+	// resumeFrom is lastZxid when the session's connection was last replaced: what
+	// ResumeSince stands for.
+	resumeFrom int64
 }
 
 // frame is one frame read from a connection.
@@ -143,6 +156,9 @@ type runner struct {
 	gen    map[string]int
 	all    []*session
 	ctl    *session
+	// loseReplayed: the step being sent is a resume under Target.LoseResumedEvent, whose
+	// first replayed event is to be discarded.
+	loseReplayed bool
 }
 
 // Run plays p on tgt and returns its transcript. An error is a failure of the harness or
@@ -349,6 +365,7 @@ func (r *runner) reconnect(name string) string {
 		s.nc.Close()
 	}
 	s.dead = true
+	s.resumeFrom = s.lastZxid
 	nc, resp, err := handshake(r.ctx, r.tgt.Addr, &jute.ConnectRequest{
 		LastZxidSeen: s.lastZxid, TimeOut: s.timeout, SessionID: s.id, Passwd: s.passwd})
 	switch {
@@ -437,8 +454,17 @@ func (r *runner) send(st *Step, o *Outcome) {
 			s.xid++
 			xid = s.xid
 		}
-		out = jute.AppendFrame(nil, request(xid, op, st.Body))
+		body := st.Body
+		if rec, ok := st.Decode(); ok && op == jute.OpAddWatchSince {
+			if req := rec.(*jute.AddWatchSinceRequest); req.SinceZxid == ResumeSince {
+				req.SinceZxid = s.resumeFrom
+				body = jute.Marshal(req)
+				r.loseReplayed = r.tgt.LoseResumedEvent
+			}
+		}
+		out = jute.AppendFrame(nil, request(xid, op, body))
 	}
+	defer func() { r.loseReplayed = false }()
 	s.nc.SetWriteDeadline(time.Now().Add(readDeadline))
 	// A write error is not an outcome: a server that refuses a large frame may close the
 	// connection while the rest is still being written, or after. What it sent before
@@ -493,6 +519,10 @@ func (r *runner) readFrames(s *session, name string, op jute.OpCode, xid int32, 
 			ev.Decode(d)
 			if d.Err() != nil || d.Remaining() != 0 {
 				o.Lines = append(o.Lines, fmt.Sprintf("%s: bad notification % x", name, b))
+				continue
+			}
+			if r.loseReplayed && !o.Replied {
+				r.loseReplayed = false // the fault: one replayed event lost
 				continue
 			}
 			o.Lines = append(o.Lines, r.norm.Event(name, ev, h.Zxid))
