@@ -297,6 +297,7 @@ func (l *Leader) send(r *Ready, c *lconn, t int32, zxid int64, data []byte) {
 
 func (l *Leader) drop(r *Ready, c *lconn) {
 	delete(l.conns, c.id)
+	delete(l.bumpConns, c.id)
 	r.Close = append(r.Close, c.id)
 }
 
@@ -306,7 +307,10 @@ func (l *Leader) Accept(id ConnID, nowMs int64) {
 }
 
 // Closed forgets a connection the owner saw close.
-func (l *Leader) Closed(id ConnID) { delete(l.conns, id) }
+func (l *Leader) Closed(id ConnID) {
+	delete(l.conns, id)
+	delete(l.bumpConns, id) // an id used again is a new learner, which accepted nothing
+}
 
 // Receive handles one packet from a learner.
 func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) Ready {
