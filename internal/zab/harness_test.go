@@ -58,6 +58,8 @@ type harness struct {
 	wide      bool
 	reconnect bool
 	lastConn  ConnID
+	// paused learners get and send nothing (a slow network to them).
+	paused map[int64]bool
 	observers map[int64]bool
 }
 
@@ -312,12 +314,12 @@ func (h *harness) step() bool {
 	type action func()
 	var acts []action
 	for _, n := range h.sortedNodes() {
-		if id := n.conn; len(h.toLearn[id]) > 0 {
+		if id := n.conn; len(h.toLearn[id]) > 0 && !h.paused[n.sid] {
 			acts = append(acts, func() { h.deliverToLearner(id) })
 		}
 	}
 	for _, n := range h.sortedNodes() {
-		if id := n.conn; len(h.toLeader[id]) > 0 {
+		if id := n.conn; len(h.toLeader[id]) > 0 && !h.paused[n.sid] {
 			acts = append(acts, func() {
 				p := h.toLeader[id][0]
 				h.toLeader[id] = h.toLeader[id][1:]
