@@ -59,7 +59,7 @@ type harness struct {
 	reconnect bool
 	lastConn  ConnID
 	// paused learners get and send nothing (a slow network to them).
-	paused map[int64]bool
+	paused    map[int64]bool
 	observers map[int64]bool
 }
 
