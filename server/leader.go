@@ -88,6 +88,9 @@ func newLeaderRole(s *Server) role {
 		HistoryOnDisk: true, FirstCounter: s.cfg.zxidCounterStart, AckSampleEvery: s.ackSampleEvery(),
 		Wide: s.cfg.Extensions.Has(ext.Wide),
 	}
+	for _, p := range s.cfg.Peers {
+		cfg.Members = append(cfg.Members, p.ID)
+	}
 	if s.cfg.ReconfigEnabled {
 		cur, lastSeen, err := s.zabConfigs()
 		if err != nil {

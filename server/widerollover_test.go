@@ -145,41 +145,58 @@ func TestEnsembleWideRolloverWithoutElection(t *testing.T) {
 	}
 }
 
-// TestEnsembleWideRolloverNeedsEveryMember: with one member running without wide, the
-// leader keeps ZooKeeper's step-down when its counter runs out (a new epoch by election).
+// TestEnsembleWideRolloverNeedsEveryMember: with one member running without wide, or one
+// member down, the leader keeps ZooKeeper's step-down when its counter runs out (a new
+// epoch by election).
 func TestEnsembleWideRolloverNeedsEveryMember(t *testing.T) {
-	e := startEnsembleConfig(t, 3, func(c *server.Config) {
-		server.SetZxidCounterStart(c, 0xfffffff0)
-		if c.ServerID != 3 {
-			c.Extensions = ext.Of(ext.Wide)
-		}
-	})
-	e.waitServing()
-	roles := 0
-	for _, m := range e.members {
-		roles += server.RoleChanges(m.srv)
-	}
-	c, _, err := zk.Connect(e.addrs(), 10*time.Second, quiet)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer c.Close()
-	for i := 0; i < 20; i++ {
-		p := fmt.Sprintf("/n%d", i)
-		waitFor(t, "create "+p, func() bool {
-			_, err := c.Create(p, nil, 0, open)
-			if err == zk.ErrNodeExists {
-				ok, _, err := c.Exists(p)
-				return err == nil && ok
+	for _, tc := range []struct {
+		name         string
+		narrow, down bool
+	}{{"member without wide", true, false}, {"member down", false, true}} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := startEnsembleConfig(t, 3, func(c *server.Config) {
+				server.SetZxidCounterStart(c, 0xfffffff0)
+				if c.ServerID != 3 || !tc.narrow {
+					c.Extensions = ext.Of(ext.Wide)
+				}
+			})
+			e.waitServing()
+			if tc.down {
+				// A follower goes: two members still make a quorum.
+				f := (e.leaderIndex() + 1) % 3
+				e.stop(f)
 			}
-			return err == nil
+			roles := 0
+			for _, m := range e.members {
+				if m.srv != nil {
+					roles += server.RoleChanges(m.srv)
+				}
+			}
+			c, _, err := zk.Connect(e.addrs(), 10*time.Second, quiet)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer c.Close()
+			for i := 0; i < 20; i++ {
+				p := fmt.Sprintf("/n%d", i)
+				waitFor(t, "create "+p, func() bool {
+					_, err := c.Create(p, nil, 0, open)
+					if err == zk.ErrNodeExists {
+						ok, _, err := c.Exists(p)
+						return err == nil && ok
+					}
+					return err == nil
+				})
+			}
+			after := 0
+			for _, m := range e.members {
+				if m.srv != nil {
+					after += server.RoleChanges(m.srv)
+				}
+			}
+			if after == roles {
+				t.Fatal("the counter ran out and no member changed role: the leader rolled over in place without every member")
+			}
 		})
-	}
-	after := 0
-	for _, m := range e.members {
-		after += server.RoleChanges(m.srv)
-	}
-	if after == roles {
-		t.Fatal("the counter ran out and no member changed role: the leader rolled over in place with a member lacking wide")
 	}
 }

@@ -45,6 +45,10 @@ type LeaderConfig struct {
 	// that advertised it, and rolls the epoch over in place (rollover.go) while every member
 	// did; without it the counter's end steps the leader down, as ZooKeeper's does.
 	Wide bool
+	// Members are every server of the configuration, voters and observers, which must all
+	// be synced and wide for an in-place rollover; with Reconfig, the current
+	// configuration's text names them instead.
+	Members []int64
 	// AckSampleEvery is ZooKeeper's zookeeper.leader.ackLoggingFrequency (1000 there): acks
 	// of proposals whose zxid is a multiple of it are reported in Ready.Acked, for the owner
 	// to time (ack_latency). 0 or less reports none.

@@ -105,7 +105,14 @@ func (l *Leader) canRollInPlace() bool {
 			ok[c.sid] = true
 		}
 	}
-	for _, sid := range configMembers(l.cur) {
+	members := configMembers(l.cur)
+	if !l.cfg.Reconfig {
+		members = append(members, l.cfg.Members...)
+	}
+	if len(members) == 0 {
+		return false // who must take part is unknown: keep the election
+	}
+	for _, sid := range members {
 		if sid != l.cfg.ID && !ok[sid] {
 			return false
 		}
