@@ -576,7 +576,7 @@ func (l *Leader) NextZxid() (int64, error) {
 	}
 	if l.counter >= maxCounter {
 		if !l.canRollInPlace() {
-			return 0, fmt.Errorf("zab: zxid counter exhausted in epoch %d", l.zxidEpoch)
+			return 0, fmt.Errorf("%w in epoch %d", ErrCounterExhausted, l.zxidEpoch)
 		}
 		if l.bumpZxid == 0 && l.needBump == 0 && len(l.held) == 0 {
 			l.needBump = l.zxidEpoch

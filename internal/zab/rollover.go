@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"errors"
+	"fmt"
 
 	"github.com/zkd-io/zkd/jute"
 )
@@ -31,8 +32,13 @@ const BumpCounter int64 = 0xffffffff
 // codes, so that a txn that merely has the counter cannot be taken for one.
 const BumpErr jute.Code = -0x7a6b
 
+// ErrCounterExhausted: the zxid counter reached its end and the epoch cannot roll over in
+// place; the leader must step down so that an election starts the next epoch
+// (ZOOKEEPER-1277).
+var ErrCounterExhausted = errors.New("zab: zxid counter exhausted")
+
 // errRolloverLost ends a leadership whose next bump could not go out in place.
-var errRolloverLost = errors.New("zab: zxid counter exhausted and a member is no longer synced with wide")
+var errRolloverLost = fmt.Errorf("%w and a member is no longer synced with wide", ErrCounterExhausted)
 
 // maxCounter is the last counter NextZxid hands out (ZOOKEEPER-1277 stops before the
 // counter's last value).
