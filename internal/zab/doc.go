@@ -47,6 +47,7 @@
 //	                            zxid                        the socket (internal/storage)
 //	16 OBSERVERINFO      O->Ld  acceptedEpoch<<32           LearnerInfo (below)
 //	17 LEADERINFO        Ld->L  newEpoch<<32                int protocol version 0x10000
+//	                                                        [, wide advertisement: below]
 //	18 ACKEPOCH          L->Ld  learner's last logged zxid  int currentEpoch, or -1 when it
 //	                                                        had already accepted newEpoch
 //
@@ -54,7 +55,8 @@
 // INFORMANDACTIVATE (19, data: leader sid long, then txn bytes) commit reconfigurations;
 // a reconfig-enabled zkd leader sends them, as ZooKeeper's does.
 //
-// LearnerInfo, the data of FOLLOWERINFO and OBSERVERINFO (20 bytes):
+// LearnerInfo, the data of FOLLOWERINFO and OBSERVERINFO (20 bytes, then the wide
+// advertisement when the learner runs with ext.Wide):
 //
 //	 0                         8                  12                          20
 //	+-------------------------+------------------+---------------------------+
