@@ -58,6 +58,11 @@ func TestEnsembleWideRolloverWithoutElection(t *testing.T) {
 	for i, m := range e.members {
 		roles[i] = server.RoleChanges(m.srv)
 	}
+	// A watch set before the rollovers fires after them: watches survive.
+	_, _, watch, err := clients[1].ExistsW("/watched")
+	if err != nil {
+		t.Fatal(err)
+	}
 	const perClient = 25 // 100 writes: about seven rollovers
 	var wg sync.WaitGroup
 	errs := make(chan error, len(clients))
@@ -86,6 +91,17 @@ func TestEnsembleWideRolloverWithoutElection(t *testing.T) {
 		if n := server.RoleChanges(m.srv); n != roles[i] {
 			t.Fatalf("member %d changed role %d times during the writes: an election ran", i+1, n-roles[i])
 		}
+	}
+	if _, err := clients[2].Create("/watched", nil, 0, open); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case ev := <-watch:
+		if ev.Type != zk.EventNodeCreated || ev.Path != "/watched" {
+			t.Fatalf("watch set before the rollovers got %+v", ev)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("watch set before the rollovers never fired")
 	}
 	mu.Lock()
 	if len(disconnects) > 0 {

@@ -864,6 +864,10 @@ func (l *Leader) addSync(ps pendingSync, r *Ready) {
 		return // a sync before the leader is established: nothing to answer yet
 	}
 	ps.at = l.tracker.LastProposed()
+	if n := len(l.held); n > 0 {
+		// Writes waiting behind a bump came before this sync too.
+		ps.at = l.held[n-1].Zxid
+	}
 	ps.needed = map[int64]int64{}
 	for _, c := range l.sortedConns() {
 		if c.phase == lcServing && l.voter(c) {
