@@ -113,3 +113,17 @@ func GraceLost(s *Server) (ms int64, on bool) {
 	})
 	return ms, on
 }
+
+// RoleChanges counts the roles s has taken (each election, and what it led to, is one or
+// more): equal counts before and after mean no election happened in between.
+func RoleChanges(s *Server) int {
+	var n int
+	s.query(func() { n = s.ens.gen })
+	return n
+}
+
+// Epochs are s's acceptedEpoch and currentEpoch as last persisted.
+func Epochs(s *Server) (accepted, current int64) {
+	s.query(func() { accepted, current = s.ens.st.AcceptedEpoch, s.ens.st.CurrentEpoch })
+	return accepted, current
+}

@@ -56,6 +56,12 @@ func FromConfig(c *config.Config, serverID int64, logger *slog.Logger) Config {
 		ServerID:                   serverID,
 		Logger:                     logger,
 	}
+	if c.TestZxidCounterStart != 0 {
+		sc.zxidCounterStart = c.TestZxidCounterStart
+		if logger != nil {
+			logger.Warn("zxid counter starts near its end: for rollover tests only", "key", config.TestZxidCounterStartKey, "start", hex(c.TestZxidCounterStart))
+		}
+	}
 	if c.SkipACL {
 		// As ZooKeeperServer's static initializer.
 		logger.Warn("skipACL is set (zookeeper.skipACL=yes): ACL checks will be skipped")

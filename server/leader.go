@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/admin"
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/prep"
 	"github.com/zkd-io/zkd/internal/storage"
@@ -85,6 +86,10 @@ func newLeaderRole(s *Server) role {
 		ID: s.cfg.ServerID, QV: s.ens.qv, TickMs: int64(s.cfg.TickTime),
 		InitLimit: int64(s.cfg.InitLimit), SyncLimit: int64(s.cfg.SyncLimit), CommitLogCount: historyLen,
 		HistoryOnDisk: true, FirstCounter: s.cfg.zxidCounterStart, AckSampleEvery: s.ackSampleEvery(),
+		Wide: s.cfg.Extensions.Has(ext.Wide),
+	}
+	for _, p := range s.cfg.Peers {
+		cfg.Members = append(cfg.Members, p.ID)
 	}
 	if s.cfg.ReconfigEnabled {
 		cur, lastSeen, err := s.zabConfigs()
@@ -404,6 +409,17 @@ func (r *leaderRole) Close(id zab.ConnID) {
 
 func (r *leaderRole) Apply(c zab.Committed) {
 	s := r.s
+	if zab.Counter(c.Zxid) == zab.BumpCounter && zab.IsBump(c.Zxid, c.Data) {
+		// The epoch bump the leader made itself (ext.Wide): no client's request, so nothing
+		// pending; it applies as the error txn it is, and stays in the history for DIFFs.
+		t, err := jute.DecodeTxn(c.Data)
+		if err != nil {
+			s.failStop(fmt.Errorf("server: epoch bump %s does not decode: %w", hex(c.Zxid), err))
+			return
+		}
+		s.applyTxn(&pendingTxn{kind: pkRemote, txn: &t, data: c.Data})
+		return
+	}
 	if len(s.pending) == 0 || s.pending[0].txn.Header.Zxid != c.Zxid {
 		s.failStop(fmt.Errorf("server: leader committed %s, which is not the next pending txn", hex(c.Zxid)))
 		return
@@ -429,6 +445,10 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 		s.ens.elect.UpdateElectionVote(r.zl.Epoch())
 		s.lastProposed = zab.MakeZxid(r.zl.Epoch(), 0)
 		s.log.Info("leader established", "epoch", r.zl.Epoch())
+	}
+	if n.Rolled != 0 {
+		s.ens.elect.UpdateElectionVote(n.Rolled)
+		s.log.Info("zxid rolled over into a new epoch without an election", "epoch", n.Rolled)
 	}
 	for _, t := range n.Touches {
 		s.tracker.TouchTimeout(t.Session, t.Timeout, s.sessionMs(s.nowMs()))

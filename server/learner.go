@@ -6,6 +6,7 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/zab"
 	"github.com/zkd-io/zkd/jute"
 )
@@ -272,6 +273,7 @@ func (r *learnerRole) quorumDialed(nc net.Conn, sid int64, err error) {
 	cfg := zab.LearnerConfig{
 		ID: s.cfg.ServerID, Observer: r.observer, TickMs: int64(s.cfg.TickTime), ConfigVersion: s.ens.version,
 		InitLimit: int64(s.cfg.InitLimit), SyncLimit: int64(s.cfg.SyncLimit),
+		Wide: s.cfg.Extensions.Has(ext.Wide),
 	}
 	st := s.ens.st
 	st.LastLogged = s.syncZxid()
@@ -406,6 +408,11 @@ func (r *learnerRole) Notify(n *zab.Ready) {
 	}
 	for _, rv := range own {
 		r.finishReconnect(rv.Session, rv.Valid)
+	}
+	if n.Rolled != 0 {
+		// The leader rolled the epoch over in place (ext.Wide): elections hear the new one.
+		s.ens.elect.UpdateElectionVote(n.Rolled)
+		s.log.Info("zxid rolled over into a new epoch without an election", "epoch", n.Rolled, "leader", r.leaderSid)
 	}
 	for _, ev := range n.Configs {
 		s.onConfigEvent(ev)

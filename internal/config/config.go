@@ -137,6 +137,8 @@ type Config struct {
 	ReadOnlyMode bool
 	// FastElection is zkd.fastElection (fastelection.go).
 	FastElection bool
+	// TestZxidCounterStart is zkd.test.zxidCounterStart (fastelection.go): tests only.
+	TestZxidCounterStart int64
 	// Extensions is zkd.extensions: the opt-in extensions beyond ZooKeeper the server
 	// enables (internal/ext); none by default.
 	Extensions ext.Set

@@ -2,6 +2,8 @@ package config
 
 import (
 	"fmt"
+	"strconv"
+	"strings"
 
 	"github.com/zkd-io/zkd/internal/ext"
 )
@@ -21,6 +23,20 @@ func (c *Config) setFastElection(v string) error {
 		return fmt.Errorf("fast election: %w", err)
 	}
 	c.FastElection = on
+	return nil
+}
+
+// TestZxidCounterStartKey is a key for tests only: where a new leader's zxid counter
+// starts (and, with wide, each epoch's after an in-place rollover), so that a test reaches
+// the counter's end in a few writes. 0, the default, is every real server's.
+const TestZxidCounterStartKey = "zkd.test.zxidCounterStart"
+
+func (c *Config) setTestZxidCounterStart(v string) error {
+	n, err := strconv.ParseInt(strings.TrimSpace(v), 0, 64)
+	if err != nil || n < 0 || n > 0xfffffffe {
+		return fmt.Errorf("%s: %q is not a counter below 0xffffffff", TestZxidCounterStartKey, v)
+	}
+	c.TestZxidCounterStart = n
 	return nil
 }
 

@@ -635,6 +635,12 @@ var keys = []keyDef{
 		Doc:   "The extensions beyond ZooKeeper the server enables, comma-separated, or all or none (docs/beyond.md). A stock client sees ZooKeeper whatever is enabled.",
 		parse: func(c *Config, _, v string) error { return c.setExtensions(v) },
 		value: func(c *Config) string { return cmp.Or(c.Extensions.String(), "none") }},
+	{Name: TestZxidCounterStartKey, Default: "0", ZeroIsDefault: true, Section: secZkd,
+		Doc:   "For tests only: where a new leader's zxid counter starts (decimal or 0x hex), to reach the counter's end in a few writes; the server warns at start when it is set.",
+		parse: func(c *Config, _, v string) error { return c.setTestZxidCounterStart(v) },
+		value: func(c *Config) string {
+			return nonZero(c.TestZxidCounterStart, func(n int64) string { return "0x" + strconv.FormatInt(n, 16) })
+		}},
 	{Name: KeeperNodesListedKey, Default: "false", Section: secZkd,
 		Doc:   "With the capabilities extension on, getChildren of / lists the virtual /keeper node, as ClickHouse Keeper does (docs/beyond.md).",
 		parse: func(c *Config, _, v string) error { return c.setKeeperNodesListed(v) },

@@ -47,6 +47,7 @@
 //	                            zxid                        the socket (internal/storage)
 //	16 OBSERVERINFO      O->Ld  acceptedEpoch<<32           LearnerInfo (below)
 //	17 LEADERINFO        Ld->L  newEpoch<<32                int protocol version 0x10000
+//	                                                        [, wide advertisement: below]
 //	18 ACKEPOCH          L->Ld  learner's last logged zxid  int currentEpoch, or -1 when it
 //	                                                        had already accepted newEpoch
 //
@@ -54,12 +55,26 @@
 // INFORMANDACTIVATE (19, data: leader sid long, then txn bytes) commit reconfigurations;
 // a reconfig-enabled zkd leader sends them, as ZooKeeper's does.
 //
-// LearnerInfo, the data of FOLLOWERINFO and OBSERVERINFO (20 bytes):
+// LearnerInfo, the data of FOLLOWERINFO and OBSERVERINFO (20 bytes, then the wide
+// advertisement when the learner runs with ext.Wide):
 //
 //	 0                         8                  12                          20
 //	+-------------------------+------------------+---------------------------+
 //	| serverId long (myid)    | protocol 0x10000 | configVersion long        |
 //	+-------------------------+------------------+---------------------------+
+//
+// With ext.Wide on (zkd.extensions), a zkd learner appends 8 bytes to LearnerInfo, and a
+// zkd leader with wide on answers a learner that did so with the same 8 bytes after
+// LEADERINFO's protocol version:
+//
+//	+------------------------+---------------------------+
+//	| magic int 0x7a6b6457   | features int (1: in-place |
+//	| ("zkdW")               | zxid rollover)            |
+//	+------------------------+---------------------------+
+//
+// ZooKeeper's LearnerHandler reads LearnerInfo field by field from a ByteBuffer and stops
+// after configVersion, so a ZooKeeper leader ignores them; a ZooKeeper learner never sends
+// them and so never gets them back (its Learner reads one int of LEADERINFO anyway).
 //
 // txn bytes, in PROPOSAL and INFORM, are exactly a log entry's txn: TxnHeader (32 bytes),
 // the txn record, [TxnDigest]; the header's zxid must equal the packet's.
@@ -110,4 +125,65 @@
 //	PING reply                            ->  its sessions are touched at the follower and
 //	                                          reach the leader with the follower's PING
 //	                                          reply
+//
+// # Rolling the epoch over without an election (ext.Wide)
+//
+// A zxid's counter has 32 bits. ZooKeeper's leader shuts down when it would reach
+// 0xffffffff (ZOOKEEPER-1277) and an election starts the next epoch; zkd does the same
+// (NextZxid fails, the server steps down) unless the leader runs with wide and every member
+// of the current configuration, voters and observers (the configuration text's server.N
+// lines), is connected to it, synced, and advertised wide, with no reconfiguration pending.
+// Then, within epoch e:
+//
+//	leader                                     followers (observers)
+//	persist acceptedEpoch = e+1
+//	log PROPOSAL(e<<32|0xffffffff, bump)    -> isBump: persist acceptedEpoch = e+1,
+//	                                           then log it, then ACK
+//	  (commits once a quorum of the learners
+//	  synced and wide when it was proposed,
+//	  and the leader, logged it)
+//	persist currentEpoch = e+1              -> COMMIT (INFORM: the bump committed; both
+//	                                           epochs before it is logged)
+//	                                           persist currentEpoch = e+1, apply
+//	drop every learner that did not take part
+//	PROPOSAL((e+1)<<32 | first) ...         -> logged after currentEpoch = e+1
+//
+// The bump is an error txn (TxnHeader type -1, ErrorTxn err BumpErr) at counter 0xffffffff,
+// a counter no leader hands out otherwise; every server's tree applies it as the nothing
+// ZooKeeper applies an error txn as, so the logs and snapshots stay ZooKeeper's (a
+// ZooKeeper server reading them sees an error txn and then epoch e+1, with currentEpoch
+// e+1). The zxids the server asks for meanwhile are the next epoch's; their proposals wait
+// in the leader until the bump commits, and go out in a Ready after the one that persists
+// currentEpoch (Ready.After), so no log holds a txn of an epoch newer than its
+// currentEpoch. Clients, sessions, watches and the commit pipeline see nothing but zxids
+// whose epoch moved.
+//
+// Why it is safe. Zab needs that no two leaders ever propose in the same epoch, which
+// elections ensure by choosing an epoch past every acceptedEpoch of a quorum, and that a
+// new leader's history holds everything committed. The bump makes the leader of e the
+// leader of e+1 without an election, so it must be that no election ever picks e+1:
+//
+//   - the bump commits only once a quorum Q1 logged it, and each member of Q1 persisted
+//     acceptedEpoch = e+1 before logging it. A learner takes a bump only in broadcast, from
+//     a leader of its own epoch e that advertised wide, with acceptedEpoch still e; its
+//     ack counts only if its connection was synced and wide when the bump was proposed (a
+//     learner that registered later accepted only e: its acks stop before the bump, and
+//     the leader drops it when the bump commits). Nothing of epoch e+1 is proposed before
+//     the bump commits.
+//   - any leader elected later takes its epoch past the acceptedEpochs of a quorum Q2,
+//     which meets Q1, so it picks e+2 or more. An election that ran while the bump was
+//     outstanding could pick e+1 only with a quorum Q2 of learners whose acceptedEpoch was
+//     below e+1 when they acked that epoch; a member of both would have had to accept e+1
+//     twice, and either order fails (the bump needs acceptedEpoch e; a new leader's epoch
+//     e+1 is then "already accepted", answered with -1, which does not count). So at most
+//     one of them gets its quorum, and the leader without it steps down on its own (no
+//     quorum synced within syncLimit).
+//   - the bump is an ordinary proposal of epoch e: if the leader fails before it commits,
+//     the next leader commits or truncates it like any other txn, and its txns of e+1 were
+//     never proposed. A learner treats the bump as a bump only in broadcast; during a
+//     sync (DIFF, TRUNC, SNAP, from a leader already in e+1 or from a new leader), its
+//     epochs come from LEADERINFO and NEWLEADER as after any election.
+//
+// A member that is not wide (a ZooKeeper server, or zkd without the extension), not
+// connected, still syncing, or behind an observer master keeps the rollover an election.
 package zab

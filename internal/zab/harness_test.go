@@ -1,6 +1,7 @@
 package zab
 
 import (
+	"errors"
 	"fmt"
 	"math"
 	"math/rand/v2"
@@ -51,10 +52,30 @@ type harness struct {
 	established bool
 	// acked collects the leader's Ready.Acked, as its owner reads them.
 	acked []AckedProposal
+	// wide runs every server with LeaderConfig/LearnerConfig.Wide (rollover_test.go), and
+	// checks the epochs' invariants; reconnect makes a learner the leader dropped connect
+	// again from what it has on disk.
+	wide      bool
+	reconnect bool
+	lastConn  ConnID
+	// paused learners get and send nothing (a slow network to them).
+	paused    map[int64]bool
+	observers map[int64]bool
+}
+
+// harnessOpts are the settings newHarness leaves at their defaults.
+type harnessOpts struct {
+	wide         bool
+	firstCounter int64
+	configText   []byte
 }
 
 func newHarness(t *testing.T, seed uint64, voters []int64, leaderSid int64, leaderLog []Committed, learners map[int64][]Committed, observers map[int64]bool) *harness {
-	h := &harness{
+	return newHarnessOpts(t, seed, voters, leaderSid, leaderLog, learners, observers, harnessOpts{})
+}
+
+func newHarnessOpts(t *testing.T, seed uint64, voters []int64, leaderSid int64, leaderLog []Committed, learners map[int64][]Committed, observers map[int64]bool, o harnessOpts) *harness {
+	h := &harness{wide: o.wide, observers: observers,
 		t: t, rng: rand.New(rand.NewPCG(seed, 99)), now: 1000,
 		nodes: map[ConnID]*simNode{}, toLeader: map[ConnID][]jute.QuorumPacket{}, toLearn: map[ConnID][]Out{}, snapAt: map[ConnID]int64{}, syncMode: map[int64]int32{},
 	}
@@ -70,7 +91,8 @@ func newHarness(t *testing.T, seed uint64, voters []int64, leaderSid int64, lead
 		h.lnode.applied = append(h.lnode.applied, c.Zxid)
 	}
 	h.lnode.st = PersistentState{AcceptedEpoch: Epoch(last(leaderLog)), CurrentEpoch: Epoch(last(leaderLog)), LastLogged: last(leaderLog)}
-	cfg := LeaderConfig{ID: leaderSid, QV: NewMajority(voters...), TickMs: 100, InitLimit: 10, SyncLimit: 5, CommitLogCount: 500}
+	cfg := LeaderConfig{ID: leaderSid, QV: NewMajority(voters...), TickMs: 100, InitLimit: 10, SyncLimit: 5, CommitLogCount: 500,
+		Wide: o.wide, FirstCounter: o.firstCounter, ConfigText: o.configText}
 	// The leader's log on disk, for learners behind its in-memory history.
 	cfg.HistoryOnDisk = true
 	var r Ready
@@ -95,7 +117,8 @@ func newHarness(t *testing.T, seed uint64, voters []int64, leaderSid int64, lead
 
 // addLearner connects a learner whose log is log.
 func (h *harness) addLearner(sid int64, log []Committed, observer bool) {
-	id := ConnID(len(h.nodes) + 1)
+	h.lastConn++
+	id := h.lastConn
 	n := &simNode{sid: sid, log: log, durable: len(log), conn: id}
 	n.apply = NewApplier(&harnessHost{h: h, n: n})
 	for _, c := range log {
@@ -109,7 +132,7 @@ func (h *harness) addLearner(sid int64, log []Committed, observer bool) {
 	h.nodes[id] = n
 	h.leader.Accept(id, h.now)
 	var lr Ready
-	n.learner, lr = NewLearner(LearnerConfig{ID: sid, Observer: observer, TickMs: 100, InitLimit: 10, SyncLimit: 5}, n.st, h.now)
+	n.learner, lr = NewLearner(LearnerConfig{ID: sid, Observer: observer, TickMs: 100, InitLimit: 10, SyncLimit: 5, Wide: h.wide}, n.st, h.now)
 	h.learnerReady(n, lr)
 }
 
@@ -187,7 +210,18 @@ func (x *harnessHost) SyncAppend(txns []Committed) bool {
 	})
 }
 
-func (x *harnessHost) Append(txns []Committed) { x.n.log = append(x.n.log, txns...) }
+func (x *harnessHost) Append(txns []Committed) {
+	if x.h.wide {
+		for _, c := range txns {
+			// A txn of an epoch is logged in broadcast only once currentEpoch says that
+			// epoch: otherwise a restart finds a log ahead of its epoch.
+			if e := Epoch(c.Zxid); e > x.n.st.CurrentEpoch {
+				x.h.t.Fatalf("server %d logs %s with currentEpoch %d", x.n.sid, Hex(c.Zxid), x.n.st.CurrentEpoch)
+			}
+		}
+	}
+	x.n.log = append(x.n.log, txns...)
+}
 
 func (x *harnessHost) Send(o Out) {
 	if x.leader {
@@ -197,16 +231,30 @@ func (x *harnessHost) Send(o Out) {
 	x.h.toLeader[x.n.conn] = append(x.h.toLeader[x.n.conn], o.Packet)
 }
 
-func (x *harnessHost) Close(ConnID) {}
+func (x *harnessHost) Close(id ConnID) {
+	if x.leader && x.h.reconnect {
+		x.h.later = append(x.h.later, func() { x.h.reconnectLearner(id) })
+	}
+}
 
 func (x *harnessHost) Apply(c Committed) {
 	if x.leader {
 		x.h.checkQuorumLogged(c.Zxid)
+		if x.h.wide && IsBump(c.Zxid, c.Data) {
+			x.h.checkQuorumAccepted(Epoch(c.Zxid) + 1)
+		}
 	}
 	x.n.applied = append(x.n.applied, c.Zxid)
 }
 
 func (x *harnessHost) Notify(r *Ready) {
+	if r.Err != nil && !x.leader && x.h.reconnect && errors.Is(r.Err, ErrProtocol) {
+		// The learner gives up on this connection and registers again later, as a server
+		// goes back to election and finds the same leader.
+		id := x.n.conn
+		x.h.later = append(x.h.later, func() { x.h.reconnectLearner(id) })
+		return
+	}
 	if r.Err != nil {
 		x.h.t.Fatalf("server %d: %v", x.n.sid, r.Err)
 	}
@@ -266,12 +314,12 @@ func (h *harness) step() bool {
 	type action func()
 	var acts []action
 	for _, n := range h.sortedNodes() {
-		if id := n.conn; len(h.toLearn[id]) > 0 {
+		if id := n.conn; len(h.toLearn[id]) > 0 && !h.paused[n.sid] {
 			acts = append(acts, func() { h.deliverToLearner(id) })
 		}
 	}
 	for _, n := range h.sortedNodes() {
-		if id := n.conn; len(h.toLeader[id]) > 0 {
+		if id := n.conn; len(h.toLeader[id]) > 0 && !h.paused[n.sid] {
 			acts = append(acts, func() {
 				p := h.toLeader[id][0]
 				h.toLeader[id] = h.toLeader[id][1:]
@@ -339,8 +387,10 @@ func (h *harness) deliverToLearner(id ConnID) {
 
 func (h *harness) sortedNodes() []*simNode {
 	var out []*simNode
-	for id := ConnID(1); id <= ConnID(len(h.nodes)); id++ {
-		out = append(out, h.nodes[id])
+	for id := ConnID(1); id <= h.lastConn; id++ {
+		if n := h.nodes[id]; n != nil {
+			out = append(out, n)
+		}
 	}
 	return out
 }

@@ -41,6 +41,14 @@ type LeaderConfig struct {
 	// checks catch it: a reconfig, and the proposals after it while it is pending, commit
 	// with a quorum of the new configuration alone.
 	ReconfigNewQuorumOnly bool
+	// Wide is ext.Wide on this server: the leader advertises it in LEADERINFO to learners
+	// that advertised it, and rolls the epoch over in place (rollover.go) while every member
+	// did; without it the counter's end steps the leader down, as ZooKeeper's does.
+	Wide bool
+	// Members are every server of the configuration, voters and observers, which must all
+	// be synced and wide for an in-place rollover; with Reconfig, the current
+	// configuration's text names them instead.
+	Members []int64
 	// AckSampleEvery is ZooKeeper's zookeeper.leader.ackLoggingFrequency (1000 there): acks
 	// of proposals whose zxid is a multiple of it are reported in Ready.Acked, for the owner
 	// to time (ack_latency). 0 or less reports none.
@@ -113,6 +121,9 @@ type lconn struct {
 	// lastAck is the highest proposal the learner acked (0 before its first), for the
 	// web console's lag.
 	lastAck int64
+	// wide: the learner advertised the wide extension after its LearnerInfo (read only
+	// when this leader runs with it).
+	wide bool
 }
 
 type ldPhase int
@@ -162,6 +173,17 @@ type Leader struct {
 	// noCommit: a reconfig handed leadership to another server (Leader.allowedToCommit),
 	// so nothing more commits here.
 	noCommit bool
+
+	// The in-place rollover (rollover.go). zxidEpoch is the epoch NextZxid hands zxids out
+	// in: epoch+1 from the moment the counter ran out until the bump commits. needBump is
+	// the epoch whose bump the next Propose sends first (0: none); bumpZxid the bump
+	// outstanding (0: none) and bumpConns the connections whose acks count for it (those
+	// synced and wide when it was proposed); held the proposals (and bumps) waiting for it.
+	zxidEpoch int64
+	needBump  int64
+	bumpZxid  int64
+	bumpConns map[ConnID]bool
+	held      []heldTxn
 }
 
 // pendingSync is a sync request. It is answered once every proposal before it committed
@@ -279,6 +301,7 @@ func (l *Leader) send(r *Ready, c *lconn, t int32, zxid int64, data []byte) {
 
 func (l *Leader) drop(r *Ready, c *lconn) {
 	delete(l.conns, c.id)
+	delete(l.bumpConns, c.id)
 	r.Close = append(r.Close, c.id)
 }
 
@@ -288,7 +311,10 @@ func (l *Leader) Accept(id ConnID, nowMs int64) {
 }
 
 // Closed forgets a connection the owner saw close.
-func (l *Leader) Closed(id ConnID) { delete(l.conns, id) }
+func (l *Leader) Closed(id ConnID) {
+	delete(l.conns, id)
+	delete(l.bumpConns, id) // an id used again is a new learner, which accepted nothing
+}
 
 // Receive handles one packet from a learner.
 func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) Ready {
@@ -323,6 +349,7 @@ func (l *Leader) Receive(id ConnID, nowMs int64, p jute.QuorumPacket) Ready {
 		}
 		c.sid = li.ServerID
 		c.observerInfo = p.Type == PktObserverInfo
+		c.wide = l.cfg.Wide && len(p.Data) > learnerInfoSize && advertisesWide(p.Data[learnerInfoSize:])
 		c.phase = lcEpoch
 		if l.phase == ldDiscovery && l.voter(c) {
 			l.connecting[c.sid] = true
@@ -398,7 +425,11 @@ func (l *Leader) advance(r *Ready) {
 	if l.phase >= ldEpochAck {
 		for _, c := range l.sortedConns() {
 			if c.phase == lcEpoch && !c.infoSent {
-				l.send(r, c, PktLeaderInfo, MakeZxid(l.epoch, 0), binary.BigEndian.AppendUint32(nil, uint32(ProtocolVersion)))
+				info := binary.BigEndian.AppendUint32(nil, uint32(ProtocolVersion))
+				if c.wide {
+					info = append(info, wideAdvert()...)
+				}
+				l.send(r, c, PktLeaderInfo, MakeZxid(l.epoch, 0), info)
 				c.infoSent = true
 			}
 		}
@@ -413,6 +444,7 @@ func (l *Leader) advance(r *Ready) {
 		}
 		l.tracker = NewTracker(cqv, l.lastProcessed)
 		l.counter = l.cfg.FirstCounter
+		l.zxidEpoch = l.epoch
 	}
 	if l.phase >= ldNewLeader {
 		for _, c := range l.sortedConns() {
@@ -490,9 +522,15 @@ func (l *Leader) onBroadcastPacket(c *lconn, p jute.QuorumPacket, r *Ready) {
 		if c.observerInfo || Counter(p.Zxid) == 0 || l.tracker == nil || l.noCommit {
 			return
 		}
-		l.sampleAcks(r, c.sid, c.lastAck, p.Zxid)
-		c.lastAck = max(c.lastAck, p.Zxid)
-		if committed, moved := l.tracker.Ack(c.sid, p.Zxid); moved {
+		z := p.Zxid
+		if l.bumpZxid != 0 && z >= l.bumpZxid && !l.bumpConns[c.id] {
+			// A learner that joined while the bump was outstanding has not accepted the
+			// next epoch: its ack must not make the bump's quorum (rollover.go).
+			z = l.bumpZxid - 1
+		}
+		l.sampleAcks(r, c.sid, c.lastAck, z)
+		c.lastAck = max(c.lastAck, z)
+		if committed, moved := l.tracker.Ack(c.sid, z); moved {
 			l.commitUpTo(committed, r)
 		}
 	case PktPing:
@@ -529,35 +567,61 @@ func (l *Leader) onBroadcastPacket(c *lconn, p jute.QuorumPacket, r *Ready) {
 }
 
 // NextZxid reserves the zxid for the next proposal. A counter that would wrap forces a new
-// epoch (ZOOKEEPER-1277): the caller must step down.
+// epoch (ZOOKEEPER-1277): the caller must step down; unless the ensemble rolls over in
+// place (LeaderConfig.Wide, rollover.go), when the zxid is the next epoch's first and the
+// next Propose sends the bump before it.
 func (l *Leader) NextZxid() (int64, error) {
 	if l.phase != ldBroadcast {
 		return 0, fmt.Errorf("zab: not leading (phase %d)", l.phase)
 	}
-	if l.counter >= 0xfffffffe {
-		return 0, fmt.Errorf("zab: zxid counter exhausted in epoch %d", l.epoch)
+	if l.counter >= maxCounter {
+		if !l.canRollInPlace() {
+			return 0, fmt.Errorf("%w in epoch %d", ErrCounterExhausted, l.zxidEpoch)
+		}
+		if l.bumpZxid == 0 && l.needBump == 0 && len(l.held) == 0 {
+			l.needBump = l.zxidEpoch
+		} else {
+			// The previous bump is still outstanding: this one waits behind it.
+			l.held = append(l.held, heldTxn{Committed: Committed{Zxid: MakeZxid(l.zxidEpoch, BumpCounter)}, bump: true})
+		}
+		l.zxidEpoch++
+		l.counter = l.cfg.FirstCounter
 	}
 	l.counter++
-	return MakeZxid(l.epoch, l.counter), nil
+	return MakeZxid(l.zxidEpoch, l.counter), nil
 }
 
 // Propose broadcasts a txn with the zxid NextZxid gave. The owner appends it to its own
-// log (Ready.Append) and reports LocalLogged when it is durable.
+// log (Ready.Append) and reports LocalLogged when it is durable. A txn of an epoch whose
+// bump has not committed yet waits for it inside the leader.
 func (l *Leader) Propose(zxid int64, data []byte) Ready {
 	r := newReady()
+	if l.needBump != 0 {
+		e := l.needBump
+		l.needBump = 0
+		l.proposeBump(&r, e)
+	}
+	if l.bumpZxid != 0 || len(l.held) > 0 {
+		l.held = append(l.held, heldTxn{Committed: Committed{Zxid: zxid, Data: data}})
+		return r
+	}
+	l.propose(&r, zxid, data)
+	return r
+}
+
+func (l *Leader) propose(r *Ready, zxid int64, data []byte) {
 	if err := l.tracker.Propose(zxid); err != nil {
 		r.Err = err
-		return r
+		return
 	}
 	l.outstanding[zxid] = data
 	l.proposed = append(l.proposed, zxid)
 	r.Append = append(r.Append, Committed{Zxid: zxid, Data: data})
 	for _, c := range l.sortedConns() {
 		if l.forwarding(c) && !c.observerInfo {
-			l.send(&r, c, PktProposal, zxid, data)
+			l.send(r, c, PktProposal, zxid, data)
 		}
 	}
-	return r
 }
 
 // ProposeReconfig is Propose for a reconfig txn (its SetDataTxn holds next.Text): from it
@@ -567,6 +631,13 @@ func (l *Leader) ProposeReconfig(zxid int64, data []byte, next Config) Ready {
 	if l.next != nil {
 		r := newReady()
 		r.Err = fmt.Errorf("zab: reconfig %s while configuration %s is pending", Hex(zxid), Hex(l.next.Version))
+		return r
+	}
+	if l.needBump != 0 || l.bumpZxid != 0 || len(l.held) > 0 {
+		// Its quorums would change under a bump in flight: step down instead (safe, and
+		// rarer than a counter running out).
+		r := newReady()
+		r.Err = fmt.Errorf("zab: reconfig %s during an epoch rollover", Hex(zxid))
 		return r
 	}
 	l.next = &next
@@ -762,6 +833,10 @@ func (l *Leader) commitUpTo(zxid int64, r *Ready) {
 				l.send(r, lc, PktCommit, z, nil)
 			}
 		}
+		if z == l.bumpZxid {
+			l.bumpCommitted(r) // nothing after the bump was proposed yet
+			break
+		}
 	}
 	if resume {
 		if committed, moved := l.tracker.Settle(); moved {
@@ -789,6 +864,10 @@ func (l *Leader) addSync(ps pendingSync, r *Ready) {
 		return // a sync before the leader is established: nothing to answer yet
 	}
 	ps.at = l.tracker.LastProposed()
+	if n := len(l.held); n > 0 {
+		// Writes waiting behind a bump came before this sync too.
+		ps.at = l.held[n-1].Zxid
+	}
 	ps.needed = map[int64]int64{}
 	for _, c := range l.sortedConns() {
 		if c.phase == lcServing && l.voter(c) {

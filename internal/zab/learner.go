@@ -22,6 +22,9 @@ type LearnerConfig struct {
 	TickMs        int64
 	InitLimit     int64 // ticks allowed for the sync with the leader
 	SyncLimit     int64 // ticks of silence allowed once synced
+	// Wide is ext.Wide on this server: LearnerInfo advertises it, and a leader that
+	// advertised it back may roll the epoch over in place (rollover.go).
+	Wide bool
 }
 
 // PersistentState is what a server keeps on disk across restarts.
@@ -72,6 +75,12 @@ type Learner struct {
 	activateInSync map[int64]int64
 	// leaderConfig is the configuration NEWLEADER carried, made current at UPTODATE.
 	leaderConfig []byte
+
+	// leaderWide: both ends run with wide (LEADERINFO advertised it), so an epoch bump
+	// received in broadcast moves this learner's epochs; bumpZxid is the one logged and
+	// not committed yet (0: none).
+	leaderWide bool
+	bumpZxid   int64
 }
 
 // ReconfigText is the configuration a reconfig txn sets, or false for any other txn (only
@@ -114,6 +123,9 @@ func NewLearner(cfg LearnerConfig, st PersistentState, nowMs int64) (*Learner, R
 	l := &Learner{cfg: cfg, st: st, lastRecv: nowMs, now: nowMs, touches: map[int64]int32{}}
 	r := newReady()
 	info := jute.Marshal(&jute.LearnerInfo{ServerID: cfg.ID, ProtocolVersion: ProtocolVersion, ConfigVersion: cfg.ConfigVersion})
+	if cfg.Wide {
+		info = append(info, wideAdvert()...)
+	}
 	typ := PktFollowerInfo
 	if cfg.Observer {
 		typ = PktObserverInfo
@@ -192,6 +204,7 @@ func (l *Learner) onLeaderInfo(p jute.QuorumPacket, r *Ready) Ready {
 		return l.fail(r, protoErr("leader's epoch %d is less than accepted epoch %d", newEpoch, l.st.AcceptedEpoch))
 	}
 	l.newEpoch = newEpoch
+	l.leaderWide = l.cfg.Wide && len(p.Data) > 4 && advertisesWide(p.Data[4:])
 	r.send(PktAckEpoch, l.st.LastLogged, ack[:])
 	l.phase = lpSyncStart
 	return *r
@@ -232,6 +245,9 @@ func (l *Learner) onSyncPacket(p jute.QuorumPacket, r *Ready) Ready {
 		if l.commit(p.Zxid, r); r.Err == nil && p.Type == PktCommitAndActivate {
 			l.activated(r, designated)
 		}
+		if r.Err == nil && p.Zxid == l.bumpZxid {
+			l.enterBumpedEpoch(r)
+		}
 		return *r
 	case PktInform, PktInformAndActivate:
 		data := p.Data
@@ -242,6 +258,12 @@ func (l *Learner) onSyncPacket(p jute.QuorumPacket, r *Ready) Ready {
 				return l.fail(r, protoErr("short INFORMANDACTIVATE"))
 			}
 			data = data[8:]
+		}
+		if l.phase == lpBroadcast && p.Type == PktInform && l.isBump(p.Zxid, data) {
+			// An observer's bump comes committed: both epochs, before it is logged.
+			l.st.AcceptedEpoch = l.newEpoch + 1
+			r.AcceptedEpoch = l.newEpoch + 1
+			l.bumpZxid = p.Zxid
 		}
 		if l.addProposal(jute.QuorumPacket{Type: PktProposal, Zxid: p.Zxid, Data: data}, r); r.Err != nil {
 			return *r
@@ -256,6 +278,9 @@ func (l *Learner) onSyncPacket(p jute.QuorumPacket, r *Ready) Ready {
 		}
 		if l.commit(p.Zxid, r); r.Err == nil && p.Type == PktInformAndActivate {
 			l.activated(r, designated)
+		}
+		if r.Err == nil && p.Zxid == l.bumpZxid {
+			l.enterBumpedEpoch(r)
 		}
 		return *r
 	case PktNewLeader:
@@ -372,6 +397,16 @@ func (l *Learner) onBroadcast(p jute.QuorumPacket, r *Ready) Ready {
 		if l.cfg.Observer {
 			return l.fail(r, protoErr("PROPOSAL sent to an observer"))
 		}
+		if l.isBump(p.Zxid, p.Data) {
+			if l.bumpZxid != 0 || l.st.AcceptedEpoch != l.newEpoch {
+				return l.fail(r, protoErr("epoch bump %s with accepted epoch %d in epoch %d", Hex(p.Zxid), l.st.AcceptedEpoch, l.newEpoch))
+			}
+			// Accept the next epoch on disk before the bump is logged, hence acked: the
+			// leader counts this ack as a promise that an election sees epoch+1 here.
+			l.st.AcceptedEpoch = l.newEpoch + 1
+			r.AcceptedEpoch = l.newEpoch + 1
+			l.bumpZxid = p.Zxid
+		}
 		l.addProposal(p, r)
 		return *r
 	case PktCommit, PktCommitAndActivate, PktInform, PktInformAndActivate:
@@ -397,6 +432,23 @@ func (l *Learner) onBroadcast(p jute.QuorumPacket, r *Ready) Ready {
 		return *r
 	}
 	return l.fail(r, protoErr("unexpected %s", PacketName(p.Type)))
+}
+
+// isBump reports whether a txn received in broadcast is the leader's epoch bump: both ends
+// run with wide, and it closes the epoch this learner follows.
+func (l *Learner) isBump(zxid int64, data []byte) bool {
+	return l.leaderWide && Epoch(zxid) == l.newEpoch && IsBump(zxid, data)
+}
+
+// enterBumpedEpoch: the bump committed; from here the leader's zxids are the next
+// epoch's, and currentEpoch says so on disk before any of them is logged (the next
+// proposals come in later Readys).
+func (l *Learner) enterBumpedEpoch(r *Ready) {
+	l.newEpoch++
+	l.bumpZxid = 0
+	l.st.CurrentEpoch = l.newEpoch
+	r.CurrentEpoch = l.newEpoch
+	r.Rolled = l.newEpoch
 }
 
 // ping answers the leader's PING with the sessions touched since the last one.

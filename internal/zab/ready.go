@@ -53,6 +53,12 @@ type Ready struct {
 	// (LeaderConfig.AckSampleEvery). The owner reads them from the Ready that Receive or
 	// LocalLogged returns, when the ack arrives, to time them; the Applier ignores them.
 	Acked []AckedProposal
+	// Rolled is the epoch an in-place rollover (ext.Wide) just moved to (0: none): the
+	// owner answers elections with it, as after an election.
+	Rolled int64
+	// After is carried out once this Ready is, as if pushed right after it: a leader's
+	// proposals of a new epoch, which must reach the log only after currentEpoch does.
+	After *Ready
 	// Err, when set, ends the role (a leader without a quorum, a learner whose connection
 	// failed): the owner goes back to leader election.
 	Err error
@@ -86,7 +92,7 @@ func (r *Ready) Empty() bool {
 		len(r.Append) == 0 && !r.SyncLog && len(r.Out) == 0 && len(r.Close) == 0 &&
 		len(r.Apply) == 0 && !r.Serving && r.Synced == 0 && len(r.Requests) == 0 &&
 		len(r.Touches) == 0 && len(r.Revalidate) == 0 && len(r.Revalidated) == 0 &&
-		len(r.LoadHistory) == 0 && len(r.Configs) == 0 && r.Err == nil
+		len(r.LoadHistory) == 0 && len(r.Configs) == 0 && r.Rolled == 0 && r.After == nil && r.Err == nil
 }
 
 // Host is what an Applier carries a Ready out against: the owner's storage, network and
@@ -115,7 +121,7 @@ type Host interface {
 	// Apply applies a committed txn.
 	Apply(c Committed)
 	// Notify hands over the rest of a Ready: Serving, Synced, Requests, Touches, Revalidate,
-	// Revalidated, LoadHistory, Configs and Err, which are the owner's to act on (r holds only those).
+	// Revalidated, LoadHistory, Configs, Rolled and Err, which are the owner's to act on (r holds only those).
 	Notify(r *Ready)
 }
 
@@ -134,11 +140,17 @@ func NewApplier(h Host) *Applier { return &Applier{h: h} }
 // Push carries out r as far as it can: at once, unless a disk step of an earlier Ready is
 // still running.
 func (a *Applier) Push(r Ready) {
-	if r.Empty() {
-		return
+	idle := len(a.queue) == 0
+	// r.After goes into the queue with r, before a host call can push anything else.
+	for rr := &r; rr != nil; {
+		next := rr.After
+		rr.After = nil
+		if !rr.Empty() {
+			a.queue = append(a.queue, *rr)
+		}
+		rr = next
 	}
-	a.queue = append(a.queue, r)
-	if len(a.queue) == 1 {
+	if idle && len(a.queue) > 0 {
 		a.step = 0
 		a.run()
 	}
@@ -250,7 +262,7 @@ func (a *Applier) rest(r *Ready, gen int) {
 	n := Ready{
 		AcceptedEpoch: -1, CurrentEpoch: -1, TruncateTo: -1,
 		Serving: r.Serving, Synced: r.Synced, Requests: r.Requests, Touches: r.Touches,
-		Revalidate: r.Revalidate, Revalidated: r.Revalidated, LoadHistory: r.LoadHistory, Configs: r.Configs, Err: r.Err,
+		Revalidate: r.Revalidate, Revalidated: r.Revalidated, LoadHistory: r.LoadHistory, Configs: r.Configs, Rolled: r.Rolled, Err: r.Err,
 	}
 	if !n.Empty() {
 		a.h.Notify(&n)

@@ -197,6 +197,7 @@ func (h *host) Notify(r *zab.Ready) {
 				panic(violation("two leaders established epoch %d: %d and %d", e, prev, sv.sid))
 			}
 			s.leaders[e] = sv.sid
+			s.established++
 			sv.serving = true
 			sv.elect.UpdateElectionVote(e)
 			s.trace("sid %d established epoch %d", sv.sid, e)
@@ -216,6 +217,19 @@ func (h *host) Notify(r *zab.Ready) {
 				s.trace("sid %d refilled: voting again", sv.sid)
 			}
 		}
+	}
+	if r.Rolled != 0 {
+		if sv.role == leading {
+			// The leader of the epoch before moved to this one in place: no other server
+			// may ever lead it.
+			if prev, ok := s.leaders[r.Rolled]; ok && prev != sv.sid {
+				panic(violation("leader %d rolled over into epoch %d, which %d leads", sv.sid, r.Rolled, prev))
+			}
+			s.leaders[r.Rolled] = sv.sid
+			s.rollovers++
+			s.trace("sid %d rolled over into epoch %d", sv.sid, r.Rolled)
+		}
+		sv.elect.UpdateElectionVote(r.Rolled)
 	}
 	for _, a := range r.LoadHistory {
 		// The committed history on disk when it was elected, as the server's storage

@@ -11,6 +11,8 @@
 package sim
 
 import (
+	"cmp"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"slices"
@@ -63,6 +65,17 @@ type Options struct {
 	// BrokenDamagedVote makes a damaged member vote with its cut log: the bug the damage
 	// rule prevents, which the checks must catch.
 	BrokenDamagedVote bool
+	// Wide runs the servers with the wide extension (zab.LeaderConfig.Wide): a leader rolls
+	// the epoch over in place when its zxid counter ends, unless a server is NarrowSid
+	// (runs without wide). ZxidCounterStart is where each epoch's counter starts
+	// (zab.LeaderConfig.FirstCounter), to reach the end in a few proposals.
+	Wide             bool
+	NarrowSid        int64
+	ZxidCounterStart int64
+	// ProposeWeight is how often a leader proposes, against the other actions' weights (8
+	// when 0): below the rate its learners' queues drain at, a long run without faults
+	// keeps its followers synced, as a rollover in place needs.
+	ProposeWeight int
 	// Trace, when set, receives a line per step.
 	Trace func(string)
 }
@@ -154,12 +167,14 @@ type Sim struct {
 	voters  []int64
 
 	// checks
-	leaders  map[int64]int64 // established epoch -> sid
-	global   []int64         // the committed sequence
-	acked    map[int64]bool  // zxids a leader committed (a client got an answer)
-	proposed int
-	step     int
-	disk     DiskStats
+	leaders map[int64]int64 // established epoch -> sid
+	// established and rollovers count leaders established and epochs rolled over in place.
+	established, rollovers int
+	global                 []int64        // the committed sequence
+	acked                  map[int64]bool // zxids a leader committed (a client got an answer)
+	proposed               int
+	step                   int
+	disk                   DiskStats
 
 	// reconfig checks: the quorums leaders used (establishments and reconfig commits are
 	// pivots, checked against every other; ordinary commits, one per epoch, configurations
@@ -347,7 +362,8 @@ func (s *Sim) decided(sv *server, d *election.Decision) {
 			}
 		}
 		st := zab.PersistentState{AcceptedEpoch: sv.acceptedEpoch, CurrentEpoch: sv.currentEpoch, LastLogged: sv.lastLogged()}
-		cfg := zab.LeaderConfig{ID: sv.sid, QV: qv, TickMs: tickMs, InitLimit: initLimit, SyncLimit: syncLimit, CommitLogCount: 20}
+		cfg := zab.LeaderConfig{ID: sv.sid, QV: qv, TickMs: tickMs, InitLimit: initLimit, SyncLimit: syncLimit, CommitLogCount: 20,
+			Wide: s.wide(sv), FirstCounter: s.opt.ZxidCounterStart, Members: s.sids}
 		cfg.HistoryOnDisk = true
 		sv.diskHistory = hist
 		if s.opt.BrokenCommit {
@@ -394,7 +410,7 @@ func (s *Sim) connect(sv *server) {
 	l.leader.Accept(c.leaderConn, s.now)
 	st := zab.PersistentState{AcceptedEpoch: sv.acceptedEpoch, CurrentEpoch: sv.currentEpoch, LastLogged: sv.lastLogged()}
 	var r zab.Ready
-	sv.learner, r = zab.NewLearner(zab.LearnerConfig{ID: sv.sid, Observer: sv.observer, ConfigVersion: sv.cur.version, TickMs: tickMs, InitLimit: initLimit, SyncLimit: syncLimit}, st, s.now)
+	sv.learner, r = zab.NewLearner(zab.LearnerConfig{ID: sv.sid, Observer: sv.observer, ConfigVersion: sv.cur.version, TickMs: tickMs, InitLimit: initLimit, SyncLimit: syncLimit, Wide: s.wide(sv)}, st, s.now)
 	sv.apply.Push(r)
 }
 
@@ -553,7 +569,7 @@ func (s *Sim) doStep() {
 			acts = append(acts, action{15, func() { s.finishDisk(sv) }})
 		}
 		if sv.role == leading && sv.serving {
-			acts = append(acts, action{8, func() { s.propose(sv) }})
+			acts = append(acts, action{cmp.Or(s.opt.ProposeWeight, 8), func() { s.propose(sv) }})
 			if s.opt.Reconfig {
 				acts = append(acts, action{3, func() { s.proposeReconfig(sv) }})
 			}
@@ -672,8 +688,41 @@ func (s *Sim) fsync(sv *server) {
 	}
 }
 
+// allSyncedWide reports whether every other server runs with wide and follows leader,
+// synced (a learner serves only after the leader sent it UPTODATE): the leader must then
+// roll over in place.
+func (s *Sim) allSyncedWide(leader *server) bool {
+	if !s.wide(leader) {
+		return false
+	}
+	for _, sid := range s.sids {
+		f := s.servers[sid]
+		if sid == leader.sid {
+			continue
+		}
+		if !s.wide(f) || f.role != following || f.leaderSid != leader.sid || !f.serving || f.learner == nil || !f.learner.Serving() {
+			return false
+		}
+		if c := s.conns[f.conn]; c == nil || c.leader != leader.sid {
+			return false
+		}
+	}
+	return true
+}
+
+// wide reports whether sv runs with the wide extension.
+func (s *Sim) wide(sv *server) bool { return s.opt.Wide && sv.sid != s.opt.NarrowSid }
+
 func (s *Sim) propose(sv *server) {
 	z, err := sv.leader.NextZxid()
+	if errors.Is(err, zab.ErrCounterExhausted) {
+		if s.allSyncedWide(sv) {
+			panic(violation("leader %d stepped down at the counter's end with every member synced and wide: %v", sv.sid, err))
+		}
+		// As the server: the leader steps down and an election starts the next epoch.
+		s.startLooking(sv, err.Error())
+		return
+	}
 	if err != nil {
 		return
 	}
@@ -876,6 +925,9 @@ type Stats struct {
 	// Damaged counts logs damaged (Options.Damage); Refilled, damaged members a leader
 	// synced, after which they vote again.
 	Damaged, Refilled int
+	// Established counts leaders established (each after an election); Rollovers the
+	// epochs leaders moved to in place (Options.Wide).
+	Established, Rollovers int
 }
 
 // DiskStats counts what the asynchronous disk steps did, to show a run exercised them.
@@ -888,6 +940,9 @@ type DiskStats struct {
 	Lost int
 }
 
+// Committed is the committed sequence of zxids the run checked every server against.
+func (s *Sim) Committed() []int64 { return slices.Clone(s.global) }
+
 func (s *Sim) Stats() Stats {
-	return Stats{Epochs: len(s.leaders), Committed: len(s.global), Proposed: s.proposed, Disk: s.disk, Reconfigs: s.reconfigs, ReconfigsCommitted: s.reconfigsCommitted, Handovers: s.handovers, FastDecisions: s.fast, Damaged: s.damaged, Refilled: s.refilled}
+	return Stats{Epochs: len(s.leaders), Established: s.established, Rollovers: s.rollovers, Committed: len(s.global), Proposed: s.proposed, Disk: s.disk, Reconfigs: s.reconfigs, ReconfigsCommitted: s.reconfigsCommitted, Handovers: s.handovers, FastDecisions: s.fast, Damaged: s.damaged, Refilled: s.refilled}
 }
