@@ -172,8 +172,9 @@ func TestEnsembleWideRolloverNeedsEveryMember(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			e := startEnsembleConfig(t, 3, func(c *server.Config) {
 				server.SetZxidCounterStart(c, 0xfffffff0)
-				if c.ServerID != 3 || !tc.narrow {
-					c.Extensions = ext.Of(ext.Wide)
+				c.Extensions = ext.Of(ext.Wide)
+				if c.ServerID == 3 && tc.narrow {
+					c.Extensions = ext.Set{}
 				}
 			})
 			e.waitServing()
