@@ -113,3 +113,20 @@ func GraceLost(s *Server) (ms int64, on bool) {
 	})
 	return ms, on
 }
+
+// RoleMode is the role's mode whether or not it serves yet ("leader" from the election on).
+func RoleMode(s *Server) (m string) {
+	s.query(func() { m = s.role.mode() })
+	return m
+}
+
+// GraceHeld is how many sessions the leader keeps for a silent learner (session-grace);
+// 0 on other roles or with the extension off.
+func GraceHeld(s *Server) (n int) {
+	s.query(func() {
+		if r, ok := s.role.(*leaderRole); ok && r.hold != nil {
+			n = r.hold.Held()
+		}
+	})
+	return n
+}

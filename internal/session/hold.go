@@ -24,6 +24,14 @@ func NewHold(tickMs int64) *Hold {
 	return &Hold{tick: max(tickMs, 1), pinged: map[int64]replies{}, dueAt: map[int64]int64{}}
 }
 
+// Joined records that learner sid connected at nowMs: from then on its sessions are held
+// while it is silent, although it has not answered a ping yet.
+func (h *Hold) Joined(sid, nowMs int64) {
+	if _, ok := h.pinged[sid]; !ok {
+		h.pinged[sid] = replies{since: nowMs, last: nowMs}
+	}
+}
+
 // Pinged records a ping reply from learner sid at nowMs.
 func (h *Hold) Pinged(sid, nowMs int64) {
 	r, ok := h.pinged[sid]
