@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/config"
 	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/testing/faultnet"
 	"github.com/zkd-io/zkd/internal/testing/rawzk"
@@ -44,19 +45,36 @@ func startGraceEnsemble(t *testing.T, on bool, tune func(*server.Config)) *grace
 			if p.ID == c.ServerID {
 				continue
 			}
-			b, err := faultnet.Start(fmt.Sprintf("127.0.0.1:%d", p.QuorumPort))
-			if err != nil {
-				t.Fatal(err)
-			}
-			t.Cleanup(func() { b.Close() })
+			b, port := bridgeAvoiding(t, fmt.Sprintf("127.0.0.1:%d", p.QuorumPort), c.Peers)
 			g.bridges[from][i] = b
-			_, port, _ := net.SplitHostPort(b.Addr())
-			peers[i].QuorumPort, _ = strconv.Atoi(port)
+			peers[i].QuorumPort = port
 		}
 		c.Peers = peers
 	})
 	g.waitServing()
 	return g
+}
+
+// bridgeAvoiding starts a bridge to target on a port none of peers was given: the members
+// listen on those only once they start, and a bridge must not take one meanwhile.
+func bridgeAvoiding(t *testing.T, target string, peers []config.Member) (*faultnet.Bridge, int) {
+	for {
+		b, err := faultnet.Start(target)
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, ps, _ := net.SplitHostPort(b.Addr())
+		port, _ := strconv.Atoi(ps)
+		taken := false
+		for _, p := range peers {
+			taken = taken || p.QuorumPort == port || p.ElectionPort == port
+		}
+		if !taken {
+			t.Cleanup(func() { b.Close() })
+			return b, port
+		}
+		defer b.Close() // held until the end, so the next try gets another port
+	}
 }
 
 // link sets the mode of the links between members a and b, both ways.
@@ -141,12 +159,14 @@ func (s *graceSession) create(t *testing.T, path string) {
 }
 
 // heartbeat sends an exists("/") every 200 ms on the session's connection, as a client's
-// pings do, until the connection's server closes it; then it resumes the session on
-// fallback and reports how that went (nil: the session lived). stop ends it early.
+// pings do. When the connection's server closes it, it resumes the session on fallback
+// and reports how that went (nil: the session lived), then goes on heartbeating there if
+// it did. stop ends it.
 func (s *graceSession) heartbeat(t *testing.T, fallback func() string) (result <-chan error, stop func()) {
 	out := make(chan error, 1)
 	done := make(chan struct{})
 	go func() {
+		resumed := false
 		for {
 			select {
 			case <-done:
@@ -154,8 +174,15 @@ func (s *graceSession) heartbeat(t *testing.T, fallback func() string) (result <
 			case <-time.After(200 * time.Millisecond):
 			}
 			if _, err := s.call(jute.OpExists, &jute.PathWatchRequest{Path: "/"}, &jute.StatResponse{}); err != nil {
-				out <- s.resume(t, fallback())
-				return
+				if resumed {
+					return
+				}
+				err := s.resume(t, fallback())
+				out <- err
+				if err != nil {
+					return
+				}
+				resumed = true
 			}
 		}
 	}()
