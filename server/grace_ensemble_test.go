@@ -218,7 +218,7 @@ func graceModes(t *testing.T, f func(t *testing.T, on bool)) {
 func TestSessionGraceLeaderChange(t *testing.T) {
 	const timeout = 3000
 	graceModes(t, func(t *testing.T, on bool) {
-		g := startGraceEnsemble(t, on, func(c *server.Config) { c.InitLimit = 300 })
+		g := startGraceEnsemble(t, on, func(c *server.Config) { c.InitLimit = 60 })
 		old := g.leaderIndex()
 		f := g.follower(old)
 		prompt := openGraceSession(t, g.addrs()[f], timeout)
@@ -227,7 +227,8 @@ func TestSessionGraceLeaderChange(t *testing.T) {
 		late.create(t, "/late")
 
 		// Hold every quorum link, then stop the leader: the others elect one of them, which
-		// cannot sync its follower while the links are held.
+		// cannot sync its follower while the links are held (if the follower gives up and
+		// they elect again, initLimit later, the ensemble stays without service as long).
 		for a := range g.bridges {
 			for b := range g.bridges[a] {
 				g.bridges[a][b].Pause()
