@@ -74,8 +74,9 @@ func newLeaderRole(s *Server) role {
 	if r.hold = s.newHold(); r.hold != nil {
 		r.holdSid = map[zab.ConnID]int64{}
 	}
-	// A new leader owns session expiry from now on: every session's clock starts afresh,
-	// as ZooKeeper's leader builds its session tracker (followers never saw the touches).
+	// A new leader owns session expiry: every session's clock starts afresh (followers
+	// never saw the touches), and again when a quorum follows (rearmSessions), which is
+	// when ZooKeeper's leader builds its session tracker.
 	now := s.nowMs()
 	for id, sess := range s.sessions {
 		if sess.valid && !sess.closing {
