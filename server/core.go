@@ -631,14 +631,21 @@ func (s *Server) onTick(now time.Time) {
 }
 
 // expireSessions closes the sessions whose timeout passed, on the server that owns them.
-func (s *Server) expireSessions(now time.Time) {
+// A session hold reports true for is put back and asked about again at the next tick
+// (session-grace's rule for a silent learner's sessions).
+func (s *Server) expireSessions(now time.Time, hold func(id, sessMs int64) bool) {
 	ms := now.UnixMilli()
-	for _, id := range s.tracker.Expired(s.sessionMs(ms)) {
+	at := s.sessionMs(ms)
+	for _, id := range s.tracker.Expired(at) {
 		if !s.role.ownsSessions() {
 			return // stepped down while expiring
 		}
 		sess := s.sessions[id]
 		if sess == nil || sess.closing {
+			continue
+		}
+		if hold != nil && hold(id, at) {
+			s.tracker.Requeue(id, at)
 			continue
 		}
 		zxid, ok := s.role.nextZxid()

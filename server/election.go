@@ -245,6 +245,7 @@ func (s *Server) startLooking(reason string) {
 		s.log.Info("looking for a leader", "reason", reason, "was", s.role.mode())
 	}
 	s.leaveRole()
+	s.stopServing()
 	s.role = lookingRole{}
 	s.counters.add(cntLooking, 1)
 	s.ens.electing = false

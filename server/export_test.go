@@ -127,3 +127,20 @@ func Epochs(s *Server) (accepted, current int64) {
 	s.query(func() { accepted, current = s.ens.st.AcceptedEpoch, s.ens.st.CurrentEpoch })
 	return accepted, current
 }
+
+// RoleMode is the role's mode whether or not it serves yet ("leader" from the election on).
+func RoleMode(s *Server) (m string) {
+	s.query(func() { m = s.role.mode() })
+	return m
+}
+
+// GraceHeld is how many sessions the leader keeps for a silent learner (session-grace);
+// 0 on other roles or with the extension off.
+func GraceHeld(s *Server) (n int) {
+	s.query(func() {
+		if r, ok := s.role.(*leaderRole); ok && r.hold != nil {
+			n = r.hold.Held()
+		}
+	})
+	return n
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/peer"
 	"github.com/zkd-io/zkd/internal/prep"
+	"github.com/zkd-io/zkd/internal/session"
 	"github.com/zkd-io/zkd/internal/storage"
 	"github.com/zkd-io/zkd/internal/zab"
 	"github.com/zkd-io/zkd/jute"
@@ -47,6 +48,11 @@ type leaderRole struct {
 	// txnBuf is where propose encodes a txn before copying it out at its size: encoding
 	// straight into a new buffer grew it several times for a 1 KB value.
 	txnBuf []byte
+	// hold keeps learners' sessions from expiring while their learner is silent, and
+	// holdSid names each learner connection's server for it (session-grace, grace.go);
+	// nil when the extension is off.
+	hold    *session.Hold
+	holdSid map[zab.ConnID]int64
 }
 
 // defaultAckSampleEvery is ZooKeeper's zookeeper.leader.ackLoggingFrequency default: the
@@ -66,8 +72,12 @@ func (s *Server) ackSampleEvery() int64 {
 func newLeaderRole(s *Server) role {
 	r := &leaderRole{conns: map[zab.ConnID]*quorumConn{}, owners: map[int64]int64{}, proposalSizes: admin.NewBufferStats(), local: s.newLocalSessions(), ackTimes: map[int64]int64{}}
 	r.zabRole = newZabRole(s, r)
-	// A new leader owns session expiry from now on: every session's clock starts afresh,
-	// as ZooKeeper's leader builds its session tracker (followers never saw the touches).
+	if r.hold = s.newHold(); r.hold != nil {
+		r.holdSid = map[zab.ConnID]int64{}
+	}
+	// A new leader owns session expiry: every session's clock starts afresh (followers
+	// never saw the touches), and again when a quorum follows (rearmSessions), which is
+	// when ZooKeeper's leader builds its session tracker.
 	now := s.nowMs()
 	for id, sess := range s.sessions {
 		if sess.valid && !sess.closing {
@@ -248,7 +258,11 @@ func (r *leaderRole) observeAcks(rd zab.Ready) zab.Ready {
 func (r *leaderRole) tick(now time.Time) {
 	r.apply.Push(r.zl.Tick(now.UnixMilli()))
 	if r.established && r.current() && r.s.stepDown == nil {
-		r.s.expireSessions(now)
+		if r.hold != nil {
+			r.s.expireSessions(now, r.holds)
+		} else {
+			r.s.expireSessions(now, nil)
+		}
 		r.local.expire(now)
 	}
 }
@@ -261,14 +275,21 @@ func (r *leaderRole) touch(sess *clientSession) {
 
 func (r *leaderRole) sessionClosed(id int64) {
 	delete(r.owners, id)
+	if r.hold != nil {
+		r.hold.Touched(id)
+	}
 	r.local.forget(id)
 }
 
 func (r *leaderRole) quorumPacket(q *quorumConn, p jute.QuorumPacket, _ *snapState) {
 	if r.conns[q.id] == q {
 		started := q.st.started
+		ping := p.Type == zab.PktPing
 		r.s.learnerHello(q, &p)
 		r.apply.Push(r.observeAcks(r.zl.Receive(q.id, r.s.nowMs(), p)))
+		if r.hold != nil {
+			r.learnerHeard(q, ping)
+		}
 		r.s.learnerReceived(q, &p, started, func() (zab.LearnerState, bool) { return r.zl.Learner(q.id) })
 	}
 }
@@ -277,6 +298,9 @@ func (r *leaderRole) quorumClosed(q *quorumConn) {
 	if r.conns[q.id] == q {
 		delete(r.conns, q.id)
 		r.zl.Closed(q.id)
+		if r.hold != nil {
+			r.learnerGone(q.id)
+		}
 	}
 }
 
@@ -404,6 +428,9 @@ func (r *leaderRole) Close(id zab.ConnID) {
 	if q := r.conns[id]; q != nil {
 		q.close()
 		delete(r.conns, id)
+		if r.hold != nil {
+			r.learnerGone(id)
+		}
 	}
 }
 
@@ -445,6 +472,7 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 		s.ens.elect.UpdateElectionVote(r.zl.Epoch())
 		s.lastProposed = zab.MakeZxid(r.zl.Epoch(), 0)
 		s.log.Info("leader established", "epoch", r.zl.Epoch())
+		s.rearmSessions(s.startServing())
 	}
 	if n.Rolled != 0 {
 		s.ens.elect.UpdateElectionVote(n.Rolled)
@@ -452,6 +480,9 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 	}
 	for _, t := range n.Touches {
 		s.tracker.TouchTimeout(t.Session, t.Timeout, s.sessionMs(s.nowMs()))
+		if r.hold != nil {
+			r.hold.Touched(t.Session)
+		}
 	}
 	for _, a := range n.Revalidate {
 		s.counters.add(cntRevalidate, 1)
@@ -461,6 +492,9 @@ func (r *leaderRole) Notify(n *zab.Ready) {
 		if valid {
 			s.tracker.TouchTimeout(a.Session, a.Timeout, s.sessionMs(s.nowMs()))
 			r.owners[a.Session] = a.Sid
+			if r.hold != nil {
+				r.hold.Touched(a.Session)
+			}
 			s.disownLocal(sess)
 		}
 		r.apply.Push(r.zl.Revalidated(a.Conn, a.Session, valid))

@@ -395,6 +395,7 @@ func (r *learnerRole) Notify(n *zab.Ready) {
 	s := r.s
 	if n.Serving {
 		r.synced = true
+		s.startServing()
 		s.fillConfigNode()
 		s.ens.elect.UpdateElectionVote(r.zl.NewEpoch())
 		s.lastProposed = s.tree.LastZxid()

@@ -426,6 +426,10 @@ type Server struct {
 	tracker     *session.Tracker
 	// grace is the session clock of the session-grace extension (grace.go); nil when off.
 	grace *session.Grace
+	// unserved: this ensemble member has not served since unservedAt (wall ms): it is
+	// looking, or leading or following without a quorum yet (grace.go).
+	unserved   bool
+	unservedAt int64
 	// ticks counts the core's ticks, for tests that step a fake clock; core-owned.
 	ticks         int64
 	ids           *session.IDGenerator

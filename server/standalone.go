@@ -51,7 +51,7 @@ func (r *standaloneRole) durable(zxid int64) {
 	}
 }
 
-func (r *standaloneRole) tick(now time.Time) { r.s.expireSessions(now) }
+func (r *standaloneRole) tick(now time.Time) { r.s.expireSessions(now, nil) }
 func (r *standaloneRole) touch(sess *clientSession) {
 	r.s.tracker.Touch(sess.id, r.s.sessionMs(r.s.nowMs()))
 }

@@ -150,6 +150,19 @@ func (t *Tracker) Expired(nowMs int64) []int64 {
 	return out
 }
 
+// Requeue puts back a session that Expired returned, undoing its closing mark, with the
+// deadline of the first bucket after nowMs: the caller decided not to expire it yet and
+// asks again at the next tick. It reports false when the session is not tracked.
+func (t *Tracker) Requeue(id int64, nowMs int64) bool {
+	e, ok := t.sessions[id]
+	if !ok {
+		return false
+	}
+	e.closing = false
+	t.move(id, e, t.deadline(nowMs, 0))
+	return true
+}
+
 // NextDeadline returns the earliest bucket deadline, for the caller's timer, and false when
 // no session is waiting to expire.
 func (t *Tracker) NextDeadline() (int64, bool) {
