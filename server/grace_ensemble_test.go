@@ -30,6 +30,7 @@ func startGraceEnsemble(t *testing.T, on bool, tune func(*server.Config)) *grace
 	g := &graceEnsemble{bridges: map[int]map[int]*faultnet.Bridge{}}
 	var mu sync.Mutex
 	g.testEnsemble = startEnsembleConfig(t, 3, func(c *server.Config) {
+		c.Extensions = ext.Set{} // off: ZooKeeper's session rules
 		if on {
 			c.Extensions = ext.Of(ext.SessionGrace)
 		}
