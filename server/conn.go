@@ -28,8 +28,23 @@ type outMsg struct {
 }
 
 func (m *outMsg) size() int {
-	n := 64 + len(m.raw) + len(m.rawText)
-	switch b := m.body.(type) {
+	return 64 + len(m.raw) + len(m.rawText) + bodySize(m.body)
+}
+
+// bodySize estimates the bytes of the bodies that can grow large (values and names); the
+// rest is within size's slack.
+func bodySize(body jute.Record) int {
+	n := 0
+	switch b := body.(type) {
+	case *jute.MultiResponse:
+		for i := range b.Results {
+			n += 16 + bodySize(b.Results[i].Body)
+		}
+	case *jute.ListPageResponse:
+		for _, s := range b.Names {
+			n += 4 + len(s)
+		}
+		n += 80*len(b.Stats) + len(b.Cursor)
 	case *jute.GetDataResponse:
 		n += len(b.Data)
 	case *jute.GetChildrenResponse:
@@ -85,6 +100,10 @@ type conn struct {
 
 	recv, sent atomic.Int64
 	stats      latencyStats
+
+	// maxBuf is the limit the connection negotiated with setMaxBuffer (large-replies
+	// extension), 0 if none: set by the core, read by the reader for request frames.
+	maxBuf atomic.Int32
 }
 
 var errSlowConsumer = errors.New("outgoing queue overflow: client is not reading")
@@ -334,6 +353,9 @@ func (c *conn) readLoop() {
 			}
 			c.readFailed(err)
 			return
+		}
+		if l := int(c.maxBuf.Load()); l > maxLen {
+			maxLen = l
 		}
 		n, lenErr := jute.FrameLen(lenBuf[:], maxLen)
 		if first {

@@ -102,6 +102,9 @@ type Conn struct {
 	readyOne sync.Once
 
 	lastZxid atomic.Int64
+	// maxFrame is the client's read limit: WithMaxBufferSize, raised by SetMaxBuffer; every
+	// connection starts with it.
+	maxFrame atomic.Int64
 	watches  registry
 	events   *eventQueue
 
@@ -188,6 +191,7 @@ func Connect(ctx context.Context, connString string, opts ...Option) (*Conn, err
 		timeout:   cfg.sessionTimeout,
 		seenRW:    cfg.sessionID != 0,
 	}
+	c.maxFrame.Store(int64(cfg.maxBufferSize))
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.run()
 

@@ -40,7 +40,7 @@ type wire struct {
 
 func newWire(c *Conn, nc net.Conn, addr string) *wire {
 	w := &wire{c: c, nc: nc, addr: addr}
-	w.wc = clientwire.New(nc, clientwire.Config{Addr: addr, MaxFrame: c.cfg.maxBufferSize, Oversize: w.oversize})
+	w.wc = clientwire.New(nc, clientwire.Config{Addr: addr, MaxFrame: int(c.maxFrame.Load()), Oversize: w.oversize})
 	w.stop, w.writerDone = w.wc.Dead(), w.wc.WriterDone()
 	return w
 }
@@ -54,12 +54,12 @@ func (w *wire) oversize(hdr []byte, n int) error {
 	var h jute.ReplyHeader
 	h.Decode(&d)
 	if d.Err() != nil || h.Xid < 0 {
-		return fmt.Errorf("%w: %d-byte frame over the %d-byte limit (xid %d)", errProtocol, n, w.c.cfg.maxBufferSize, h.Xid)
+		return fmt.Errorf("%w: %d-byte frame over the %d-byte limit (xid %d)", errProtocol, n, w.wc.MaxFrame(), h.Xid)
 	}
 	w.mu.Lock()
 	if len(w.pending) == 0 || w.pending[0].xid != h.Xid {
 		w.mu.Unlock()
-		return fmt.Errorf("%w: %d-byte frame over the %d-byte limit, reply xid %d not the next pending", errProtocol, n, w.c.cfg.maxBufferSize, h.Xid)
+		return fmt.Errorf("%w: %d-byte frame over the %d-byte limit, reply xid %d not the next pending", errProtocol, n, w.wc.MaxFrame(), h.Xid)
 	}
 	r := w.pending[0]
 	w.pending[0] = nil
@@ -74,7 +74,7 @@ func (w *wire) oversize(hdr []byte, n int) error {
 	} else {
 		// A watch the request set is on the server all the same; the client drops it as it
 		// drops a failed request's.
-		r.err = &ReplyTooLargeError{Size: n, Max: w.c.cfg.maxBufferSize}
+		r.err = &ReplyTooLargeError{Size: n, Max: w.wc.MaxFrame()}
 	}
 	w.c.complete(r)
 	return nil

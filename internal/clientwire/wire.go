@@ -7,6 +7,7 @@ import (
 	"io"
 	"net"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/zkd-io/zkd/jute"
@@ -47,6 +48,9 @@ type Conn struct {
 	br  *bufio.Reader
 	cfg Config
 
+	// maxFrame is cfg.MaxFrame, raised by SetMaxFrame while ReadLoop runs.
+	maxFrame atomic.Int64
+
 	readTimeout  time.Duration // no frame for this long: the connection is dead; 0: never
 	pingInterval time.Duration // nothing sent for this long: ping; 0: never
 
@@ -67,7 +71,7 @@ func New(nc net.Conn, cfg Config) *Conn {
 	if size <= 0 {
 		size = 64 << 10
 	}
-	return &Conn{
+	c := &Conn{
 		nc:         nc,
 		br:         bufio.NewReaderSize(nc, size),
 		cfg:        cfg,
@@ -75,7 +79,16 @@ func New(nc net.Conn, cfg Config) *Conn {
 		stop:       make(chan struct{}),
 		writerDone: make(chan struct{}),
 	}
+	c.maxFrame.Store(int64(cfg.MaxFrame))
+	return c
 }
+
+// SetMaxFrame changes the longest frame read from the next frame on (a limit negotiated
+// with the server); safe while ReadLoop runs.
+func (c *Conn) SetMaxFrame(n int) { c.maxFrame.Store(int64(n)) }
+
+// MaxFrame is the longest frame read now.
+func (c *Conn) MaxFrame() int { return int(c.maxFrame.Load()) }
 
 // NetConn is the socket, for deadlines around the handshake.
 func (c *Conn) NetConn() net.Conn { return c.nc }
@@ -110,7 +123,7 @@ func (c *Conn) WriteFrame(payload []byte) error { return jute.WriteFrame(c.nc, p
 
 // ReadFrame reads one frame's payload; only while ReadLoop does not run. A length out of
 // range is a jute.FrameSizeError.
-func (c *Conn) ReadFrame() ([]byte, error) { return jute.ReadFrame(c.br, c.cfg.MaxFrame) }
+func (c *Conn) ReadFrame() ([]byte, error) { return jute.ReadFrame(c.br, c.MaxFrame()) }
 
 // Send queues a framed request for the writer. It fails with the cause once the connection
 // is dead. Frames go out in the order of the Send calls that queued them, so a caller that
