@@ -29,6 +29,7 @@ type config struct {
 	passwd         []byte
 	readOnly       bool
 	maxBufferSize  int
+	compression    bool
 	backoffMin     time.Duration
 	backoffMax     time.Duration
 	rng            *rand.Rand
@@ -79,6 +80,15 @@ func WithReadOnly() Option { return func(c *config) { c.readOnly = true } }
 // stays up). The default is 16 MiB, well above the server's jute.maxbuffer
 // default, so big replies are never what breaks a connection.
 func WithMaxBufferSize(n int) Option { return func(c *config) { c.maxBufferSize = n } }
+
+// WithCompression asks each server for ClickHouse Keeper's compressed session (protocol
+// version 10): everything after the handshake goes both ways in ClickHouse's LZ4 blocks,
+// each with a CityHash128 checksum. A server that grants it (zkd with the large-replies
+// extension, ClickHouse Keeper) answers version 10; one that does not (Apache ZooKeeper,
+// zkd without the extension) answers 0 and the connection stays uncompressed. Compression
+// pays for big values and listings over slow links; small requests cost a block header.
+// Conn.Compressed tells which one a connection got.
+func WithCompression() Option { return func(c *config) { c.compression = true } }
 
 // WithReconnectBackoff sets the pause after every server has been tried without success: it
 // starts at min, doubles per round up to max, and is jittered by up to half. Defaults: 100 ms
@@ -255,6 +265,14 @@ func (c *Conn) SessionTimeout() time.Duration {
 	return c.timeout
 }
 
+// Compressed reports whether the live connection is a compressed session (WithCompression,
+// granted by the server); false while disconnected.
+func (c *Conn) Compressed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.w != nil && c.w.compressed
+}
+
 // Server is the address of the server the client is connected to, or was connected to last.
 func (c *Conn) Server() string {
 	c.mu.Lock()
@@ -425,6 +443,9 @@ func (c *Conn) attempt() (*wire, error) {
 		ReadOnly:     c.cfg.readOnly,
 		HasReadOnly:  true,
 	}
+	if c.cfg.compression {
+		req.ProtocolVersion = jute.ProtocolVersionCompressed
+	}
 	if !c.seenRW {
 		req.SessionID, req.Passwd = 0, nil
 	}
@@ -466,6 +487,10 @@ func (c *Conn) attempt() (*wire, error) {
 	}
 	w.setTimeouts(time.Duration(resp.TimeOut) * time.Millisecond)
 	w.connResp = resp
+	if c.cfg.compression && resp.ProtocolVersion == jute.ProtocolVersionCompressed {
+		w.wc.StartCompression()
+		w.compressed = true
+	}
 	if c.cfg.sasl != nil {
 		// Before activation, so the requests waiting for this connection (auth packets,
 		// setWatches, queued calls) go out only after the exchange, as in Java's client.

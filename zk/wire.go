@@ -29,6 +29,7 @@ type wire struct {
 	readTimeout  time.Duration // no byte for this long: the connection is dead
 	pingInterval time.Duration // nothing sent for this long: send a ping
 	connResp     *jute.ConnectResponse
+	compressed   bool // the server granted ClickHouse Keeper's compressed session
 
 	mu      sync.Mutex
 	pending []*request
