@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/zkd-io/zkd/internal/config"
+	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -27,7 +28,8 @@ func (s *Server) replyLimit(c *conn) int {
 // refuseBigReply decides what becomes of a reply over the client's limit (m's estimated
 // size is over it). It returns true when the reply is replaced by the large-replies
 // extension's typed error: for a connection that negotiated a limit, whose client has
-// opted in and knows the code, and for an extension opcode, which no stock client sends.
+// opted in and knows the code, and for one of zkd's own opcodes, which no stock client
+// sends.
 // Otherwise the reply is sent as ZooKeeper sends it, with a warning.
 func (s *Server) refuseBigReply(c *conn, m *outMsg) bool {
 	limit := s.replyLimit(c)
@@ -44,8 +46,11 @@ func (s *Server) refuseBigReply(c *conn, m *outMsg) bool {
 			path = p.Path
 		}
 	}
+	// zkd's own opcodes only: ClickHouse's client does not know the code, and ClickHouse
+	// Keeper sends its extension ops' replies whatever their size.
 	row := jute.LookupOp(op)
-	if c.maxBuf.Load() > 0 || row != nil && row.Ext != "" {
+	zkdOp := row != nil && row.Ext != "" && row.Ext != ext.KeeperOps
+	if s.cfg.Extensions.Has(ext.LargeReplies) && (c.maxBuf.Load() > 0 || zkdOp) {
 		s.log.Debug("reply over the client's limit refused (REPLYTOOLARGE)", "session", hex(c.sessionID()),
 			"op", op.String(), "path", path, "size", size, "limit", limit)
 		return true

@@ -432,6 +432,17 @@ func (c *conn) readLoop() {
 			continue
 		}
 		r, err := decodeRequest(frame, c.srv.cfg.Extensions)
+		if err == nil && n > c.srv.cfg.JuteMaxBuffer {
+			// Only a connection that negotiated a larger limit gets here. The limit lets
+			// reads grow (a setWatches or multiRead of many paths), never writes: every
+			// member, Apache ZooKeeper followers included, and the log reader read txns
+			// with jute.maxbuffer. So a write this long is refused as ZooKeeper refuses
+			// any frame over jute.maxbuffer.
+			if row := jute.LookupOp(r.hdr.Type); row == nil || row.Write {
+				err = fmt.Errorf("%w: a %s request of %d bytes (writes stay within jute.maxbuffer, %d)",
+					jute.ErrBadArguments, r.hdr.Type, n, c.srv.cfg.JuteMaxBuffer)
+			}
+		}
 		if err != nil {
 			c.srv.log.Warn("closing connection", "remote", c.remote, "err", err)
 			c.close()

@@ -138,3 +138,39 @@ func TestLargeRepliesDisabled(t *testing.T) {
 		t.Error("the connection stayed open")
 	}
 }
+
+// TestLargeRepliesWritesStayBounded: after negotiating, a read request over jute.maxbuffer
+// (a multiRead of 2 MiB of paths) is served, and a write over it is refused as ZooKeeper
+// refuses any frame over jute.maxbuffer (the connection closed), so no txn over
+// jute.maxbuffer reaches the log or a follower.
+func TestLargeRepliesWritesStayBounded(t *testing.T) {
+	srv := zktest.Start(t, zktest.WithConfig(func(c *server.Config) {
+		c.Extensions = ext.Of(ext.LargeReplies)
+	}))
+	raw := rawzk.Connect(t, srv.Addr())
+	var grant jute.SetMaxBufferResponse
+	if h := raw.Call(jute.OpSetMaxBuffer, &jute.SetMaxBufferRequest{Limit: 8 << 20}, &grant); h.Err != jute.OK || grant.Limit != 8<<20 {
+		t.Fatalf("setMaxBuffer: %v %d", h.Err, grant.Limit)
+	}
+	var reads jute.MultiRequest
+	for i := range 2000 {
+		path := fmt.Sprintf("/r%05d-%s", i, strings.Repeat("p", 1000))
+		reads.Ops = append(reads.Ops, jute.MultiOp{Type: jute.OpGetData, Body: &jute.GetDataRequest{Path: path}})
+	}
+	var res jute.MultiResponse
+	if h := raw.Call(jute.OpMultiRead, &reads, &res); h.Err != jute.OK || len(res.Results) != 2000 {
+		t.Fatalf("multiRead of 2 MiB: %v, %d results", h.Err, len(res.Results))
+	}
+	raw.Send(jute.OpSetData, &jute.SetDataRequest{Path: "/", Data: make([]byte, 2<<20), Version: -1})
+	if !raw.Closed() {
+		t.Fatal("a 2 MiB write was read")
+	}
+	c, err := zk.Connect(context.Background(), srv.Addr())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	if data, _, err := c.Get(context.Background(), "/"); err != nil || len(data) != 0 {
+		t.Fatalf("/ after the refused write: %d bytes, %v", len(data), err)
+	}
+}
