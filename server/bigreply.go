@@ -93,8 +93,9 @@ func (c *conn) sessionID() int64 {
 // setMaxBuffer grants c's client the limit it asks for, within [jute.maxbuffer,
 // zkd.maxBufferLimit]: from now on the connection reads request frames up to it and sends
 // replies up to it, and a reply over it is refused with REPLYTOOLARGE. It does not let a
-// write grow: prep still refuses a txn over jute.maxbuffer, because every ensemble member
-// (Apache ZooKeeper followers included) and the log reader read txns with that limit.
+// write grow: the reader still refuses a write frame over jute.maxbuffer (conn.go), because
+// every ensemble member (Apache ZooKeeper followers included) and the log reader read txns
+// with that limit.
 // The grant is the connection's: a client asks again after a reconnect.
 func (s *Server) setMaxBuffer(c *conn, xid int32, b *jute.SetMaxBufferRequest) {
 	if b.Limit <= 0 {

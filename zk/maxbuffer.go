@@ -15,8 +15,9 @@ import (
 //
 // From then on the server sends replies up to the granted limit on this connection and
 // answers a longer one with ErrServerReplyTooLarge (errors.Is(err, ErrReplyTooLarge)
-// holds) instead of sending it. Writes do not grow: a txn over the server's jute.maxbuffer
-// is still refused, as ensemble members (Apache ZooKeeper ones too) read txns with it. The
+// holds) instead of sending it. Reads may send requests up to the grant too; writes do not
+// grow: a write request over the server's jute.maxbuffer still closes the connection, as
+// ZooKeeper does, because ensemble members (Apache ZooKeeper ones too) read txns with it. The
 // grant belongs to the connection: after a reconnect, call SetMaxBuffer again (until then
 // the server sends stock replies as ZooKeeper does, and this client, its limit raised,
 // still reads them).
