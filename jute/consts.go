@@ -56,6 +56,11 @@ const (
 	// reply's body holds the oldest zxid a resume may still name. zkd's own codes are
 	// -1000 and below, clear of ZooKeeper's KeeperException codes (-1..-127).
 	ErrWatchHistoryCompacted Code = -1040
+	// ErrReplyTooLarge is zkd's large-replies extension's answer instead of a reply longer
+	// than the limit the client can read: to any request of a connection that negotiated a
+	// limit (setMaxBuffer), and to an extension opcode's request on any connection. Stock
+	// opcodes on other connections get ZooKeeper's behaviour (the reply is sent).
+	ErrReplyTooLarge Code = -1050
 )
 
 var codeNames = map[Code]string{
@@ -77,6 +82,7 @@ var codeNames = map[Code]string{
 	ErrSessionClosedRequireSASL: "session closed: SASL auth required",
 	ErrQuotaExceeded:            "quota exceeded", ErrThrottled: "operation throttled",
 	ErrWatchHistoryCompacted: "watch history compacted",
+	ErrReplyTooLarge:         "reply too large for the client's limit",
 }
 
 func (c Code) Error() string {

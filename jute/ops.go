@@ -67,6 +67,10 @@ const (
 	// OpAddWatchSince is zkd's watch resume (ext.WatchResume): addWatch plus the zxid the
 	// client last saw, answered with the events it missed.
 	OpAddWatchSince OpCode = 1040
+	// OpSetMaxBuffer is zkd's large-replies extension (ext.LargeReplies): the connection asks
+	// for a larger limit on the frames it reads and the server sends, and is answered with
+	// the limit granted.
+	OpSetMaxBuffer OpCode = 1050
 )
 
 // OpInfo is one row of the opcode table: what the code base knows about an opcode apart
@@ -267,6 +271,10 @@ var opTable = []OpInfo{
 		Perm: PermCreate, PermOnParent: true,
 		Request: newRec[CreateRequest], Response: newRec[Create2Response], Txn: newRec[MultiTxn], LoggedAs: OpMulti,
 		Ext: ext.KeeperOps},
+
+	// ext.LargeReplies. A read: nothing is logged, the grant is the connection's.
+	{Code: OpSetMaxBuffer, Name: "setMaxBuffer", LastOp: "SMXB", Ext: ext.LargeReplies,
+		Request: newRec[SetMaxBufferRequest], Response: newRec[SetMaxBufferResponse]},
 
 	// ext.PagedList.
 	{Code: OpListPage, Name: "listPage", LastOp: "LSPG", Perm: PermRead,

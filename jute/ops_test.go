@@ -28,7 +28,7 @@ var zooDefs = map[string]int32{
 // src/Common/ZooKeeper/ZooKeeperConstants.h) and zkd's own.
 var extOps = map[string]int32{
 	"filteredList": 500, "checkNotExists": 501, "createIfNotExists": 502, "removeRecursive": 503,
-	"createWithParents": 1500, "listPage": 1030, "addWatchSince": 1040,
+	"createWithParents": 1500, "listPage": 1030, "addWatchSince": 1040, "setMaxBuffer": 1050,
 }
 
 func TestOpTableMatchesZooDefs(t *testing.T) {

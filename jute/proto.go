@@ -1,5 +1,13 @@
 package jute
 
+// ProtocolVersionCompressed is ClickHouse Keeper's ZOOKEEPER_PROTOCOL_VERSION_WITH_COMPRESSION
+// (src/Common/ZooKeeper/ZooKeeperConstants.h): a ConnectRequest with this protocolVersion
+// asks that everything after the ConnectResponse be sent in ClickHouse's compressed blocks
+// (internal/chcompress), both ways; a server that agrees answers with the same version. The
+// layouts of both messages are ZooKeeper's. (Version 11, ClickHouse's 64-bit xids, adds a
+// byte after the version that asks for compression.)
+const ProtocolVersionCompressed int32 = 10
+
 // ConnectRequest opens or resumes a session. HasReadOnly records whether the readOnly byte
 // was present (old clients send 44 bytes); the response mirrors it.
 //
@@ -416,6 +424,24 @@ type AddWatchSinceResponse struct {
 
 func (r *AddWatchSinceResponse) Encode(e *Encoder) { e.Long(r.Zxid) }
 func (r *AddWatchSinceResponse) Decode(d *Decoder) { r.Zxid = d.Long() }
+
+// SetMaxBufferRequest is zkd's setMaxBuffer (large-replies extension): the largest frame,
+// in bytes, the client asks to read and send on this connection.
+type SetMaxBufferRequest struct {
+	Limit int32
+}
+
+func (r *SetMaxBufferRequest) Encode(e *Encoder) { e.Int(r.Limit) }
+func (r *SetMaxBufferRequest) Decode(d *Decoder) { r.Limit = d.Int() }
+
+// SetMaxBufferResponse is setMaxBuffer's reply: the limit granted, never below the server's
+// jute.maxbuffer nor above its zkd.maxBufferLimit.
+type SetMaxBufferResponse struct {
+	Limit int32
+}
+
+func (r *SetMaxBufferResponse) Encode(e *Encoder) { e.Int(r.Limit) }
+func (r *SetMaxBufferResponse) Decode(d *Decoder) { r.Limit = d.Int() }
 
 // WatchesRequest is CheckWatchesRequest and RemoveWatchesRequest.
 type WatchesRequest struct {

@@ -12,6 +12,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/chcompress"
 	"github.com/zkd-io/zkd/internal/ext"
 	"github.com/zkd-io/zkd/internal/tlsconf"
 	"github.com/zkd-io/zkd/internal/watch"
@@ -26,11 +27,29 @@ type outMsg struct {
 	raw  []byte // pre-encoded frame body (no length prefix), used instead of hdr+body
 	// rawText is written as is, without a length prefix (four-letter-word answers).
 	rawText []byte
+	// compressAfter marks a compressed session's ConnectResponse: it is written as it is,
+	// and every frame after it in ClickHouse's compressed blocks (compress.go).
+	compressAfter bool
 }
 
 func (m *outMsg) size() int {
-	n := 64 + len(m.raw) + len(m.rawText)
-	switch b := m.body.(type) {
+	return 64 + len(m.raw) + len(m.rawText) + bodySize(m.body)
+}
+
+// bodySize estimates the bytes of the bodies that can grow large (values and names); the
+// rest is within size's slack.
+func bodySize(body jute.Record) int {
+	n := 0
+	switch b := body.(type) {
+	case *jute.MultiResponse:
+		for i := range b.Results {
+			n += 16 + bodySize(b.Results[i].Body)
+		}
+	case *jute.ListPageResponse:
+		for _, s := range b.Names {
+			n += 4 + len(s)
+		}
+		n += 80*len(b.Stats) + len(b.Cursor)
 	case *jute.GetDataResponse:
 		n += len(b.Data)
 	case *jute.GetChildrenResponse:
@@ -92,6 +111,14 @@ type conn struct {
 
 	recv, sent atomic.Int64
 	stats      latencyStats
+
+	// compressed: the session is ClickHouse Keeper's compressed one (compress.go); set by
+	// the core before it answers on established, read by the reader after.
+	compressed bool
+
+	// maxBuf is the limit the connection negotiated with setMaxBuffer (large-replies
+	// extension), 0 if none: set by the core, read by the reader for request frames.
+	maxBuf atomic.Int32
 }
 
 var errSlowConsumer = errors.New("outgoing queue overflow: client is not reading")
@@ -186,6 +213,8 @@ func (c *conn) writeLoop() {
 	// is an interface call) and cost an allocation per frame.
 	e := new(jute.Encoder)
 	var segs net.Buffers
+	// zw compresses everything after a compressed session's ConnectResponse.
+	var zw *chcompress.Writer
 	for {
 		select {
 		case <-c.wake:
@@ -212,24 +241,34 @@ func (c *conn) writeLoop() {
 			// segs holds the write's pieces when a big value goes out from the node's own
 			// bytes; segStart is where the batch buffer's next piece begins.
 			segs, segStart := segs[:0], 0
+			c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
+			var err error
 			for i := range batch {
 				start := len(buf)
-				if data := bigReplyData(&batch[i]); data != nil {
+				if data := bigReplyData(&batch[i]); data != nil && zw == nil {
 					buf, segs, segStart = c.appendBigFrame(e, buf, segs, segStart, &batch[i], data)
 					sz.add(&batch[i], len(buf)-start+len(data))
 				} else {
 					buf = c.appendFrame(e, buf, &batch[i])
 					sz.add(&batch[i], len(buf)-start)
 				}
+				if batch[i].compressAfter && err == nil {
+					// The connection's first frame, so nothing is in segs.
+					_, err = c.nc.Write(buf)
+					buf = buf[:0]
+					zw = new(chcompress.Writer)
+				}
 				batch[i] = outMsg{}
 			}
 			// Counted as serialized, before the write, as ZooKeeper counts them.
 			sz.record(c.srv)
-			c.nc.SetWriteDeadline(time.Now().Add(c.srv.cfg.WriteTimeout))
-			var err error
-			if len(segs) == 0 {
+			switch {
+			case err != nil:
+			case zw != nil:
+				err = zw.Write(c.nc, buf)
+			case len(segs) == 0:
 				_, err = c.nc.Write(buf)
-			} else {
+			default:
 				segs = append(segs, buf[segStart:])
 				v := segs // WriteTo consumes its receiver
 				_, err = v.WriteTo(c.nc)
@@ -309,6 +348,8 @@ func (c *conn) readLoop() {
 	br := newConnReader(c.nc)
 	defer br.release()
 	var lenBuf [4]byte
+	// in is br, or after a compressed session's handshake the blocks' data read from br.
+	var in io.Reader = br
 	first := true
 	maxLen := c.srv.cfg.JuteMaxBuffer
 	switch tc := c.nc.(type) {
@@ -333,7 +374,7 @@ func (c *conn) readLoop() {
 		if first {
 			c.nc.SetReadDeadline(time.Now().Add(c.srv.cfg.ConnectTimeout))
 		}
-		if _, err := io.ReadFull(br, lenBuf[:]); err != nil {
+		if _, err := io.ReadFull(in, lenBuf[:]); err != nil {
 			if first && errors.Is(err, os.ErrDeadlineExceeded) {
 				// No ConnectRequest within the connect timeout: ZooKeeper's connection
 				// expirer closes such a connection.
@@ -341,6 +382,9 @@ func (c *conn) readLoop() {
 			}
 			c.readFailed(err)
 			return
+		}
+		if l := int(c.maxBuf.Load()); l > maxLen {
+			maxLen = l
 		}
 		n, lenErr := jute.FrameLen(lenBuf[:], maxLen)
 		if first {
@@ -363,7 +407,7 @@ func (c *conn) readLoop() {
 		}
 		frame := make([]byte, n)
 		var err error
-		if _, err = io.ReadFull(br, frame); err != nil {
+		if _, err = io.ReadFull(in, frame); err != nil {
 			c.readFailed(err)
 			return
 		}
@@ -385,6 +429,9 @@ func (c *conn) readLoop() {
 				if !ok {
 					return
 				}
+				if c.compressed {
+					in = chcompress.NewReader(br)
+				}
 			case <-c.done:
 				return
 			}
@@ -398,6 +445,17 @@ func (c *conn) readLoop() {
 			}
 		}
 		r, err := decodeRequest(frame, c.srv.cfg.Extensions)
+		if err == nil && n > c.srv.cfg.JuteMaxBuffer {
+			// Only a connection that negotiated a larger limit gets here. The limit lets
+			// reads grow (a setWatches or multiRead of many paths), never writes: every
+			// member, Apache ZooKeeper followers included, and the log reader read txns
+			// with jute.maxbuffer. So a write this long is refused as ZooKeeper refuses
+			// any frame over jute.maxbuffer.
+			if row := jute.LookupOp(r.hdr.Type); row == nil || row.Write {
+				err = fmt.Errorf("%w: a %s request of %d bytes (writes stay within jute.maxbuffer, %d)",
+					jute.ErrBadArguments, r.hdr.Type, n, c.srv.cfg.JuteMaxBuffer)
+			}
+		}
 		if err != nil {
 			c.srv.log.Warn("closing connection", "remote", c.remote, "err", err)
 			c.close()
@@ -466,7 +524,10 @@ func (c *conn) readFailed(err error) {
 		c.closeUnlessFlushing()
 		return
 	}
-	if errors.Is(err, io.ErrUnexpectedEOF) {
+	if errors.Is(err, chcompress.ErrChecksum) || errors.Is(err, chcompress.ErrBadBlock) {
+		// Only this connection is lost: its stream cannot be trusted past the block.
+		c.srv.log.Warn("closing connection: bad compressed block", "remote", c.remote, "err", err)
+	} else if errors.Is(err, io.ErrUnexpectedEOF) {
 		c.srv.log.Info("connection closed mid-frame", "remote", c.remote)
 	} else if c.isTLS() && !errors.Is(err, os.ErrDeadlineExceeded) && !errors.Is(err, net.ErrClosed) {
 		// A bad TLS record (not sealed with the session's keys, not a record at all) is

@@ -304,9 +304,9 @@ func (s *Server) attach(c *conn, sess *clientSession, req *jute.ConnectRequest) 
 	// to the new secret as they reconnect.
 	pw := s.secrets().Password(sess.id)
 	s.log.Info("session reconnected", "session", hex(sess.id), "remote", c.remote, "timeout", req.TimeOut)
-	c.send(outMsg{raw: jute.Marshal(&jute.ConnectResponse{
-		ProtocolVersion: c.protocolVersion(), TimeOut: req.TimeOut, SessionID: sess.id, Passwd: pw[:], ReadOnly: s.isReadOnly(), HasReadOnly: req.HasReadOnly,
-	})})
+	s.connectReply(c, req, &jute.ConnectResponse{
+		TimeOut: req.TimeOut, SessionID: sess.id, Passwd: pw[:], ReadOnly: s.isReadOnly(), HasReadOnly: req.HasReadOnly,
+	})
 	c.established <- true
 }
 
@@ -555,9 +555,9 @@ func (s *Server) sessionCreated(txn *jute.LoggedTxn) {
 	}
 	pw := s.secrets().Password(id)
 	s.log.Info("session established", "session", hex(id), "remote", c.remote, "timeout", sess.timeout)
-	c.send(outMsg{raw: jute.Marshal(&jute.ConnectResponse{
-		ProtocolVersion: c.protocolVersion(), TimeOut: sess.timeout, SessionID: id, Passwd: pw[:], HasReadOnly: req.HasReadOnly,
-	})})
+	s.connectReply(c, req, &jute.ConnectResponse{
+		TimeOut: sess.timeout, SessionID: id, Passwd: pw[:], HasReadOnly: req.HasReadOnly,
+	})
 	c.established <- true
 }
 

@@ -51,6 +51,7 @@ func FromConfig(c *config.Config, serverID int64, logger *slog.Logger) Config {
 		KeeperNodesListed:          c.KeeperNodesListed,
 		WatchHistoryMaxChanges:     c.WatchHistoryMaxChanges,
 		WatchHistoryMaxBytes:       c.WatchHistoryMaxBytes,
+		MaxBufferLimit:             c.MaxBufferLimit,
 		LocalSessions:              c.LocalSessions.Enabled,
 		LocalSessionsUpgrading:     c.LocalSessions.Upgrading,
 		ServerID:                   serverID,

@@ -49,9 +49,9 @@ func (s *Server) establishLocal(sess *clientSession, readOnly bool) {
 	sess.connReq = nil
 	pw := s.secrets().Password(sess.id)
 	s.log.Info("local session established", "session", hex(sess.id), "remote", c.remote, "timeout", sess.timeout, "readOnly", readOnly)
-	c.send(outMsg{raw: jute.Marshal(&jute.ConnectResponse{
-		ProtocolVersion: c.protocolVersion(), TimeOut: sess.timeout, SessionID: sess.id, Passwd: pw[:], ReadOnly: readOnly, HasReadOnly: req.HasReadOnly,
-	})})
+	s.connectReply(c, req, &jute.ConnectResponse{
+		TimeOut: sess.timeout, SessionID: sess.id, Passwd: pw[:], ReadOnly: readOnly, HasReadOnly: req.HasReadOnly,
+	})
 	c.established <- true
 }
 

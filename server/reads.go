@@ -15,8 +15,9 @@ func (s *Server) reply(c *conn, xid int32, err jute.Code, body jute.Record) {
 		body = nil
 	}
 	m := outMsg{hdr: jute.ReplyHeader{Xid: xid, Zxid: s.tree.LastZxid(), Err: err}, body: body}
-	if body != nil && m.size() > s.cfg.JuteMaxBuffer {
-		s.warnBigReply(c, &m)
+	// size is an estimate: anything near the limit is measured exactly.
+	if body != nil && m.size()+256 > s.replyLimit(c) && s.refuseBigReply(c, &m) {
+		m.hdr.Err, m.body = jute.ErrReplyTooLarge, nil
 	}
 	c.send(m)
 }
@@ -199,6 +200,8 @@ func (s *Server) doRead(c *conn, r *request) {
 		s.reply(c, xid, jute.OK, &jute.ErrorResponse{N: 0})
 	case jute.OpAddWatchSince:
 		s.addWatchSince(c, xid, r.body.(*jute.AddWatchSinceRequest))
+	case jute.OpSetMaxBuffer:
+		s.setMaxBuffer(c, xid, r.body.(*jute.SetMaxBufferRequest))
 	case jute.OpCheckWatches, jute.OpRemoveWatches:
 		b := r.body.(*jute.WatchesRequest)
 		if b.Type < jute.WatcherChildren || b.Type > jute.WatcherPersistentRecursive {

@@ -213,6 +213,10 @@ type Config struct {
 	// watch-resume extension replays from (zkd.watchHistory.*, watchresume.go); zero takes
 	// internal/config's defaults, negative keeps nothing.
 	WatchHistoryMaxChanges, WatchHistoryMaxBytes int
+	// MaxBufferLimit bounds what a connection may negotiate with the large-replies
+	// extension's setMaxBuffer (zkd.maxBufferLimit, bigreply.go); zero takes
+	// internal/config's default.
+	MaxBufferLimit int
 	// FastElection ends an election round as soon as every member not known to be down
 	// agrees, instead of after ZooKeeper's finalize wait (zkd.fastElection; only for
 	// ensembles of zkd servers).

@@ -29,6 +29,7 @@ type config struct {
 	passwd         []byte
 	readOnly       bool
 	maxBufferSize  int
+	compression    bool
 	backoffMin     time.Duration
 	backoffMax     time.Duration
 	rng            *rand.Rand
@@ -82,6 +83,16 @@ func WithReadOnly() Option { return func(c *config) { c.readOnly = true } }
 // default, so big replies are never what breaks a connection.
 func WithMaxBufferSize(n int) Option { return func(c *config) { c.maxBufferSize = n } }
 
+// WithCompression asks each server for ClickHouse Keeper's compressed session (protocol
+// version 10): everything after the handshake goes both ways in ClickHouse's LZ4 blocks,
+// each with a CityHash128 checksum. A server that grants it (zkd with the large-replies
+// extension, ClickHouse Keeper) answers version 10; one that does not (Apache ZooKeeper,
+// zkd without the extension) answers 0 and the connection stays uncompressed. Compression
+// pays for big values and listings over slow links; small requests cost a block header.
+// Conn.Compressed tells which one a connection got. With WithXID64 too, a connection in
+// version 11 (64-bit xids) is not compressed: zkd does not serve both on one connection.
+func WithCompression() Option { return func(c *config) { c.compression = true } }
+
 // WithReconnectBackoff sets the pause after every server has been tried without success: it
 // starts at min, doubles per round up to max, and is jittered by up to half. Defaults: 100 ms
 // and 2 s.
@@ -104,6 +115,9 @@ type Conn struct {
 	readyOne sync.Once
 
 	lastZxid atomic.Int64
+	// maxFrame is the client's read limit: WithMaxBufferSize, raised by SetMaxBuffer; every
+	// connection starts with it.
+	maxFrame atomic.Int64
 	watches  registry
 	events   *eventQueue
 
@@ -198,6 +212,7 @@ func Connect(ctx context.Context, connString string, opts ...Option) (*Conn, err
 		seenRW:    cfg.sessionID != 0,
 		xid:       max(cfg.firstXid, 1) - 1,
 	}
+	c.maxFrame.Store(int64(cfg.maxBufferSize))
 	c.ctx, c.cancel = context.WithCancel(context.Background())
 	go c.run()
 
@@ -259,6 +274,14 @@ func (c *Conn) SessionTimeout() time.Duration {
 	c.mu.Lock()
 	defer c.mu.Unlock()
 	return c.timeout
+}
+
+// Compressed reports whether the live connection is a compressed session (WithCompression,
+// granted by the server); false while disconnected.
+func (c *Conn) Compressed() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.w != nil && c.w.compressed
 }
 
 // Server is the address of the server the client is connected to, or was connected to last.
@@ -431,6 +454,9 @@ func (c *Conn) attempt() (*wire, error) {
 		ReadOnly:     c.cfg.readOnly,
 		HasReadOnly:  true,
 	}
+	if c.cfg.compression {
+		req.ProtocolVersion = jute.ProtocolVersionCompressed
+	}
 	if !c.seenRW {
 		req.SessionID, req.Passwd = 0, nil
 	}
@@ -491,6 +517,10 @@ func (c *Conn) connectTo(ctx context.Context, addr string, req *jute.ConnectRequ
 	}
 	w.setTimeouts(time.Duration(resp.TimeOut) * time.Millisecond)
 	w.connResp = resp
+	if c.cfg.compression && resp.ProtocolVersion == jute.ProtocolVersionCompressed {
+		w.wc.StartCompression()
+		w.compressed = true
+	}
 	if c.cfg.sasl != nil {
 		// Before activation, so the requests waiting for this connection (auth packets,
 		// setWatches, queued calls) go out only after the exchange, as in Java's client.

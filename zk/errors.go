@@ -53,6 +53,11 @@ const (
 	// ErrWatchHistoryCompacted: the server no longer holds the changes since the zxid a
 	// resumed watch named (AddWatchSince); re-read the state, then watch afresh.
 	ErrWatchHistoryCompacted = jute.ErrWatchHistoryCompacted
+	// ErrServerReplyTooLarge is zkd's (large-replies): the server refused a reply longer
+	// than the limit this connection negotiated (SetMaxBuffer), or, for an extension's
+	// request, than its jute.maxbuffer. The connection stays. errors.Is(err,
+	// ErrReplyTooLarge) holds for it too.
+	ErrServerReplyTooLarge = jute.ErrReplyTooLarge
 )
 
 // ErrReplyTooLarge is wrapped by the error of a request whose reply was longer than the
@@ -91,6 +96,12 @@ func (e *OpError) Error() string {
 }
 
 func (e *OpError) Unwrap() error { return e.Err }
+
+// Is makes the server's refusal of a reply over the limit (ErrServerReplyTooLarge) match
+// ErrReplyTooLarge as well, the one error a caller checks whichever side refused.
+func (e *OpError) Is(target error) bool {
+	return target == ErrReplyTooLarge && errors.Is(e.Err, ErrServerReplyTooLarge)
+}
 
 // trimPrefix drops the "zk: " that Code errors carry, so messages do not repeat it.
 func trimPrefix(err error) string {

@@ -31,7 +31,8 @@ type wire struct {
 	connResp     *jute.ConnectResponse
 	// xid64: the connection speaks protocol version 11 (WithXID64): every header's xid
 	// is a long. Set by the handshake, before the loops run.
-	xid64 bool
+	xid64      bool
+	compressed bool // the server granted ClickHouse Keeper's compressed session
 
 	mu      sync.Mutex
 	pending []*request
@@ -43,7 +44,7 @@ type wire struct {
 
 func newWire(c *Conn, nc net.Conn, addr string, xid64 bool) *wire {
 	w := &wire{c: c, nc: nc, addr: addr, xid64: xid64}
-	w.wc = clientwire.New(nc, clientwire.Config{Addr: addr, MaxFrame: c.cfg.maxBufferSize, Oversize: w.oversize, XID64: xid64})
+	w.wc = clientwire.New(nc, clientwire.Config{Addr: addr, MaxFrame: int(c.maxFrame.Load()), Oversize: w.oversize, XID64: xid64})
 	w.stop, w.writerDone = w.wc.Dead(), w.wc.WriterDone()
 	return w
 }
@@ -75,12 +76,12 @@ func (w *wire) oversize(hdr []byte, n int) error {
 	d := jute.Decoder{B: hdr}
 	h := w.decodeHeader(&d)
 	if d.Err() != nil || h.Xid < 0 {
-		return fmt.Errorf("%w: %d-byte frame over the %d-byte limit (xid %d)", errProtocol, n, w.c.cfg.maxBufferSize, h.Xid)
+		return fmt.Errorf("%w: %d-byte frame over the %d-byte limit (xid %d)", errProtocol, n, w.wc.MaxFrame(), h.Xid)
 	}
 	w.mu.Lock()
 	if len(w.pending) == 0 || w.pending[0].xid != h.Xid {
 		w.mu.Unlock()
-		return fmt.Errorf("%w: %d-byte frame over the %d-byte limit, reply xid %d not the next pending", errProtocol, n, w.c.cfg.maxBufferSize, h.Xid)
+		return fmt.Errorf("%w: %d-byte frame over the %d-byte limit, reply xid %d not the next pending", errProtocol, n, w.wc.MaxFrame(), h.Xid)
 	}
 	r := w.pending[0]
 	w.pending[0] = nil
@@ -95,7 +96,7 @@ func (w *wire) oversize(hdr []byte, n int) error {
 	} else {
 		// A watch the request set is on the server all the same; the client drops it as it
 		// drops a failed request's.
-		r.err = &ReplyTooLargeError{Size: n, Max: w.c.cfg.maxBufferSize}
+		r.err = &ReplyTooLargeError{Size: n, Max: w.wc.MaxFrame()}
 	}
 	w.c.complete(r)
 	return nil

@@ -7,9 +7,12 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"slices"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/zkd-io/zkd/internal/chcompress"
 	"github.com/zkd-io/zkd/jute"
 )
 
@@ -61,6 +64,11 @@ type Conn struct {
 	br  *bufio.Reader
 	cfg Config
 
+	// maxFrame is cfg.MaxFrame, raised by SetMaxFrame while ReadLoop runs.
+	maxFrame atomic.Int64
+	// zw, once StartCompression ran, writes frames in ClickHouse's compressed blocks.
+	zw *chcompress.Writer
+
 	readTimeout  time.Duration // no frame for this long: the connection is dead; 0: never
 	pingInterval time.Duration // nothing sent for this long: ping; 0: never
 
@@ -81,7 +89,7 @@ func New(nc net.Conn, cfg Config) *Conn {
 	if size <= 0 {
 		size = 64 << 10
 	}
-	return &Conn{
+	c := &Conn{
 		nc:         nc,
 		br:         bufio.NewReaderSize(nc, size),
 		cfg:        cfg,
@@ -89,7 +97,16 @@ func New(nc net.Conn, cfg Config) *Conn {
 		stop:       make(chan struct{}),
 		writerDone: make(chan struct{}),
 	}
+	c.maxFrame.Store(int64(cfg.MaxFrame))
+	return c
 }
+
+// SetMaxFrame changes the longest frame read from the next frame on (a limit negotiated
+// with the server); safe while ReadLoop runs.
+func (c *Conn) SetMaxFrame(n int) { c.maxFrame.Store(int64(n)) }
+
+// MaxFrame is the longest frame read now.
+func (c *Conn) MaxFrame() int { return int(c.maxFrame.Load()) }
 
 // NetConn is the socket, for deadlines around the handshake.
 func (c *Conn) NetConn() net.Conn { return c.nc }
@@ -125,11 +142,25 @@ func (c *Conn) Handshake(req *jute.ConnectRequest) (*jute.ConnectResponse, error
 }
 
 // WriteFrame writes payload as one frame at once; only before WriteLoop runs.
-func (c *Conn) WriteFrame(payload []byte) error { return jute.WriteFrame(c.nc, payload) }
+func (c *Conn) WriteFrame(payload []byte) error {
+	if c.zw != nil {
+		return c.zw.Write(c.nc, jute.AppendFrame(nil, payload))
+	}
+	return jute.WriteFrame(c.nc, payload)
+}
+
+// StartCompression makes everything read and written from now on go in ClickHouse's
+// compressed blocks (internal/chcompress): ClickHouse Keeper's compressed session, which
+// starts right after a ConnectResponse with protocol version 10. Call it after Handshake,
+// before the loops run.
+func (c *Conn) StartCompression() {
+	c.br = bufio.NewReaderSize(chcompress.NewReader(c.br), c.br.Size())
+	c.zw = new(chcompress.Writer)
+}
 
 // ReadFrame reads one frame's payload; only while ReadLoop does not run. A length out of
 // range is a jute.FrameSizeError.
-func (c *Conn) ReadFrame() ([]byte, error) { return jute.ReadFrame(c.br, c.cfg.MaxFrame) }
+func (c *Conn) ReadFrame() ([]byte, error) { return jute.ReadFrame(c.br, c.MaxFrame()) }
 
 // Send queues a framed request for the writer. It fails with the cause once the connection
 // is dead. Frames go out in the order of the Send calls that queued them, so a caller that
@@ -217,8 +248,16 @@ func (c *Conn) WriteLoop() {
 		if c.cfg.WriteTimeout > 0 {
 			c.nc.SetWriteDeadline(time.Now().Add(c.cfg.WriteTimeout))
 		}
-		bufs := net.Buffers(batch)
-		if _, err := bufs.WriteTo(c.nc); err != nil {
+		var err error
+		if c.zw != nil {
+			// One set of blocks for the batch: a block per frame would cost the 25-byte
+			// header and a checksum each.
+			err = c.zw.Write(c.nc, slices.Concat(batch...))
+		} else {
+			bufs := net.Buffers(batch)
+			_, err = bufs.WriteTo(c.nc)
+		}
+		if err != nil {
 			c.Kill(fmt.Errorf("write to %s: %w", c.cfg.Addr, err))
 			return
 		}

@@ -148,6 +148,9 @@ type Config struct {
 	// WatchHistoryMaxChanges and WatchHistoryMaxBytes bound the watch-resume extension's
 	// change history (watchhistory.go).
 	WatchHistoryMaxChanges, WatchHistoryMaxBytes int
+	// MaxBufferLimit is zkd.maxBufferLimit: the most a connection of the large-replies
+	// extension may negotiate with setMaxBuffer (maxbuffer.go); 0 is the default.
+	MaxBufferLimit int
 	// LocalSessions is localSessionsEnabled and localSessionsUpgradingEnabled
 	// (localsessions.go).
 	LocalSessions LocalSessions

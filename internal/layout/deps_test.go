@@ -27,7 +27,7 @@ var (
 )
 
 // clientMayImport are the zkd packages the client may depend on.
-var clientMayImport = []string{"jute", "internal/clientwire", "internal/ext", "internal/sasl", "internal/sasl/gssapi"}
+var clientMayImport = []string{"jute", "internal/clientwire", "internal/chcompress", "internal/ext", "internal/sasl", "internal/sasl/gssapi"}
 
 // loadImports reads every package of the module (non-test files, this platform's build
 // tags) and returns its imports by path relative to the module ("." for none).

@@ -70,8 +70,12 @@ func (g *gen) keeperStep(s string) {
 		g.request(s, jute.OpAddWatchSince, &jute.AddWatchSinceRequest{Path: g.readPath(), Mode: int32(g.r.IntN(2)), SinceZxid: int64(g.r.IntN(40))})
 	case x < 90:
 		g.resumeStep() // watchresume.go
-	case x < 93:
+	case x < 92:
 		g.request(s, jute.OpFilteredList, &jute.FilteredListRequest{Path: g.readPath(), Watch: g.pct(50), Type: byte(g.r.IntN(3))})
+	case x < 94:
+		// A larger limit (large-replies) for the session: the grant is the same on two
+		// servers of one configuration, and the replies after it are unchanged.
+		g.request(s, jute.OpSetMaxBuffer, &jute.SetMaxBufferRequest{Limit: int32(g.r.IntN(8 << 20))})
 	default:
 		// A listing in one page right after getChildren of the same node: when no write
 		// came between them, they list the same children.

@@ -24,7 +24,7 @@ func startKeeperZkd(t *testing.T) Target {
 		c.SuperDigest = SuperDigest
 		c.ContainerCheckInterval = time.Hour
 		c.EnforceQuota = true
-		c.Extensions = ext.Of(ext.KeeperOps, ext.PagedList, ext.WatchResume)
+		c.Extensions = ext.Of(ext.KeeperOps, ext.PagedList, ext.WatchResume, ext.LargeReplies)
 	}))
 	return Target{Name: "zkd", Addr: z.Addr(), SuperAuth: "super:" + SuperPassword}
 }

@@ -131,6 +131,8 @@ func respFor(op jute.OpCode) jute.Record {
 		return &jute.ListPageResponse{}
 	case jute.OpAddWatchSince:
 		return &jute.AddWatchSinceResponse{}
+	case jute.OpSetMaxBuffer:
+		return &jute.SetMaxBufferResponse{}
 	case jute.OpSASL:
 		return &jute.SASLToken{}
 	}
