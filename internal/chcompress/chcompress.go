@@ -108,6 +108,14 @@ func decode(dst, sum, block []byte, method byte, dsize int) ([]byte, error) {
 	if method == MethodNone {
 		return append(dst[:0], src...), nil
 	}
+	if dsize == 0 {
+		// LZ4 encodes nothing as one empty token; the decoder must not see an empty
+		// destination (its assembly reads through a nil one: a fuzzed block did).
+		if len(src) != 1 || src[0] != 0 {
+			return nil, fmt.Errorf("%w: %d bytes of LZ4 data for an empty block", ErrBadBlock, len(src))
+		}
+		return dst[:0], nil
+	}
 	if cap(dst) < dsize {
 		dst = make([]byte, dsize)
 	}
