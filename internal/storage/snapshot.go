@@ -198,16 +198,17 @@ func writeSnapFile(fsys FS, dir string, zxid int64, c SnapCompression, tmp strin
 	// The compressor writes what it makes through a buffer of its own: both gzip and
 	// snappy hand the file many small writes.
 	var (
-		sink    io.Writer = out
+		disk              = &writeback{f: out}
+		sink    io.Writer = disk
 		fileBuf *bufio.Writer
 		comp    io.WriteCloser
 	)
 	switch c {
 	case SnapGzip:
-		fileBuf = bufio.NewWriterSize(out, 256<<10)
+		fileBuf = bufio.NewWriterSize(disk, 256<<10)
 		comp = gzip.NewWriter(fileBuf)
 	case SnapSnappy:
-		fileBuf = bufio.NewWriterSize(out, 256<<10)
+		fileBuf = bufio.NewWriterSize(disk, 256<<10)
 		comp = NewSnappyWriter(fileBuf)
 	}
 	if comp != nil {
