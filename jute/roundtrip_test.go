@@ -483,3 +483,32 @@ func TestCodeIsError(t *testing.T) {
 		t.Errorf("Code.Error wrong: %q", ErrNoNode.Error())
 	}
 }
+
+// TestStatPersistedDecodePaths: the one-check path (60 bytes or more) and the field by field
+// path (fewer) decode the same values, and fewer than 60 bytes is ErrShort.
+func TestStatPersistedDecodePaths(t *testing.T) {
+	r := rand.New(rand.NewSource(7))
+	for range 50 {
+		want := randRecord[StatPersisted](r)
+		b := Marshal(want)
+		var got StatPersisted
+		d := Decoder{B: append(b, 0xee)} // a byte after: the record stops at 60
+		got.Decode(&d)
+		if d.Err() != nil || d.Off != 60 || got != *want {
+			t.Fatalf("decoded %+v (off %d, %v), want %+v", got, d.Off, d.Err(), *want)
+		}
+		var short StatPersisted
+		d = Decoder{B: b[:59]}
+		short.Decode(&d)
+		if !errors.Is(d.Err(), ErrShort) {
+			t.Fatalf("59 bytes: %v, want ErrShort", d.Err())
+		}
+		// A decoder already failed stays failed, and decodes nothing.
+		d = Decoder{B: b, err: ErrShort}
+		var after StatPersisted
+		after.Decode(&d)
+		if after != (StatPersisted{}) || d.Off != 0 {
+			t.Fatalf("a failed decoder decoded %+v", after)
+		}
+	}
+}

@@ -638,7 +638,7 @@ var errSnapEOF = errors.New("end of stream")
 // consumed nothing, for the "/" end marker, records larger than the buffer, and anything
 // unusual, which the field-by-field path then reads (and reports, if it is bad).
 func (r *streamReader) nodeFast() (SnapNode, bool, error) {
-	const fixed = 8 + 60 // ACL key and stat
+	const fixed = 8 + jute.StatPersistedSize // ACL key and stat
 	b, _ := r.br.Peek(4)
 	if len(b) < 4 {
 		return SnapNode{}, false, nil
@@ -675,7 +675,7 @@ func (r *streamReader) nodeFast() (SnapNode, bool, error) {
 		rest = rest[dl:]
 	}
 	n.ACLKey = int64(binary.BigEndian.Uint64(rest))
-	decodeStat(&n.Stat, rest[8:fixed])
+	n.Stat.Decode(&jute.Decoder{B: rest[8:fixed]})
 	// Hashed here, on the decoding goroutine, the node's digest costs the loader nothing.
 	n.Digest, r.digestBuf = datatree.NodeDigest(r.digestBuf, n.Path, n.Data, &n.Stat)
 	if r.h != nil {
@@ -705,20 +705,6 @@ func (r *streamReader) carve(b []byte) []byte {
 	start := len(r.slab)
 	r.slab = append(r.slab, b...)
 	return r.slab[start:len(r.slab):len(r.slab)]
-}
-
-// decodeStat is StatPersisted.Decode of exactly 60 bytes, without the decoder's checks.
-func decodeStat(st *jute.StatPersisted, b []byte) {
-	_ = b[59]
-	st.Czxid = int64(binary.BigEndian.Uint64(b[0:]))
-	st.Mzxid = int64(binary.BigEndian.Uint64(b[8:]))
-	st.Ctime = int64(binary.BigEndian.Uint64(b[16:]))
-	st.Mtime = int64(binary.BigEndian.Uint64(b[24:]))
-	st.Version = int32(binary.BigEndian.Uint32(b[32:]))
-	st.Cversion = int32(binary.BigEndian.Uint32(b[36:]))
-	st.Aversion = int32(binary.BigEndian.Uint32(b[40:]))
-	st.EphemeralOwner = int64(binary.BigEndian.Uint64(b[44:]))
-	st.Pzxid = int64(binary.BigEndian.Uint64(b[52:]))
 }
 
 func (r *streamReader) full(p []byte) error {
