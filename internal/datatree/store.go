@@ -98,10 +98,8 @@ func (o *ownerTable) intern(v int64) uint32 {
 		o.refs[id]++
 		return id
 	}
-	var id uint32
-	if n := len(o.free); n > 0 {
-		id = o.free[n-1]
-		o.free = o.free[:n-1]
+	id, ok := popFree(&o.free)
+	if ok {
 		o.vals[id], o.refs[id] = v, 1
 	} else {
 		id = uint32(len(o.vals))
@@ -168,15 +166,24 @@ func (a *pages[T]) clone() []*[pageSize]T { return slices.Clone(a.p) }
 // allocIndex takes an index of a free element of a, the last freed one or a new one past
 // the n in use.
 func allocIndex[T any](free *[]uint32, n *uint32, a *pages[T], gen uint32) uint32 {
-	if k := len(*free); k > 0 {
-		i := (*free)[k-1]
-		*free = (*free)[:k-1]
+	if i, ok := popFree(free); ok {
 		return i
 	}
 	i := *n
 	*n++
 	a.grow(i, gen)
 	return i
+}
+
+// popFree takes the last index off a free list.
+func popFree(free *[]uint32) (uint32, bool) {
+	k := len(*free)
+	if k == 0 {
+		return 0, false
+	}
+	i := (*free)[k-1]
+	*free = (*free)[:k-1]
+	return i, true
 }
 
 // arena holds the nodes' paths and data.
