@@ -30,8 +30,9 @@ type record struct {
 	// node's digest.
 	data      []byte
 	treeOwner int64
-	// digest is the node's share of the tree digest once the txn is applied: set when the
-	// txn commits into the overlay (for a record read from the tree, the node's own).
+	// digest is the node's share of the tree digest once the txn is applied, set when the
+	// txn commits into the overlay (newDigest); only overlay records' is read (oldDigest),
+	// so a record read from the tree does not hash the node for it.
 	digest uint32
 }
 
@@ -215,7 +216,7 @@ func (p *Preparer) get(path string) (*record, error) {
 		return nil, jute.ErrNoNode
 	}
 	return &record{zxid: -1, exists: true, stat: n.Stat, childCount: n.NumChildren(), acl: p.Tree.ACL(n.ACL), dataLen: len(n.Data),
-		data: n.Data, treeOwner: n.Stat.EphemeralOwner, digest: n.Digest()}, nil
+		data: n.Data, treeOwner: n.Stat.EphemeralOwner}, nil
 }
 
 // txnState collects the changes of one txn so a failing multi can drop them. Most txns
