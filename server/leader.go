@@ -98,7 +98,7 @@ func newLeaderRole(s *Server) role {
 		HistoryOnDisk: true, FirstCounter: s.cfg.zxidCounterStart, AckSampleEvery: s.ackSampleEvery(),
 		Wide: s.cfg.Extensions.Has(ext.Wide),
 	}
-	for _, p := range s.cfg.Peers {
+	for _, p := range s.ens.peers {
 		cfg.Members = append(cfg.Members, p.ID)
 	}
 	if s.cfg.ReconfigEnabled {

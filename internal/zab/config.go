@@ -13,8 +13,9 @@ type Config struct {
 	QV      QuorumVerifier
 	Version int64
 	Text    []byte
-	// Addrs are the voters' quorum addresses: a leader whose address a reconfig changes
-	// hands over to another voter, as one the reconfig removed does.
+	// Addrs are the members' quorum addresses, observers' too: a leader whose address a
+	// reconfig changes hands over to another voter, as one the reconfig removed does, and
+	// an in-place rollover (wide) waits for every member it names.
 	Addrs map[int64]string
 }
 

@@ -68,6 +68,7 @@ type harnessOpts struct {
 	wide         bool
 	firstCounter int64
 	configText   []byte
+	members      []int64 // LeaderConfig.Members
 }
 
 func newHarness(t *testing.T, seed uint64, voters []int64, leaderSid int64, leaderLog []Committed, learners map[int64][]Committed, observers map[int64]bool) *harness {
@@ -92,7 +93,7 @@ func newHarnessOpts(t *testing.T, seed uint64, voters []int64, leaderSid int64, 
 	}
 	h.lnode.st = PersistentState{AcceptedEpoch: Epoch(last(leaderLog)), CurrentEpoch: Epoch(last(leaderLog)), LastLogged: last(leaderLog)}
 	cfg := LeaderConfig{ID: leaderSid, QV: NewMajority(voters...), TickMs: 100, InitLimit: 10, SyncLimit: 5, CommitLogCount: 500,
-		Wide: o.wide, FirstCounter: o.firstCounter, ConfigText: o.configText}
+		Wide: o.wide, FirstCounter: o.firstCounter, ConfigText: o.configText, Members: o.members}
 	// The leader's log on disk, for learners behind its in-memory history.
 	cfg.HistoryOnDisk = true
 	var r Ready

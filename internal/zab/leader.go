@@ -47,7 +47,7 @@ type LeaderConfig struct {
 	Wide bool
 	// Members are every server of the configuration, voters and observers, which must all
 	// be synced and wide for an in-place rollover; with Reconfig, the current
-	// configuration's text names them instead.
+	// configuration's Addrs name them instead.
 	Members []int64
 	// AckSampleEvery is ZooKeeper's zookeeper.leader.ackLoggingFrequency (1000 there): acks
 	// of proposals whose zxid is a multiple of it are reported in Ready.Acked, for the owner

@@ -1,10 +1,11 @@
 package zab
 
 import (
-	"bytes"
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 
 	"github.com/zkd-io/zkd/jute"
 )
@@ -111,9 +112,11 @@ func (l *Leader) canRollInPlace() bool {
 			ok[c.sid] = true
 		}
 	}
-	members := configMembers(l.cur)
-	if !l.cfg.Reconfig {
-		members = append(members, l.cfg.Members...)
+	members := l.cfg.Members
+	if l.cfg.Reconfig {
+		// The owner builds every configuration of a reconfig-enabled ensemble with each
+		// member's address, observers' too.
+		members = slices.Collect(maps.Keys(l.cur.Addrs))
 	}
 	if len(members) == 0 {
 		return false // who must take part is unknown: keep the election
@@ -124,43 +127,6 @@ func (l *Leader) canRollInPlace() bool {
 		}
 	}
 	return true
-}
-
-// configMembers are the server ids a configuration names: its voters and its observers
-// (the "server.N=" lines of its text), and the voters its verifier knows besides.
-func configMembers(c Config) []int64 {
-	seen := map[int64]bool{}
-	var out []int64
-	for _, line := range bytes.Split(c.Text, []byte("\n")) {
-		rest, ok := bytes.CutPrefix(bytes.TrimSpace(line), []byte("server."))
-		if !ok {
-			continue
-		}
-		id, _, ok := bytes.Cut(rest, []byte("="))
-		if !ok {
-			continue
-		}
-		var n int64
-		valid := len(id) > 0
-		for _, b := range id {
-			if b < '0' || b > '9' {
-				valid = false
-				break
-			}
-			n = n*10 + int64(b-'0')
-		}
-		if valid && !seen[n] {
-			seen[n] = true
-			out = append(out, n)
-		}
-	}
-	for sid := range c.Addrs {
-		if !seen[sid] && c.QV.IsVoter(sid) {
-			seen[sid] = true
-			out = append(out, sid)
-		}
-	}
-	return out
 }
 
 // proposeBump proposes the bump of the epoch zxids are now taken in: the leader accepts
