@@ -32,12 +32,6 @@ func (s *Server) replyLimit(c *conn) int {
 // sends.
 // Otherwise the reply is sent as ZooKeeper sends it, with a warning.
 func (s *Server) refuseBigReply(c *conn, m *outMsg) bool {
-	limit := s.replyLimit(c)
-	// The exact size costs an encoding, paid only for a reply near the limit.
-	size := jute.ReplyHeaderSize + len(jute.Marshal(m.body))
-	if size <= limit {
-		return false
-	}
 	var op jute.OpCode
 	path := ""
 	if r := s.reading; r != nil {
@@ -50,27 +44,41 @@ func (s *Server) refuseBigReply(c *conn, m *outMsg) bool {
 	// Keeper sends its extension ops' replies whatever their size.
 	row := jute.LookupOp(op)
 	zkdOp := row != nil && row.Ext != "" && row.Ext != ext.KeeperOps
-	if s.cfg.Extensions.Has(ext.LargeReplies) && (c.maxBuf.Load() > 0 || zkdOp) {
+	refusable := s.cfg.Extensions.Has(ext.LargeReplies) && (c.maxBuf.Load() > 0 || zkdOp)
+	now := s.clk.Now()
+	if !refusable && s.bigReplies.quiet(now) {
+		// Neither refused nor logged: no exact size is needed. A stock client caught in
+		// the reconnect loop costs no extra encoding of its reply per retry.
+		s.bigReplies.suppressed++
+		return false
+	}
+	limit := s.replyLimit(c)
+	// The exact size costs an encoding, paid only for a reply near the limit.
+	size := jute.ReplyHeaderSize + len(jute.Marshal(m.body))
+	if size <= limit {
+		return false
+	}
+	if refusable {
 		s.log.Debug("reply over the client's limit refused (REPLYTOOLARGE)", "session", hex(c.sessionID()),
 			"op", op.String(), "path", path, "size", size, "limit", limit)
 		return true
 	}
-	s.warnBigReply(c, op, path, size)
+	s.warnBigReply(c, op, path, size, now)
 	return false
+}
+
+// quiet reports whether a warning now would come too soon after the last.
+func (b *bigReplyLog) quiet(now time.Time) bool {
+	return !b.last.IsZero() && now.Sub(b.last) < bigReplyEvery
 }
 
 // warnBigReply logs a reply longer than jute.maxbuffer. The reply is sent all the same, as
 // ZooKeeper sends it: a client whose own limit is larger reads it, and a stock Java client
 // with the default limit fails to read it and reconnects, again and again if the
 // application retries. This line is what tells the operator which session, request and node
-// are caught in that loop.
-func (s *Server) warnBigReply(c *conn, op jute.OpCode, path string, size int) {
-	now := s.clk.Now()
+// are caught in that loop. refuseBigReply has checked it is not too soon.
+func (s *Server) warnBigReply(c *conn, op jute.OpCode, path string, size int, now time.Time) {
 	b := &s.bigReplies
-	if !b.last.IsZero() && now.Sub(b.last) < bigReplyEvery {
-		b.suppressed++
-		return
-	}
 	b.last = now
 	opName := ""
 	if op != 0 {

@@ -351,7 +351,6 @@ func (c *conn) readLoop() {
 	// in is br, or after a compressed session's handshake the blocks' data read from br.
 	var in io.Reader = br
 	first := true
-	maxLen := c.srv.cfg.JuteMaxBuffer
 	switch tc := c.nc.(type) {
 	case *tls.Conn:
 		if !c.tlsHandshake(tc) {
@@ -383,10 +382,7 @@ func (c *conn) readLoop() {
 			c.readFailed(err)
 			return
 		}
-		if l := int(c.maxBuf.Load()); l > maxLen {
-			maxLen = l
-		}
-		n, lenErr := jute.FrameLen(lenBuf[:], maxLen)
+		n, lenErr := jute.FrameLen(lenBuf[:], c.srv.replyLimit(c))
 		if first {
 			if cmd, ok := c.srv.fourLetterWord(int32(n)); ok {
 				c.fourLetter(cmd, br)
