@@ -193,10 +193,15 @@ const Seq64Width = 19
 // ZOOKEEPER_PROTOCOL_VERSION_WITH_XID_64 (ClickHouse's src/Common/ZooKeeper/
 // ZooKeeperConstants.h): the ConnectRequest carries a compression byte after the version,
 // and every later header's xid is a long (RequestHeader64, ReplyHeader64). zkd serves it
-// with the wide extension; ClickHouse's 10 (compression) and 12 (tracing) are not served.
+// with the wide extension, without compression. ProtocolVersionCompressed is ClickHouse
+// Keeper's ZOOKEEPER_PROTOCOL_VERSION_WITH_COMPRESSION: everything after the
+// ConnectResponse goes both ways in ClickHouse's compressed blocks (internal/chcompress),
+// the messages' layouts being ZooKeeper's; zkd serves it with the large-replies extension
+// and answers the same version. ClickHouse's 12 (tracing) is not served.
 const (
-	ProtocolVersion      int32 = 0
-	ProtocolVersionXID64 int32 = 11
+	ProtocolVersion           int32 = 0
+	ProtocolVersionCompressed int32 = 10
+	ProtocolVersionXID64      int32 = 11
 )
 
 // Permission bits.

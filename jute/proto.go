@@ -1,13 +1,5 @@
 package jute
 
-// ProtocolVersionCompressed is ClickHouse Keeper's ZOOKEEPER_PROTOCOL_VERSION_WITH_COMPRESSION
-// (src/Common/ZooKeeper/ZooKeeperConstants.h): a ConnectRequest with this protocolVersion
-// asks that everything after the ConnectResponse be sent in ClickHouse's compressed blocks
-// (internal/chcompress), both ways; a server that agrees answers with the same version. The
-// layouts of both messages are ZooKeeper's. (Version 11, ClickHouse's 64-bit xids, adds a
-// byte after the version that asks for compression.)
-const ProtocolVersionCompressed int32 = 10
-
 // ConnectRequest opens or resumes a session. HasReadOnly records whether the readOnly byte
 // was present (old clients send 44 bytes); the response mirrors it.
 //

@@ -482,7 +482,8 @@ func (c *conn) readConnect(br io.Reader, frame []byte) (*jute.ConnectRequest, bo
 			return nil, false
 		case is && req.Compression:
 			// ClickHouse's client asks for compression with 64-bit xids, and without it
-			// when the connection fails; zkd does not compress (docs/beyond.md).
+			// when the connection fails; zkd compresses only version 10 sessions
+			// (docs/beyond.md).
 			c.srv.log.Info("closing connection: compression requested, not served", "remote", c.remote)
 			return nil, false
 		case is:

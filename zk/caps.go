@@ -77,11 +77,7 @@ func (c *Conn) Capabilities(ctx context.Context) (Capabilities, error) {
 	case err != nil:
 		return Capabilities{}, fmt.Errorf("zk: capabilities: %w", err)
 	default:
-		// A node that is not the document (a user's own znode on a ZooKeeper server) says
-		// nothing of the server: no extensions.
-		if json.Unmarshal(resp.Data, &caps) != nil || caps.Version < 1 {
-			caps = Capabilities{}
-		}
+		caps = parseCapabilities(resp.Data)
 	}
 	c.mu.Lock()
 	after := c.w
@@ -108,4 +104,14 @@ func (c *Conn) require(ctx context.Context, n ext.Name) error {
 		return &UnsupportedError{Extension: n, Server: c.Server()}
 	}
 	return nil
+}
+
+// parseCapabilities reads the capability node's data. A node that is not the document (a
+// user's own znode on a ZooKeeper server) says nothing of the server: no extensions.
+func parseCapabilities(data []byte) Capabilities {
+	var caps Capabilities
+	if json.Unmarshal(data, &caps) != nil || caps.Version < 1 {
+		return Capabilities{}
+	}
+	return caps
 }

@@ -2,7 +2,6 @@ package zk
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -156,9 +155,6 @@ func (c *Conn) serverHasWide(ctx context.Context, w *wire) (bool, error) {
 	if d.Err() != nil {
 		return false, fmt.Errorf("%w: capabilities reply: %w", ErrMarshallingError, d.Err())
 	}
-	var caps Capabilities
-	if json.Unmarshal(gd.Data, &caps) != nil || caps.Version < 1 {
-		return false, nil
-	}
+	caps := parseCapabilities(gd.Data)
 	return caps.Has(ext.Wide), nil
 }

@@ -17,7 +17,6 @@
 package chcompress
 
 import (
-	"bufio"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -129,21 +128,16 @@ func decode(dst, sum, block []byte, method byte, dsize int) ([]byte, error) {
 
 // Reader reads the data of a block stream.
 type Reader struct {
-	r    *bufio.Reader
+	r    io.Reader
 	buf  []byte // the block being read, checksum and header included
 	data []byte // decoded data of the current block
 	off  int    // read up to here in data
 	err  error
 }
 
-// NewReader reads blocks from r.
-func NewReader(r io.Reader) *Reader {
-	br, ok := r.(*bufio.Reader)
-	if !ok {
-		br = bufio.NewReader(r)
-	}
-	return &Reader{r: br}
-}
+// NewReader reads blocks from r, which should be buffered: a block is read in two reads
+// (its header, then the rest), and both callers already read through a buffer.
+func NewReader(r io.Reader) *Reader { return &Reader{r: r} }
 
 // Read reads decoded bytes. An error in a block (ErrChecksum, ErrBadBlock) ends the
 // stream: nothing after a damaged block can be trusted.

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"net"
-	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -215,6 +214,7 @@ func (c *Conn) WriterDone() <-chan struct{} { return c.writerDone }
 // has been sent for the ping interval, until the connection dies; a failed write kills it.
 func (c *Conn) WriteLoop() {
 	defer close(c.writerDone)
+	var raw []byte // a compressed connection's batch, joined: reused
 	var ping <-chan time.Time
 	var timer *time.Timer
 	if c.pingInterval > 0 {
@@ -252,7 +252,14 @@ func (c *Conn) WriteLoop() {
 		if c.zw != nil {
 			// One set of blocks for the batch: a block per frame would cost the 25-byte
 			// header and a checksum each.
-			err = c.zw.Write(c.nc, slices.Concat(batch...))
+			raw = raw[:0]
+			for _, f := range batch {
+				raw = append(raw, f...)
+			}
+			err = c.zw.Write(c.nc, raw)
+			if cap(raw) > 4<<20 {
+				raw = nil // a big batch's buffer is not kept for the small ones after it
+			}
 		} else {
 			bufs := net.Buffers(batch)
 			_, err = bufs.WriteTo(c.nc)
