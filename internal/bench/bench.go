@@ -44,6 +44,9 @@ type config struct {
 	// driver is the client the key-space workloads run on: "" for zkbench's own, or
 	// driverGoZK (github.com/go-zookeeper/zk), the cross-check with a client zkd did not write.
 	driver string
+	// snapshotDir is the server's snapshot directory (its dataDir/version-2), watched to tell
+	// the latencies during a snapshot from the rest; "" for none.
+	snapshotDir string
 }
 
 const (
@@ -70,6 +73,7 @@ type bench struct {
 	data    []byte
 	next    atomic.Int64 // the memory workload's next znode
 	workers []*worker    // of the last runPipelined, for cleanup
+	snaps   *snapWatch   // nil without cfg.snapshotDir
 
 	// watch workload: when the current write was sent (ns since base) and whether it counts.
 	writeAt       atomic.Int64
@@ -172,6 +176,9 @@ func (b *bench) measureWindow(ctx context.Context, workers []*worker, launch fun
 	var w window
 	stopProgress := b.startProgress(workers)
 	defer stopProgress()
+	if b.snaps != nil {
+		defer b.snaps.start()()
+	}
 	begin := func() {
 		w.before, w.procErr = sampleProcs(b.cfg.serverPIDs)
 		w.cpuBefore = benchstat.SelfCPU()
@@ -252,7 +259,7 @@ func (b *bench) startProgress(workers []*worker) (stop func()) {
 
 // result merges the workers' recorders into a Result for the window.
 func (b *bench) result(workers []*worker, w window) *Result {
-	rec := newRecorder()
+	rec := newRecorder().watching(b.snaps)
 	for _, wk := range workers {
 		rec.merge(wk.rec)
 	}
@@ -269,6 +276,9 @@ func (b *bench) result(workers []*worker, w window) *Result {
 	res.stats().FillServer(w.before, w.after)
 	res.stats().FillClient(w.cpuAfter - w.cpuBefore)
 	res.stats().FillMachine(w.machBefore, w.machAfter, runtime.NumCPU())
+	if b.snaps != nil {
+		b.snaps.fill(res, rec)
+	}
 	return res
 }
 
@@ -319,7 +329,7 @@ func (b *bench) runPipelined(ctx context.Context, g gen, untilDone bool) (*Resul
 func (b *bench) newWorkers(n int, conns []*conn) []*worker {
 	workers := make([]*worker, n)
 	for i := range workers {
-		workers[i] = &worker{id: i, b: b, rng: sessionRNG(b.cfg.seed, i), rec: newRecorder()}
+		workers[i] = &worker{id: i, b: b, rng: sessionRNG(b.cfg.seed, i), rec: newRecorder().watching(b.snaps)}
 		if conns != nil {
 			workers[i].conn = conns[i]
 		}

@@ -106,6 +106,7 @@ func parseRun(args []string, stderr io.Writer) (*runOptions, error) {
 	fs.IntVar(&c.clients, "clients", 64, "sessions (watchers for watch; concurrent session cycles for connect and ephemeral)")
 	fs.IntVar(&c.outstanding, "outstanding", 32, "requests in flight per session")
 	fs.StringVar(&c.driver, "driver", "", "client for set, get, exists and mixed: empty for zkbench's own, "+driverGoZK+" for github.com/go-zookeeper/zk (outstanding = goroutines per session)")
+	fs.StringVar(&c.snapshotDir, "snapshot-dir", "", "the server's snapshot directory (dataDir/version-2): latencies are also reported during and outside the snapshots it sees written there")
 	fs.IntVar(&c.dataSize, "data-size", 1024, "bytes of data per znode written")
 	fs.IntVar(&c.largeSize, "large-size", 100*1024, fmt.Sprintf("bytes of data for the large workload, and for bigread (which, without the flag, reads %d)", defaultBigreadSize))
 	fs.IntVar(&o.scale.children, "children", defaultChildren, "children of the node the children workload lists")
@@ -283,6 +284,9 @@ func runWorkloads(ctx context.Context, o *runOptions, stdout, stderr io.Writer) 
 		}
 		res, err := runBest(ctx, retries, o.contentionLimit, func(attempt int) (*Result, error) {
 			b := &bench{cfg: o.cfg, wl: wl, log: stderr, base: time.Now(), runID: fmt.Sprintf("%s-%d-%d", runID, i, attempt)}
+			if o.cfg.snapshotDir != "" {
+				b.snaps = &snapWatch{dir: o.cfg.snapshotDir, interval: 10 * time.Millisecond, b: b, seen: map[string]bool{}}
+			}
 			if wl.scaled != nil {
 				return wl.scaled(ctx, b, o.scale)
 			}

@@ -37,15 +37,48 @@ func (res *Result) base() string {
 }
 
 // recorder is a benchstat.Recorder that names errors by their ZooKeeper code (errKind).
-type recorder struct{ *benchstat.Recorder }
+// With a snapWatch it also records each operation in one of two more: during a snapshot or
+// outside one.
+type recorder struct {
+	*benchstat.Recorder
+	snaps           *snapWatch
+	during, outside *benchstat.Recorder
+}
 
-func newRecorder() *recorder { return &recorder{benchstat.NewRecorder(errKind)} }
+func newRecorder() *recorder { return &recorder{Recorder: benchstat.NewRecorder(errKind)} }
+
+// watching makes r record snapshot windows as s sees them (nil: none).
+func (r *recorder) watching(s *snapWatch) *recorder {
+	if s != nil {
+		r.snaps = s
+		r.during, r.outside = benchstat.NewRecorder(errKind), benchstat.NewRecorder(errKind)
+	}
+	return r
+}
 
 // record counts one completed operation: a success with its latency, or an error.
-func (r *recorder) record(d time.Duration, err error) { r.Record(d, err) }
+func (r *recorder) record(d time.Duration, err error) {
+	r.Record(d, err)
+	if r.snaps != nil {
+		if r.snaps.during(d) {
+			r.during.Record(d, err)
+		} else {
+			r.outside.Record(d, err)
+		}
+	}
+}
 
 // merge adds o's counts to r.
-func (r *recorder) merge(o *recorder) { r.Merge(o.Recorder) }
+func (r *recorder) merge(o *recorder) {
+	r.Merge(o.Recorder)
+	if o.snaps != nil {
+		if r.snaps == nil {
+			r.watching(o.snaps)
+		}
+		r.during.Merge(o.during)
+		r.outside.Merge(o.outside)
+	}
+}
 
 func round3(v float64) float64 { return benchstat.Round3(v) }
 

@@ -214,6 +214,19 @@ type Result struct {
 	Note             string  `json:"note,omitempty"`
 	Attempts         int     `json:"attempts,omitempty"` // runs made; the least disturbed is kept
 	LatenciesClamped int64   `json:"latencies_clamped,omitempty"`
+	// Snapshot windows (zkbench run --snapshot-dir): the requests in flight while the server
+	// was writing a snapshot, and the others; the measured seconds with a snapshot running
+	// and the snapshots seen.
+	DuringSnapshot   *Window `json:"during_snapshot,omitempty"`
+	OutsideSnapshot  *Window `json:"outside_snapshot,omitempty"`
+	SnapshotRunningS float64 `json:"snapshot_running_s,omitempty"`
+	SnapshotsSeen    int     `json:"snapshots_seen,omitempty"`
+}
+
+// Window is the successes and their latency in part of a measured window.
+type Window struct {
+	Ops     int64   `json:"ops"`
+	Latency Latency `json:"latency_us"`
 }
 
 // Fill sets the counts and latency fields from a merged Recorder measured over elapsed.
