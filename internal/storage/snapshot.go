@@ -295,14 +295,44 @@ func writeView(w io.Writer, v *datatree.View, e *jute.Encoder, stop <-chan struc
 		nodes, done = walker.Next(1024, nodes[:0])
 		e.Buf = e.Buf[:0]
 		for i := range nodes {
-			e.Buf = appendNode(e.Buf, &nodes[i])
-		}
-		if _, err := w.Write(e.Buf); err != nil {
-			return err
+			n := &nodes[i]
+			if len(n.Data) < directData {
+				e.Buf = appendNode(e.Buf, n)
+			} else {
+				// The value goes to w from the node's own bytes, not through the batch.
+				e.String(n.Path)
+				e.Int(int32(len(n.Data)))
+				if _, err := w.Write(e.Buf); err != nil {
+					return err
+				}
+				if _, err := w.Write(n.Data); err != nil {
+					return err
+				}
+				e.Buf = e.Buf[:0]
+				e.Long(n.ACLKey)
+				n.Stat.Encode(e)
+			}
+			if len(e.Buf) >= batchBytes || i == len(nodes)-1 {
+				if _, err := w.Write(e.Buf); err != nil {
+					return err
+				}
+				e.Buf = e.Buf[:0]
+			}
 		}
 	}
 	return nil
 }
+
+// A snapshot's batch of encoded nodes is written out once it holds batchBytes, and a value
+// of directData bytes or more is written from the node itself. Without these bounds a
+// batch of big values grew one buffer to tens of megabytes, copied again at each growth:
+// the copy cannot be preempted, so every collection's stop of the world waited for it,
+// and the core with it (a set's p99 went from ~0.1 s to ~0.8 s while a tree holding 64
+// values of 1 MB was written).
+const (
+	batchBytes = 256 << 10
+	directData = 64 << 10
+)
 
 // writeTail ends a snapshot file: the end-of-nodes marker, a seal, the digest section and
 // a second seal.

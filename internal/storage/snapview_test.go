@@ -152,3 +152,61 @@ func TestWriteSnapStream(t *testing.T) {
 			sessions, got.NodeCount(), got.Digest(), tr.NodeCount(), tr.Digest())
 	}
 }
+
+// writeSizes records the size of each write.
+type writeSizes struct {
+	sizes []int
+	total int
+}
+
+func (w *writeSizes) Write(p []byte) (int, error) {
+	w.sizes = append(w.sizes, len(p))
+	w.total += len(p)
+	return len(p), nil
+}
+
+// TestWriteViewBoundedBatches: writing a tree of many big values never gathers more than
+// a batch's bound in one buffer (each big value is written from the node's own bytes), so
+// no single copy grows with the tree; the bytes are those appendNode makes, node by node.
+func TestWriteViewBoundedBatches(t *testing.T) {
+	tr := datatree.New()
+	big := bytes.Repeat([]byte("v"), 200<<10)
+	for i := range 60 {
+		data := big
+		if i%2 == 1 {
+			data = []byte(fmt.Sprint(i))
+		}
+		r := tr.Apply(&jute.TxnHeader{Zxid: int64(i + 1), Type: jute.OpCreate},
+			&jute.CreateTxn{Path: fmt.Sprintf("/n%03d", i), Data: data, ACL: jute.OpenACLUnsafe, ParentCVersion: -1})
+		if r.Err != jute.OK {
+			t.Fatal(r.Err)
+		}
+	}
+	v := tr.Capture()
+	var w writeSizes
+	e := jute.Encoder{Buf: make([]byte, 0, 4096)}
+	if err := writeView(&w, v, &e, nil); err != nil {
+		t.Fatal(err)
+	}
+	if limit := 2 * (batchBytes + directData); cap(e.Buf) > limit {
+		t.Errorf("the batch buffer grew to %d bytes for 30 values of %d; want at most %d", cap(e.Buf), len(big), limit)
+	}
+	for _, n := range w.sizes {
+		if n > batchBytes+directData && n != len(big) {
+			t.Errorf("a write of %d bytes: neither one value nor a bounded batch", n)
+		}
+	}
+	var want []byte
+	wk := v.Walk()
+	defer wk.Close()
+	var nodes []SnapNode
+	for done := false; !done; {
+		nodes, done = wk.Next(7, nodes[:0])
+		for i := range nodes {
+			want = appendNode(want, &nodes[i])
+		}
+	}
+	if w.total != len(want) {
+		t.Errorf("wrote %d bytes, the nodes encode to %d", w.total, len(want))
+	}
+}
