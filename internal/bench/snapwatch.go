@@ -2,6 +2,8 @@ package bench
 
 import (
 	"os"
+	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -12,11 +14,12 @@ import (
 
 // snapWatch tells the requests that were in flight while the server wrote a snapshot from
 // the rest (issue 28: p99.9 and max latency with and without a snapshot running), by
-// watching the server's data directory: both servers write a snapshot under a temporary
-// name and rename it when it is complete and synced (zkd: tmp.snapshot.<zxid>; ZooKeeper
-// 3.8 with fsync on, AtomicFileOutputStream: snapshot.<zxid>.tmp), so a snapshot is running
-// while such a file exists. It sees the server from outside, as a client would, for both
-// servers alike.
+// watching the server's data directory. zkd writes a snapshot under a temporary name
+// (tmp.snapshot.<zxid>) and renames it when it is complete and synced; ZooKeeper 3.8 writes
+// its periodic snapshots straight to snapshot.<zxid>, unsynced (only a snapshot it syncs
+// goes through AtomicFileOutputStream's snapshot.<zxid>.tmp). So a snapshot is running while
+// a temporary one exists or while the newest snapshot file grows (a new one counts as
+// growing). It sees the server from outside, as a client would, for both servers alike.
 type snapWatch struct {
 	dir      string
 	interval time.Duration
@@ -24,6 +27,11 @@ type snapWatch struct {
 
 	running  atomic.Bool
 	lastSeen atomic.Int64 // Unix ns of the last poll that saw a snapshot running
+
+	newest     string // the newest snapshot file at the last poll, and its size
+	newestSize int64
+	first      bool            // no poll yet
+	temps      map[string]bool // the temporary files of the last poll
 
 	mu      sync.Mutex
 	seen    map[string]bool // snapshots seen running in the measured window
@@ -36,6 +44,17 @@ type snapWatch struct {
 func isSnapshotTemp(name string) bool {
 	return strings.HasPrefix(name, "tmp.snapshot.") ||
 		strings.HasPrefix(name, "snapshot.") && strings.HasSuffix(name, ".tmp")
+}
+
+// snapshotZxid parses a complete snapshot's name, snapshot.<hex zxid>[.gz|.snappy].
+func snapshotZxid(name string) (uint64, bool) {
+	rest, ok := strings.CutPrefix(name, "snapshot.")
+	if !ok {
+		return 0, false
+	}
+	hex, _, _ := strings.Cut(rest, ".")
+	z, err := strconv.ParseUint(hex, 16, 64)
+	return z, err == nil
 }
 
 // start polls the directory until stop is called.
@@ -64,10 +83,30 @@ func (s *snapWatch) poll(prev time.Time) {
 	entries, err := os.ReadDir(s.dir)
 	now := time.Now()
 	var names []string
+	newest, newestZxid := "", uint64(0)
 	for _, e := range entries {
-		if isSnapshotTemp(e.Name()) {
-			names = append(names, e.Name())
+		name := e.Name()
+		if isSnapshotTemp(name) {
+			names = append(names, name)
+		} else if z, ok := snapshotZxid(name); ok && (newest == "" || z > newestZxid) {
+			newest, newestZxid = name, z
 		}
+	}
+	if newest != "" {
+		if info, err := os.Stat(filepath.Join(s.dir, newest)); err == nil {
+			changed := newest != s.newest || info.Size() != s.newestSize
+			// Not a snapshot being written: one there before the first poll, or zkd's
+			// temporary file just renamed.
+			if changed && !s.first && !s.temps["tmp."+newest] {
+				names = append(names, newest)
+			}
+			s.newest, s.newestSize = newest, info.Size()
+		}
+	}
+	s.first = false
+	clear(s.temps)
+	for _, n := range names {
+		s.temps[n] = true
 	}
 	running := len(names) > 0
 	if running {

@@ -105,3 +105,49 @@ func TestSnapshotWindows(t *testing.T) {
 		}
 	}
 }
+
+// TestSnapshotWatchPolls: the newest snapshot file growing, or a new one appearing, is a
+// snapshot running (ZooKeeper's periodic snapshots, written in place); a temporary file is
+// one (zkd's); a snapshot there before the first poll, one that stopped growing and zkd's
+// rename of a finished one are not.
+func TestSnapshotWatchPolls(t *testing.T) {
+	dir := t.TempDir()
+	b := &bench{}
+	b.phase.Store(phaseMeasure)
+	s := &snapWatch{dir: dir, b: b, seen: map[string]bool{}, first: true, temps: map[string]bool{}}
+	write := func(name, data string, flag int) {
+		f, err := os.OpenFile(filepath.Join(dir, name), flag|os.O_WRONLY|os.O_CREATE, 0o644)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(data); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+	}
+	write("snapshot.10", "old", 0)
+	step := func(what string, want bool) {
+		t.Helper()
+		s.poll(time.Now())
+		if got := s.running.Load(); got != want {
+			t.Errorf("%s: running %v, want %v", what, got, want)
+		}
+	}
+	step("a snapshot from before the run", false)
+	write("snapshot.20", "abc", 0)
+	step("a new snapshot file", true)
+	write("snapshot.20", "def", os.O_APPEND)
+	step("the newest snapshot grew", true)
+	step("the newest snapshot stopped growing", false)
+	write("tmp.snapshot.30", "x", 0)
+	step("zkd's temporary file", true)
+	if err := os.Rename(filepath.Join(dir, "tmp.snapshot.30"), filepath.Join(dir, "snapshot.30")); err != nil {
+		t.Fatal(err)
+	}
+	step("zkd's finished snapshot renamed", false)
+	write("snapshot.40.tmp", "x", 0)
+	step("ZooKeeper's synced snapshot being written", true)
+	if len(s.seen) != 3 {
+		t.Errorf("snapshots seen %v, want snapshot.20, tmp.snapshot.30 and snapshot.40.tmp", s.seen)
+	}
+}

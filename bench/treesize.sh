@@ -1,0 +1,148 @@
+#!/usr/bin/env bash
+# Issue 28's side-by-side rows: zkd and Apache ZooKeeper 3.8 as their trees grow, on this
+# machine, one server at a time, the same client for both.
+#
+#   bench/treesize.sh [--znodes "1000000 10000000"] [--kinds "zkd zookeeper"]
+#                     [--drivers "zkbench go-zookeeper"] [--duration 30s] [--heap 12g]
+#                     [--zk-prop NAME=VALUE]... [--out FILE] [--keep] [--smoke]
+#
+# For each kind, on a fresh server (fsync on, tickTime 2000, snapCount at its default, so
+# snapshots of the big tree run during the load; ZooKeeper with -XX:+UseParallelGC and
+# --heap, not touched at start-up, so that its RSS is what it used): the tree grows to each
+# size in turn with zkbench's `znodes` workload (8 sessions x 8 outstanding, multis of 10,
+# 16-byte paths, 10-byte data under /zkm), then at that size:
+#   - set and get of 1 KB at 64 sessions x 32 outstanding on 10,000 other znodes, through
+#     each driver (zkbench's own pipelined client; github.com/go-zookeeper/zk, 32 goroutines
+#     per session); the sets' latencies are also split into requests in flight while the
+#     server was writing a snapshot and the rest (zkbench run --snapshot-dir);
+#   - at the first size only: set and get of 1,048,000-byte values (the largest both accept
+#     under the default jute.maxbuffer), 16 sessions x 4 outstanding on 64 znodes;
+#   - a clean stop (SIGTERM, timed), a restart until the last znode written is readable,
+#     then kill -9 and the same again.
+# RSS per znode at a size is the server's RSS at the end of the fill less a fresh server's,
+# over the size; the snapshot time is mntr's zk_max_snapshottime after the fill (the longest
+# snapshot the server wrote since it last started, of the biggest tree it held).
+# Writes the JSON lines beside FILE (FILE without .md, .jsonl) and the tables to FILE
+# (default bench/RESULTS-treesize.md). Every process is stopped by its PID on exit.
+#
+#   --zk-prop a Java system property for ZooKeeper only (-DNAME=VALUE), as for compare.sh
+#   --smoke   10k and 30k znodes, 3 s runs, one driver: proves the pipeline in a few minutes;
+#             writes to a temporary directory unless --out is given
+set -euo pipefail
+
+cmdline="bench/treesize.sh${*:+ $*}"
+repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+sizes="1000000 10000000" kinds="zkd zookeeper" drivers="zkbench go-zookeeper" dur=30s heap=12g
+out="" keep=0 smoke=0 zk_prop_args=()
+while [ $# -gt 0 ]; do
+  case $1 in
+    --znodes) sizes=$2; shift ;;
+    --kinds) kinds=$2; shift ;;
+    --drivers) drivers=$2; shift ;;
+    --duration) dur=$2; shift ;;
+    --heap) heap=$2; shift ;;
+    --zk-prop) zk_prop_args+=("-D$2"); shift ;;
+    --out) out=$(realpath -m "$2"); shift ;;
+    --keep) keep=1 ;;
+    --smoke) smoke=1 ;;
+    -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
+    *) echo "treesize.sh: unknown argument $1" >&2; exit 2 ;;
+  esac
+  shift
+done
+if [ $smoke = 1 ]; then
+  sizes="10000 30000" drivers=zkbench dur=3s heap=2g
+  [ -n "$out" ] || out=$(mktemp -d "${TMPDIR:-/tmp}/zkd-treesize-smoke.XXXXXX")/RESULTS-treesize.md
+fi
+[ -n "$out" ] || out="$repo/bench/RESULTS-treesize.md"
+jsonl="${out%.md}.jsonl"
+
+tick=2000
+work=$(mktemp -d "${TMPDIR:-/tmp}/zkd-treesize.XXXXXX")
+bench_name=treesize
+# shellcheck source=bench/lib-bench.sh
+. "$repo/bench/lib-bench.sh"
+zk_set_tuning parallel
+zk_grow_heap=1
+zk_props=("${zk_prop_args[@]+"${zk_prop_args[@]}"}")
+
+cd "$repo"
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+git diff --quiet HEAD -- . ':!bench/RESULTS*' 2>/dev/null || rev="$rev (with uncommitted changes)"
+bench_build
+mkdir -p "$(dirname "$out")"
+: > "$jsonl"
+started=$(date +%s)
+
+rss() { awk '/VmRSS/{printf "%.0f\n", $2*1024}' "/proc/$1/status"; }
+# note KIND NAME VALUE: a figure the shell measured, as a JSON line.
+note() { printf '{"label":"%s","workload":"%s","value":%s}\n' "$1" "$2" "$3" >> "$jsonl"; }
+
+# run KIND SIZE NAME ARGS...: one zkbench run against the server, its result recorded under NAME.
+run() {
+  local kind=$1 size=$2 name=$3; shift 3
+  zkbench run --servers "127.0.0.1:$port" --server-pid "$server_pid" --label "$kind" --json "$jsonl" \
+    --progress 0 --param "znodes=$size" --as "$name" "$@" > /dev/null
+}
+
+# restart KIND DIR SIZE HOW: start the server on DIR after a stop, until /zkm's last znode
+# is readable.
+restart() {
+  local kind=$1 dir=$2 size=$3 how=$4 t0
+  sync
+  t0=$(date +%s%N)
+  start "$kind" "$dir" "$heap"
+  zkbench wait --servers "127.0.0.1:$port" --since "$t0" --path "$(printf '/zkm/n%010d' $((size - 1)))" \
+    --timeout 30m --name "recovery-$how" --label "$kind" --json - |
+    sed "s/}\$/,\"params\":{\"znodes\":\"$size\"}}/" >> "$jsonl"
+  note "$kind" "rss-after-recovery-$how-$size" "$(rss "$server_pid")"
+}
+
+for kind in $kinds; do
+  dir="$work/$kind"
+  start_fresh "$kind" "$dir" "$heap"
+  fresh=$(rss "$server_pid")
+  log "$kind: started on port $port, RSS $fresh"
+  have=0 first=1
+  for size in $sizes; do
+    log "$kind: growing the tree from $have to $size znodes"
+    run "$kind" "$size" fill --clients 8 --outstanding 8 --multi-size 10 --znodes-from "$have" --znodes $((size - have)) znodes
+    note "$kind" "rss-per-znode-$size" "$(( ($(rss "$server_pid") - fresh) / size ))"
+    have=$size
+    for driver in $drivers; do
+      d=(); [ "$driver" = zkbench ] || d=(--driver "$driver")
+      log "$kind: set and get at $size znodes through $driver"
+      run "$kind" "$size" "set-$driver" "${d[@]+"${d[@]}"}" --duration "$dur" --snapshot-dir "$dir/data/version-2" set
+      run "$kind" "$size" "get-$driver" "${d[@]+"${d[@]}"}" --duration "$dur" get
+    done
+    if [ $first = 1 ]; then
+      log "$kind: 1 MiB values at $size znodes"
+      big=(--data-size 1048000 --keys 64 --clients 16 --outstanding 4 --root /zkbig --duration "$dur")
+      run "$kind" "$size" set-1mib "${big[@]}" set
+      run "$kind" "$size" get-1mib "${big[@]}" get
+      first=0
+    fi
+    log "$kind: restarts at $size znodes"
+    t0=$(date +%s%N); stop_pid "$server_pid" TERM
+    note "$kind" "stop-clean-$size" "$(( ($(date +%s%N) - t0) / 1000000 ))"
+    restart "$kind" "$dir" "$size" clean
+    stop_pid "$server_pid" KILL
+    restart "$kind" "$dir" "$size" kill9
+  done
+  stop_pid "$server_pid" TERM
+  rm -rf "$dir/data/version-2"
+done
+elapsed=$(( $(date +%s) - started ))
+
+fsync_line=$(zkbench fsync --dir "$work" --count 200 | sed "s# in $work##")
+{
+  echo "# zkd and ZooKeeper as the tree grows (issue 28)"
+  echo
+  echo "Produced by \`$cmdline\` on $(date -u '+%Y-%m-%d %H:%M UTC') in ${elapsed}s; zkd at $rev."
+  echo "Machine: $(nproc) × $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | awk '{print $1, $2, $3}'), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo); $fsync_line."
+  echo "ZooKeeper: \`java $(zk_java_opts "$heap")${zk_props[*]:+ ${zk_props[*]}}\`, Debian's $(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo 3.8)."
+  echo "Method: the header of bench/treesize.sh. Ratios are zkd / ZooKeeper."
+  echo
+  python3 "$repo/bench/treesize.py" "$jsonl"
+} > "$out"
+log "wrote $out and $jsonl"
