@@ -373,6 +373,17 @@ zkbench plot -o "$plot" "$work/zkd.jsonl" "$work/zookeeper.jsonl"
     awk -F' *\\| *' '/^## Writes at / { shape = substr($0, 14) }
       /^\| throughput \(ops\/s\)/ && shape != "" { printf "| %s | %s | %s | %s |\n", shape, $3, $4, $5; shape = "" }' "$etcd_md"
   fi
+  # Issue 28's rows (bench/treesize.sh, run on its own: its header line says how and when).
+  for ts in "$(dirname "$out")"/RESULTS-treesize*.md; do
+    [ -f "$ts" ] || continue
+    echo
+    echo "### Tree size: $(sed -n 's/^# //p' "$ts" | head -1)"
+    echo
+    echo "From [$(basename "$ts")]($(basename "$ts")):"
+    sed -n '3,/^## Goals/p' "$ts" | sed '$d'
+    sed -n '/^## Goals/,/^## Figures/p' "$ts" | sed '1d;$d'
+    echo "The figures behind the goals, per tree size, are in [$(basename "$ts")]($(basename "$ts"))."
+  done
   echo
   echo "Also: ZooKeeper's settings tried before this run chose its configuration,"
   echo "[RESULTS-zktuning.md](RESULTS-zktuning.md); zkd's profiles under set, get and watch fan-out,"

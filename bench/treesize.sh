@@ -4,7 +4,7 @@
 #
 #   bench/treesize.sh [--znodes "1000000 10000000"] [--kinds "zkd zookeeper"]
 #                     [--drivers "zkbench go-zookeeper"] [--duration 30s] [--heap 12g]
-#                     [--zk-prop NAME=VALUE]... [--out FILE] [--keep] [--smoke]
+#                     [--zk-prop NAME=VALUE]... [--out FILE] [--keep] [--no-big] [--smoke]
 #
 # For each kind, on a fresh server (fsync on, tickTime 2000, snapCount at its default, so
 # snapshots of the big tree run during the load; ZooKeeper with -XX:+UseParallelGC and
@@ -15,10 +15,10 @@
 #     each driver (zkbench's own pipelined client; github.com/go-zookeeper/zk, 32 goroutines
 #     per session); the sets' latencies are also split into requests in flight while the
 #     server was writing a snapshot and the rest (zkbench run --snapshot-dir);
-#   - at the first size only: set and get of 1,048,000-byte values (the largest both accept
-#     under the default jute.maxbuffer), 16 sessions x 4 outstanding on 64 znodes;
 #   - a clean stop (SIGTERM, timed), a restart until the last znode written is readable,
-#     then kill -9 and the same again.
+#     then kill -9 and the same again;
+#   - at the first size only, after the restarts (unless --no-big): set and get of 1,048,000-byte values (the largest both accept
+#     under the default jute.maxbuffer), 16 sessions x 4 outstanding on 64 znodes.
 # RSS per znode at a size is the server's RSS at the end of the fill less a fresh server's,
 # over the size; the snapshot time is mntr's zk_max_snapshottime after the fill (the longest
 # snapshot the server wrote since it last started, of the biggest tree it held).
@@ -33,7 +33,7 @@ set -euo pipefail
 cmdline="bench/treesize.sh${*:+ $*}"
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 sizes="1000000 10000000" kinds="zkd zookeeper" drivers="zkbench go-zookeeper" dur=30s heap=12g
-out="" keep=0 smoke=0 zk_prop_args=()
+out="" keep=0 smoke=0 big=1 zk_prop_args=()
 while [ $# -gt 0 ]; do
   case $1 in
     --znodes) sizes=$2; shift ;;
@@ -44,6 +44,7 @@ while [ $# -gt 0 ]; do
     --zk-prop) zk_prop_args+=("-D$2"); shift ;;
     --out) out=$(realpath -m "$2"); shift ;;
     --keep) keep=1 ;;
+    --no-big) big=0 ;;
     --smoke) smoke=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "treesize.sh: unknown argument $1" >&2; exit 2 ;;
@@ -115,19 +116,20 @@ for kind in $kinds; do
       run "$kind" "$size" "set-$driver" "${d[@]+"${d[@]}"}" --duration "$dur" --snapshot-dir "$dir/data/version-2" set
       run "$kind" "$size" "get-$driver" "${d[@]+"${d[@]}"}" --duration "$dur" get
     done
-    if [ $first = 1 ]; then
-      log "$kind: 1 MiB values at $size znodes"
-      big=(--data-size 1048000 --keys 64 --clients 16 --outstanding 4 --root /zkbig --duration "$dur")
-      run "$kind" "$size" set-1mib "${big[@]}" set
-      run "$kind" "$size" get-1mib "${big[@]}" get
-      first=0
-    fi
     log "$kind: restarts at $size znodes"
     t0=$(date +%s%N); stop_pid "$server_pid" TERM
     note "$kind" "stop-clean-$size" "$(( ($(date +%s%N) - t0) / 1000000 ))"
     restart "$kind" "$dir" "$size" clean
     stop_pid "$server_pid" KILL
     restart "$kind" "$dir" "$size" kill9
+    # After the restarts: gigabytes of 1 MiB sets in the log would be most of a restart.
+    if [ $first = 1 ] && [ $big = 1 ]; then
+      log "$kind: 1 MiB values at $size znodes"
+      bigargs=(--data-size 1048000 --keys 64 --clients 16 --outstanding 4 --root /zkbig --duration "$dur")
+      run "$kind" "$size" set-1mib "${bigargs[@]}" set
+      run "$kind" "$size" get-1mib "${bigargs[@]}" get
+    fi
+    first=0
   done
   stop_pid "$server_pid" TERM
   rm -rf "$dir/data/version-2"

@@ -7,6 +7,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/zkd-io/zkd/internal/testing/needs"
 )
 
 // No benchmark runs in CI, but the scripts that drive zkbench must at least parse, show
@@ -115,5 +117,44 @@ func TestBenchScripts(t *testing.T) {
 	cmd.Env = append(os.Environ(), "WORKDIR="+t.TempDir())
 	if out, err := cmd.CombinedOutput(); err == nil {
 		t.Errorf("render_template with blanks left did not fail:\n%s", out)
+	}
+}
+
+// TestTreesizeReport: bench/treesize.py turns treesize.sh's JSON lines (testdata: a
+// --smoke run) into issue 28's goals, each judged from both servers' figures, with the
+// notes file's text in the why column, and a table per tree size.
+func TestTreesizeReport(t *testing.T) {
+	python := needs.Command(t, "python3", "python3")
+	notes := filepath.Join(t.TempDir(), "notes")
+	if err := os.WriteFile(notes, []byte("# a comment\nset-30k: the snapshots of the bigger tree\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	out, err := exec.Command(python, filepath.Join("..", "..", "bench", "treesize.py"), filepath.Join("testdata", "treesize.jsonl"), notes).CombinedOutput()
+	if err != nil {
+		t.Fatalf("treesize.py: %v\n%s", err, out)
+	}
+	for _, want := range []string{
+		"| set throughput at 10k znodes (zkbench, ops/s) | ≥ 2x | 66548 | 24153 | 2.76x | yes |  |",
+		"| set throughput at 30k znodes (zkbench, ops/s) | ≥ 2x | 33940 | 21635 | 1.57x | no | the snapshots of the bigger tree |",
+		"| get of 1 MiB values (ops/s) | ≥ 1.5x | 2680 | 1791 | 1.50x | no |",
+		"| restart after kill -9 at 30k znodes (s) | ≤ 0.1x | 0.235 | 1.26 | 0.19x | no |",
+		"### 30k znodes",
+		"| set (zkbench): p99.9 / max during snapshots (ms) | 898 / 898 | — |  |",
+		"| RSS per znode (bytes) | 3902 | 19053 | 0.20x |",
+	} {
+		if !strings.Contains(string(out), want) {
+			t.Errorf("the report has no line with %q:\n%s", want, out)
+		}
+	}
+	bash, err := exec.LookPath("bash")
+	if err != nil {
+		t.Skip("no bash")
+	}
+	script := filepath.Join("..", "..", "bench", "treesize.sh")
+	if out, err := exec.Command(bash, script, "--help").CombinedOutput(); err != nil || !strings.Contains(string(out), "--snapshot-dir") {
+		t.Errorf("treesize.sh --help: %v\n%s", err, out)
+	}
+	if out, err := exec.Command(bash, script, "--no-such-flag").CombinedOutput(); err == nil || !strings.Contains(string(out), "unknown argument") {
+		t.Errorf("treesize.sh --no-such-flag: %v, want the error \"unknown argument\":\n%s", err, out)
 	}
 }

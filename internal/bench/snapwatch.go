@@ -32,6 +32,7 @@ type snapWatch struct {
 	newestSize int64
 	first      bool            // no poll yet
 	temps      map[string]bool // the temporary files of the last poll
+	lastPoll   time.Time
 
 	mu      sync.Mutex
 	seen    map[string]bool // snapshots seen running in the measured window
@@ -64,22 +65,20 @@ func (s *snapWatch) start() (stop func()) {
 		defer close(finished)
 		t := time.NewTicker(s.interval)
 		defer t.Stop()
-		last := time.Now()
 		for {
-			s.poll(last)
+			s.poll()
 			select {
 			case <-done:
 				return
-			case last = <-t.C:
+			case <-t.C:
 			}
 		}
 	}()
 	return func() { close(done); <-finished }
 }
 
-// poll reads the directory once; prev is the time of the previous poll, for the measured
-// time with a snapshot running.
-func (s *snapWatch) poll(prev time.Time) {
+// poll reads the directory once.
+func (s *snapWatch) poll() {
 	entries, err := os.ReadDir(s.dir)
 	now := time.Now()
 	var names []string
@@ -118,9 +117,12 @@ func (s *snapWatch) poll(prev time.Time) {
 	if err != nil {
 		s.lastErr = err
 	}
+	prev := s.lastPoll
+	s.lastPoll = now
 	if s.b.measuring() {
 		s.polls++
-		if running {
+		if running && !prev.IsZero() {
+			// From the poll before: a snapshot seen now ran for about that long.
 			s.busy += now.Sub(prev)
 			for _, n := range names {
 				s.seen[n] = true

@@ -128,7 +128,7 @@ func TestSnapshotWatchPolls(t *testing.T) {
 	write("snapshot.10", "old", 0)
 	step := func(what string, want bool) {
 		t.Helper()
-		s.poll(time.Now())
+		s.poll()
 		if got := s.running.Load(); got != want {
 			t.Errorf("%s: running %v, want %v", what, got, want)
 		}
@@ -147,6 +147,9 @@ func TestSnapshotWatchPolls(t *testing.T) {
 	step("zkd's finished snapshot renamed", false)
 	write("snapshot.40.tmp", "x", 0)
 	step("ZooKeeper's synced snapshot being written", true)
+	if s.busy <= 0 {
+		t.Error("no time counted with a snapshot running")
+	}
 	if len(s.seen) != 3 {
 		t.Errorf("snapshots seen %v, want snapshot.20, tmp.snapshot.30 and snapshot.40.tmp", s.seen)
 	}
