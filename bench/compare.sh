@@ -373,7 +373,8 @@ zkbench plot -o "$plot" "$work/zkd.jsonl" "$work/zookeeper.jsonl"
     awk -F' *\\| *' '/^## Writes at / { shape = substr($0, 14) }
       /^\| throughput \(ops\/s\)/ && shape != "" { printf "| %s | %s | %s | %s |\n", shape, $3, $4, $5; shape = "" }' "$etcd_md"
   fi
-  # Issue 28's rows (bench/treesize.sh, run on its own: its header line says how and when).
+  # Issue 28's rows (bench/treesize.sh and bench/snapsync.sh, run on their own: each file's
+  # header line says how and when).
   for ts in "$(dirname "$out")"/RESULTS-treesize*.md; do
     [ -f "$ts" ] || continue
     echo
@@ -384,6 +385,12 @@ zkbench plot -o "$plot" "$work/zkd.jsonl" "$work/zookeeper.jsonl"
     sed -n '/^## Goals/,/^## Figures/p' "$ts" | sed '1d;$d'
     echo "The figures behind the goals, per tree size, are in [$(basename "$ts")]($(basename "$ts"))."
   done
+  snapsync_md="$(dirname "$out")/RESULTS-snapsync.md"
+  if [ -f "$snapsync_md" ]; then
+    echo
+    echo "### $(sed -n 's/^# //p' "$snapsync_md" | head -1)"
+    sed '1,2d' "$snapsync_md"
+  fi
   echo
   echo "Also: ZooKeeper's settings tried before this run chose its configuration,"
   echo "[RESULTS-zktuning.md](RESULTS-zktuning.md); zkd's profiles under set, get and watch fan-out,"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # A new member synced by SNAP (issue 28's row), zkd and Apache ZooKeeper 3.8 side by side:
 #
-#   bench/snapsync.sh [--znodes 1000000] [--kinds "zkd zookeeper"] [--heap 4g]
+#   bench/snapsync.sh [--znodes 1000000] [--kinds "zkd zookeeper"] [--heap 4g] [--out FILE]
 #
 # For each kind: a 3-server loopback ensemble (fsync on, tickTime 2000); server 3 is
 # stopped, the tree grows to --znodes znodes through servers 1 and 2 (zkbench's `znodes`:
@@ -11,15 +11,19 @@
 # server 3 until it serves as a follower at (or past) the zxid the leader had then, and the
 # leader's clients' p99.9 and maximum latency: the worst 5-second round while server 3
 # syncs, against a round just before. The machine is shared with whatever else runs: the
-# figures are as good as it is quiet. Every process is stopped by its PID on exit.
+# figures are as good as it is quiet. Every process is stopped by its PID on exit. With
+# --out, the table also goes to FILE (markdown, with the command and date), which
+# bench/compare.sh copies into RESULTS.md.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-znodes=1000000 kinds="zkd zookeeper" heap=4g
+znodes=1000000 kinds="zkd zookeeper" heap=4g out=/dev/null
+cmdline="bench/snapsync.sh${*:+ $*}"
 while [ $# -gt 0 ]; do
   case "$1" in
     --znodes) znodes=$2; shift ;;
     --kinds) kinds=$2; shift ;;
     --heap) heap=$2; shift ;;
+    --out) out=$(realpath -m "$2"); shift ;;
     *) echo "unknown flag $1" >&2; exit 2 ;;
   esac
   shift
@@ -53,8 +57,11 @@ rows=[json.loads(l) for l in open(sys.argv[1]) if l.strip()]
 print("%.1f %.1f" % (max(r["latency_us"]["p999"] for r in rows)/1000, max(r["latency_us"]["max"] for r in rows)/1000))' "$1"
 }
 
+rev=$(git rev-parse --short HEAD 2>/dev/null || echo unknown)
+{ echo "# A new member synced by SNAP at $znodes znodes"; echo
+  echo "Produced by \`$cmdline\` on $(date -u '+%Y-%m-%d %H:%M UTC'); zkd at $rev. Method: the header of bench/snapsync.sh."; echo; } > "$out"
 echo "3-server loopback ensembles, fsync on: a member with an empty data directory synced by SNAP at $znodes znodes"
-printf '| server | sync (s) | clients p99.9 / max before (ms) | clients p99.9 / max during (ms) |\n| --- | --- | --- | --- |\n'
+printf '| server | sync (s) | clients p99.9 / max before (ms) | clients p99.9 / max during (ms) |\n| --- | --- | --- | --- |\n' | tee -a "$out"
 for kind in $kinds; do
   name="$kind-$RANDOM"
   if [ "$kind" = zookeeper ]; then
@@ -93,7 +100,7 @@ for kind in $kinds; do
     round "$lsrv" "$work/$name-during.json"
   done
   synced=$(cat "$synced_file" 2> /dev/null || true)
-  echo "| $kind | ${synced:-not synced} | $(worst "$work/$name-before.json" | sed 's/ / \/ /') | $(worst "$work/$name-during.json" | sed 's/ / \/ /') |"
+  echo "| $kind | ${synced:-not synced} | $(worst "$work/$name-before.json" | sed 's/ / \/ /') | $(worst "$work/$name-during.json" | sed 's/ / \/ /') |" | tee -a "$out"
   for i in 1 2 3; do kill -9 "${spid[$i]}" 2> /dev/null || true; done
   rm -rf "${work:?}/$name"
 done

@@ -4,13 +4,14 @@
 #
 #   bench/treesize.sh [--znodes "1000000 10000000"] [--kinds "zkd zookeeper"]
 #                     [--drivers "zkbench go-zookeeper"] [--duration 30s] [--heap 12g]
-#                     [--zk-prop NAME=VALUE]... [--out FILE] [--keep] [--no-big] [--smoke]
+#                     [--zk-prop NAME=VALUE]... [--out FILE] [--keep] [--no-big] [--purge] [--smoke]
 #
 # For each kind, on a fresh server (fsync on, tickTime 2000, snapCount at its default, so
 # snapshots of the big tree run during the load; ZooKeeper with -XX:+UseParallelGC and
 # --heap, not touched at start-up, so that its RSS is what it used): the tree grows to each
 # size in turn with zkbench's `znodes` workload (8 sessions x 8 outstanding, multis of 10,
 # 16-byte paths, 10-byte data under /zkm), then at that size:
+#   - 15 s of mixed load at 64 x 32, unmeasured (warm-up, as in compare.sh);
 #   - set and get of 1 KB at 64 sessions x 32 outstanding on 10,000 other znodes, through
 #     each driver (zkbench's own pipelined client; github.com/go-zookeeper/zk, 32 goroutines
 #     per session); the sets' latencies are also split into requests in flight while the
@@ -26,6 +27,9 @@
 # (default bench/RESULTS-treesize.md). Every process is stopped by its PID on exit.
 #
 #   --zk-prop a Java system property for ZooKeeper only (-DNAME=VALUE), as for compare.sh
+#   --purge   every 20 s, delete all but the newest two snapshots and the logs only they
+#             need (ZooKeeper's autopurge with snapRetainCount=2, which counts its interval
+#             in hours): a tree of 100M znodes writes snapshots of ~10 GB while it grows
 #   --smoke   10k and 30k znodes, 3 s runs, one driver: proves the pipeline in a few minutes;
 #             writes to a temporary directory unless --out is given
 set -euo pipefail
@@ -33,7 +37,7 @@ set -euo pipefail
 cmdline="bench/treesize.sh${*:+ $*}"
 repo=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
 sizes="1000000 10000000" kinds="zkd zookeeper" drivers="zkbench go-zookeeper" dur=30s heap=12g
-out="" keep=0 smoke=0 big=1 zk_prop_args=()
+out="" keep=0 smoke=0 big=1 purge=0 warm=15s zk_prop_args=()
 while [ $# -gt 0 ]; do
   case $1 in
     --znodes) sizes=$2; shift ;;
@@ -45,6 +49,7 @@ while [ $# -gt 0 ]; do
     --out) out=$(realpath -m "$2"); shift ;;
     --keep) keep=1 ;;
     --no-big) big=0 ;;
+    --purge) purge=1 ;;
     --smoke) smoke=1 ;;
     -h|--help) sed -n '2,/^set -euo/p' "$0" | sed '$d; s/^# \{0,1\}//'; exit 0 ;;
     *) echo "treesize.sh: unknown argument $1" >&2; exit 2 ;;
@@ -52,7 +57,7 @@ while [ $# -gt 0 ]; do
   shift
 done
 if [ $smoke = 1 ]; then
-  sizes="10000 30000" drivers=zkbench dur=3s heap=2g
+  sizes="10000 30000" drivers=zkbench dur=3s heap=2g warm=2s
   [ -n "$out" ] || out=$(mktemp -d "${TMPDIR:-/tmp}/zkd-treesize-smoke.XXXXXX")/RESULTS-treesize.md
 fi
 [ -n "$out" ] || out="$repo/bench/RESULTS-treesize.md"
@@ -99,9 +104,40 @@ restart() {
   note "$kind" "rss-after-recovery-$how-$size" "$(rss "$server_pid")"
 }
 
+# purge_once DIR: the snapshots but the newest two, and the logs older than the newest log
+# that starts at or before the older of them (it holds the txns after that snapshot).
+purge_once() {
+  python3 - "$1" << 'EOF'
+import os, re, sys
+d = sys.argv[1]
+def zxid(name, prefix):
+    m = re.fullmatch(prefix + r"\.([0-9a-f]+)(\.gz|\.snappy)?", name)
+    return int(m.group(1), 16) if m else None
+try:
+    names = os.listdir(d)
+except FileNotFoundError:
+    sys.exit()
+snaps = sorted((zxid(n, "snapshot"), n) for n in names if zxid(n, "snapshot") is not None)
+if len(snaps) <= 2:
+    sys.exit()
+oldest = snaps[-2][0]
+logs = sorted((zxid(n, "log"), n) for n in names if zxid(n, "log") is not None)
+older = [n for z, n in logs if z <= oldest]
+for n in [n for _, n in snaps[:-2]] + older[:-1]:
+    try:
+        os.remove(os.path.join(d, n))
+    except FileNotFoundError:
+        pass
+EOF
+}
+
 for kind in $kinds; do
   dir="$work/$kind"
   start_fresh "$kind" "$dir" "$heap"
+  if [ $purge = 1 ]; then
+    ( while sleep 20; do purge_once "$dir/data/version-2"; done ) &
+    purger=$!; pids+=("$purger")
+  fi
   fresh=$(rss "$server_pid")
   log "$kind: started on port $port, RSS $fresh"
   have=0 first=1
@@ -110,6 +146,9 @@ for kind in $kinds; do
     run "$kind" "$size" fill --clients 8 --outstanding 8 --multi-size 10 --znodes-from "$have" --znodes $((size - have)) znodes
     note "$kind" "rss-per-znode-$size" "$(( ($(rss "$server_pid") - fresh) / size ))"
     have=$size
+    # As compare.sh does: 15 s of mixed load, unmeasured, before the measured runs (the
+    # JVM's compiler; zkd, too, runs its first seconds after the fill slower).
+    zkbench run --servers "127.0.0.1:$port" --progress 0 --duration "$warm" --warmup 0s --json /dev/null mixed > /dev/null
     for driver in $drivers; do
       d=(); [ "$driver" = zkbench ] || d=(--driver "$driver")
       log "$kind: set and get at $size znodes through $driver"
@@ -132,6 +171,7 @@ for kind in $kinds; do
     first=0
   done
   stop_pid "$server_pid" TERM
+  [ $purge = 0 ] || stop_pid "$purger" TERM
   rm -rf "$dir/data/version-2"
 done
 elapsed=$(( $(date +%s) - started ))
