@@ -178,11 +178,11 @@ elapsed=$(( $(date +%s) - started ))
 
 fsync_line=$(zkbench fsync --dir "$work" --count 200 | sed "s# in $work##")
 {
-  echo "# zkd and ZooKeeper as the tree grows (issue 28)"
+  if [[ " $kinds " == *" zookeeper "* ]]; then echo "# zkd and ZooKeeper as the tree grows (issue 28)"; else echo "# $kinds as the tree grows (issue 28)"; fi
   echo
   echo "Produced by \`$cmdline\` on $(date -u '+%Y-%m-%d %H:%M UTC') in ${elapsed}s; zkd at $rev."
-  echo "Machine: $(nproc) × $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | awk '{print $1, $2, $3}'), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo); $fsync_line."
-  echo "ZooKeeper: \`java $(zk_java_opts "$heap")${zk_props[*]:+ ${zk_props[*]}}\`, Debian's $(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo 3.8)."
+  echo "Machine: $(nproc) × $(sed -n 's/^model name[[:space:]]*: //p' /proc/cpuinfo | head -1 | awk '{print $1, $2}'), $(awk '/MemTotal/ {printf "%.1f GiB", $2/1048576}' /proc/meminfo); $fsync_line."
+  [[ " $kinds " != *" zookeeper "* ]] || echo "ZooKeeper: \`java $(zk_java_opts "$heap")${zk_props[*]:+ ${zk_props[*]}}\`, Debian's $(dpkg-query -W -f '${Version}' zookeeper 2>/dev/null || echo 3.8)."
   echo "Method: the header of bench/treesize.sh. Ratios are zkd / ZooKeeper."
   echo
   python3 "$repo/bench/treesize.py" "$jsonl"
