@@ -285,7 +285,7 @@ func runWorkloads(ctx context.Context, o *runOptions, stdout, stderr io.Writer) 
 		res, err := runBest(ctx, retries, o.contentionLimit, func(attempt int) (*Result, error) {
 			b := &bench{cfg: o.cfg, wl: wl, log: stderr, base: time.Now(), runID: fmt.Sprintf("%s-%d-%d", runID, i, attempt)}
 			if o.cfg.snapshotDir != "" {
-				b.snaps = &snapWatch{dir: o.cfg.snapshotDir, interval: 10 * time.Millisecond, b: b, seen: map[string]bool{}, first: true, temps: map[string]bool{}}
+				b.snaps = newSnapWatch(o.cfg.snapshotDir, b)
 			}
 			if wl.scaled != nil {
 				return wl.scaled(ctx, b, o.scale)

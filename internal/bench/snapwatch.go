@@ -3,13 +3,13 @@ package bench
 import (
 	"os"
 	"path/filepath"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
 
 	"github.com/zkd-io/zkd/internal/bench/benchstat"
+	"github.com/zkd-io/zkd/internal/storage"
 )
 
 // snapWatch tells the requests that were in flight while the server wrote a snapshot from
@@ -37,25 +37,14 @@ type snapWatch struct {
 	mu      sync.Mutex
 	seen    map[string]bool // snapshots seen running in the measured window
 	busy    time.Duration   // measured time with a snapshot running
-	polls   int64           // polls in the measured window
+	readOK  bool            // a poll has read the directory
 	lastErr error
 }
 
-// isSnapshotTemp reports whether name is a snapshot being written, by zkd or by ZooKeeper.
-func isSnapshotTemp(name string) bool {
-	return strings.HasPrefix(name, "tmp.snapshot.") ||
-		strings.HasPrefix(name, "snapshot.") && strings.HasSuffix(name, ".tmp")
-}
-
-// snapshotZxid parses a complete snapshot's name, snapshot.<hex zxid>[.gz|.snappy].
-func snapshotZxid(name string) (uint64, bool) {
-	rest, ok := strings.CutPrefix(name, "snapshot.")
-	if !ok {
-		return 0, false
-	}
-	hex, _, _ := strings.Cut(rest, ".")
-	z, err := strconv.ParseUint(hex, 16, 64)
-	return z, err == nil
+// newSnapWatch watches dir for the run of b.
+func newSnapWatch(dir string, b *bench) *snapWatch {
+	return &snapWatch{dir: dir, interval: 10 * time.Millisecond, b: b, first: true,
+		temps: map[string]bool{}, seen: map[string]bool{}}
 }
 
 // start polls the directory until stop is called.
@@ -82,12 +71,12 @@ func (s *snapWatch) poll() {
 	entries, err := os.ReadDir(s.dir)
 	now := time.Now()
 	var names []string
-	newest, newestZxid := "", uint64(0)
+	newest, newestZxid := "", int64(0)
 	for _, e := range entries {
 		name := e.Name()
-		if isSnapshotTemp(name) {
+		if storage.SnapInProgress(name) {
 			names = append(names, name)
-		} else if z, ok := snapshotZxid(name); ok && (newest == "" || z > newestZxid) {
+		} else if z, _, ok := storage.ParseSnapName(name); ok && (newest == "" || z > newestZxid) {
 			newest, newestZxid = name, z
 		}
 	}
@@ -116,11 +105,12 @@ func (s *snapWatch) poll() {
 	defer s.mu.Unlock()
 	if err != nil {
 		s.lastErr = err
+	} else {
+		s.readOK = true
 	}
 	prev := s.lastPoll
 	s.lastPoll = now
 	if s.b.measuring() {
-		s.polls++
 		if running && !prev.IsZero() {
 			// From the poll before: a snapshot seen now ran for about that long.
 			s.busy += now.Sub(prev)
@@ -150,7 +140,7 @@ func (s *snapWatch) fill(res *Result, r *recorder) {
 	res.OutsideSnapshot = window(r.outside)
 	res.SnapshotRunningS = round3(s.busy.Seconds())
 	res.SnapshotsSeen = len(s.seen)
-	if s.polls == 0 && s.lastErr != nil {
+	if !s.readOK && s.lastErr != nil {
 		res.Note = strings.TrimSpace(res.Note + " snapshot directory: " + s.lastErr.Error())
 	}
 }

@@ -3,29 +3,12 @@ package bench
 import (
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/zkd-io/zkd/zktest"
 )
-
-func TestIsSnapshotTemp(t *testing.T) {
-	for name, want := range map[string]bool{
-		"tmp.snapshot.1a2b":       true,  // zkd, being written
-		"snapshot.1a2b.tmp":       true,  // ZooKeeper 3.8's AtomicFileOutputStream
-		"tmp.snapshot.1a2b.gz":    true,  // zkd, compressed
-		"snapshot.1a2b":           false, // complete
-		"snapshot.1a2b.snappy":    false,
-		"log.100000001":           false,
-		"tmp.log.1":               false,
-		"acceptedEpoch.tmp":       false,
-		"snapshot.1a2b.tmp.extra": false,
-	} {
-		if got := isSnapshotTemp(name); got != want {
-			t.Errorf("isSnapshotTemp(%q) = %v, want %v", name, got, want)
-		}
-	}
-}
 
 // TestSnapshotWindowsClassify: a request that completes while a snapshot runs, or that was
 // in flight when one was last seen, is in the snapshot's window; one that started after
@@ -114,7 +97,7 @@ func TestSnapshotWatchPolls(t *testing.T) {
 	dir := t.TempDir()
 	b := &bench{}
 	b.phase.Store(phaseMeasure)
-	s := &snapWatch{dir: dir, b: b, seen: map[string]bool{}, first: true, temps: map[string]bool{}}
+	s := newSnapWatch(dir, b)
 	write := func(name, data string, flag int) {
 		f, err := os.OpenFile(filepath.Join(dir, name), flag|os.O_WRONLY|os.O_CREATE, 0o644)
 		if err != nil {
@@ -152,5 +135,20 @@ func TestSnapshotWatchPolls(t *testing.T) {
 	}
 	if len(s.seen) != 3 {
 		t.Errorf("snapshots seen %v, want snapshot.20, tmp.snapshot.30 and snapshot.40.tmp", s.seen)
+	}
+}
+
+// TestSnapshotWatchUnreadable: a directory that cannot be read is said in the result's
+// note, not taken for one where no snapshot ran.
+func TestSnapshotWatchUnreadable(t *testing.T) {
+	b := &bench{}
+	b.phase.Store(phaseMeasure)
+	s := newSnapWatch(filepath.Join(t.TempDir(), "no-such-dir"), b)
+	s.poll()
+	s.poll()
+	res := &Result{}
+	s.fill(res, newRecorder().watching(s))
+	if !strings.Contains(res.Note, "snapshot directory") {
+		t.Errorf("note %q does not say the directory could not be read", res.Note)
 	}
 }

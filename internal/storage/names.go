@@ -84,6 +84,22 @@ func ParseSnapName(name string) (zxid int64, suffix string, ok bool) {
 	return zxid, suffix, ok
 }
 
+// SnapInProgress reports whether name is a snapshot still being written: zkd's
+// tmp.snapshot.<hex>[suffix], renamed once complete and synced, or ZooKeeper's
+// snapshot.<hex>.tmp (AtomicFileOutputStream, which 3.8 uses only for the snapshots it
+// syncs; its periodic ones are written in place).
+func SnapInProgress(name string) bool {
+	rest, ok := strings.CutPrefix(name, tempPrefix)
+	if !ok {
+		rest, ok = strings.CutSuffix(name, ".tmp")
+	}
+	if !ok {
+		return false
+	}
+	_, _, ok = ParseSnapName(rest)
+	return ok
+}
+
 // parseHex accepts what Java's Long.parseLong(s, 16) accepts for names ZooKeeper writes:
 // hex digits of either case, no sign, no 0x, at most 2^63-1.
 func parseHex(s string) (int64, bool) {
